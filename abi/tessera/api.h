@@ -1,0 +1,226 @@
+/* Tessera C ABI: the core's function table.
+ *
+ * The core exports one entry point, tsr_get_api(TSR_ABI_VERSION), which returns a pointer to a
+ * static, immutable table (never freed), or NULL when the requested major differs. A host that
+ * dlopen()s libtessera needs this one dlsym; plugins receive the same table in init.
+ * The table only grows at its end: check TSR_HAS_FIELD(api, tsr_api_t, fn) before calling a
+ * function added after the minor you were built against.
+ *
+ * Ownership: functions returning tsr_tensor_t** give the caller one reference (release it with
+ * tensor_release). Borrowed pointers returned by getters live as long as the object.
+ * Thread-safety: all functions are thread-safe unless noted; a single tensor may be read by
+ * many threads, and written by one at a time (as in PyTorch).
+ */
+#ifndef TESSERA_API_H
+#define TESSERA_API_H
+
+#include "tessera/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tsr_log_level_t {
+  TSR_LOG_ERROR = 0,
+  TSR_LOG_WARN = 1,
+  TSR_LOG_INFO = 2,
+  TSR_LOG_DEBUG = 3
+} tsr_log_level_t;
+
+/* Options of runtime_create. Zero/NULL fields take the documented defaults. */
+typedef struct tsr_runtime_options_t {
+  size_t struct_size;
+  /* Colon-separated plugin directories searched first (default: $TESSERA_PLUGIN_PATH). */
+  const char* plugin_path;
+  /* Nonzero: do not search the plugins/ directory installed beside the core. */
+  int32_t no_default_plugins;
+  int32_t reserved;
+  /* Allocator configuration (default: $TESSERA_ALLOC_CONF). */
+  const char* alloc_conf;
+} tsr_runtime_options_t;
+
+/* One loaded or refused plugin, as the loader recorded it. Strings live as long as the runtime. */
+typedef struct tsr_plugin_record_t {
+  size_t struct_size;
+  const char* name;
+  const char* version;
+  const char* path;
+  int32_t loaded; /* 1 loaded, 0 refused */
+  int32_t score;
+  const char* reason; /* why it was refused or shadowed ("" when loaded) */
+} tsr_plugin_record_t;
+
+/* One registered kernel, for introspection. */
+typedef struct tsr_kernel_info_t {
+  size_t struct_size;
+  const char* kernel_name;
+  const char* plugin_name;
+  int32_t device_type;
+  int32_t priority;
+  uint32_t dtype_mask;
+  int32_t has_predicate;
+} tsr_kernel_info_t;
+
+/* Allocator statistics of one device (bytes unless noted). */
+typedef struct tsr_memory_stats_t {
+  size_t struct_size;
+  int64_t allocated_bytes;      /* in live tensors' blocks */
+  int64_t peak_allocated_bytes;
+  int64_t reserved_bytes;       /* obtained from the raw allocator (cached + live) */
+  int64_t peak_reserved_bytes;
+  int64_t num_allocs;           /* allocation requests served */
+  int64_t num_frees;
+  int64_t num_raw_allocs;       /* calls into the raw allocator */
+  int64_t num_raw_frees;
+  int64_t num_cache_hits;       /* requests served from cached blocks */
+  int64_t num_splits;
+  int64_t num_ooms;
+  int64_t num_segments;         /* segments currently held */
+  int64_t limit_bytes;          /* configured cap; 0 = none */
+} tsr_memory_stats_t;
+
+typedef struct tsr_api_t {
+  size_t struct_size;
+  uint32_t abi_version;
+  uint32_t reserved;
+  const char* (*version_string)(void);
+
+  /* --- status --- */
+  tsr_status_t (*status_create)(tsr_code_t code, const char* message);
+  tsr_code_t (*status_code)(tsr_status_t status);
+  const char* (*status_message)(tsr_status_t status); /* borrowed; "" for NULL */
+  void (*status_free)(tsr_status_t status);           /* NULL is a no-op */
+
+  /* --- runtime --- */
+  /* A new runtime: loads plugins per options. Destroy after releasing all its tensors. */
+  tsr_status_t (*runtime_create)(const tsr_runtime_options_t* options, tsr_runtime_t** out);
+  void (*runtime_destroy)(tsr_runtime_t* runtime);
+  /* The process-wide runtime created on first use from the environment (never destroyed). */
+  tsr_status_t (*runtime_default)(tsr_runtime_t** out);
+  void (*manual_seed)(tsr_runtime_t* runtime, uint64_t seed);
+  /* Plugins seen by the loader, loaded and refused, in load order then refusal order. */
+  size_t (*plugin_count)(tsr_runtime_t* runtime);
+  tsr_status_t (*plugin_record)(tsr_runtime_t* runtime, size_t index, tsr_plugin_record_t* out);
+  /* Named extension tables a plugin published (e.g. "cuda.graphs"); NULL if none. */
+  const void* (*get_extension)(tsr_runtime_t* runtime, const char* name);
+  void (*log)(tsr_log_level_t level, const char* message);
+
+  /* --- devices --- */
+  tsr_status_t (*device_type_lookup)(tsr_runtime_t* runtime, const char* name, int32_t* out);
+  const char* (*device_type_name)(tsr_runtime_t* runtime, int32_t type); /* NULL if unknown */
+  int32_t (*device_type_count)(tsr_runtime_t* runtime); /* ids are 0..count-1 */
+  int32_t (*device_count)(tsr_runtime_t* runtime, int32_t type);
+  tsr_status_t (*device_synchronize)(tsr_runtime_t* runtime, tsr_device_t device);
+  /* Parses "cpu", "cpu:1", "cuda:0". */
+  tsr_status_t (*device_parse)(tsr_runtime_t* runtime, const char* text, tsr_device_t* out);
+
+  /* --- tensors: creation --- */
+  tsr_status_t (*tensor_empty)(tsr_runtime_t* runtime, int32_t ndim, const int64_t* sizes,
+                               tsr_dtype_t dtype, tsr_device_t device, tsr_tensor_t** out);
+  /* Copies nbytes = numel*itemsize from host memory `data` (row-major) into a new tensor. */
+  tsr_status_t (*tensor_from_host)(tsr_runtime_t* runtime, const void* data, int32_t ndim,
+                                   const int64_t* sizes, tsr_dtype_t dtype, tsr_device_t device,
+                                   tsr_tensor_t** out);
+  /* A 0-dim tensor holding `value` (INT, DOUBLE or BOOL). `wrapped`=1 marks it as a wrapped
+   * number (a C++/Python scalar) for type promotion. dtype UNDEFINED infers i64/f32/bool. */
+  tsr_status_t (*tensor_scalar)(tsr_runtime_t* runtime, const tsr_value_t* value,
+                                tsr_dtype_t dtype, tsr_device_t device, int32_t wrapped,
+                                tsr_tensor_t** out);
+  void (*tensor_retain)(tsr_tensor_t* tensor);
+  void (*tensor_release)(tsr_tensor_t* tensor); /* NULL is a no-op */
+
+  /* --- tensors: inspection (borrowed results, valid while the tensor lives) --- */
+  tsr_runtime_t* (*tensor_runtime)(const tsr_tensor_t* tensor);
+  tsr_dtype_t (*tensor_dtype)(const tsr_tensor_t* tensor);
+  tsr_device_t (*tensor_device)(const tsr_tensor_t* tensor);
+  int32_t (*tensor_ndim)(const tsr_tensor_t* tensor);
+  const int64_t* (*tensor_sizes)(const tsr_tensor_t* tensor);
+  const int64_t* (*tensor_strides)(const tsr_tensor_t* tensor); /* in elements */
+  int64_t (*tensor_offset)(const tsr_tensor_t* tensor);         /* in elements */
+  int64_t (*tensor_numel)(const tsr_tensor_t* tensor);
+  void* (*tensor_data)(const tsr_tensor_t* tensor); /* first element (device memory) */
+  int32_t (*tensor_is_contiguous)(const tsr_tensor_t* tensor);
+  int32_t (*tensor_shares_storage)(const tsr_tensor_t* a, const tsr_tensor_t* b);
+  /* Copies the tensor's elements in row-major order into host memory dst (nbytes must equal
+   * numel*itemsize). Synchronizes the device. */
+  tsr_status_t (*tensor_copy_to_host)(const tsr_tensor_t* tensor, void* dst, size_t nbytes);
+
+  /* --- tensors: views (share storage; new reference in *out) --- */
+  tsr_status_t (*tensor_as_strided)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes,
+                                    const int64_t* strides, int64_t offset, tsr_tensor_t** out);
+  /* view: never copies; fails when the strides cannot express the shape. -1 infers a size. */
+  tsr_status_t (*tensor_view)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes,
+                              tsr_tensor_t** out);
+  /* reshape: a view when possible, otherwise a contiguous copy. */
+  tsr_status_t (*tensor_reshape)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes,
+                                 tsr_tensor_t** out);
+  tsr_status_t (*tensor_transpose)(tsr_tensor_t* t, int64_t dim0, int64_t dim1,
+                                   tsr_tensor_t** out);
+  tsr_status_t (*tensor_permute)(tsr_tensor_t* t, int32_t ndim, const int64_t* dims,
+                                 tsr_tensor_t** out);
+  tsr_status_t (*tensor_expand)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes,
+                                tsr_tensor_t** out);
+  /* Python-style slice along dim: start/end clamped, negative wrap, step >= 1. */
+  tsr_status_t (*tensor_slice)(tsr_tensor_t* t, int64_t dim, int64_t start, int64_t end,
+                               int64_t step, tsr_tensor_t** out);
+  tsr_status_t (*tensor_select)(tsr_tensor_t* t, int64_t dim, int64_t index, tsr_tensor_t** out);
+  tsr_status_t (*tensor_narrow)(tsr_tensor_t* t, int64_t dim, int64_t start, int64_t length,
+                                tsr_tensor_t** out);
+  /* dim = TSR_ALL_DIMS squeezes every size-1 dim. */
+  tsr_status_t (*tensor_squeeze)(tsr_tensor_t* t, int64_t dim, tsr_tensor_t** out);
+  tsr_status_t (*tensor_unsqueeze)(tsr_tensor_t* t, int64_t dim, tsr_tensor_t** out);
+  /* Same tensor (new reference) when already contiguous, else a contiguous copy. */
+  tsr_status_t (*tensor_contiguous)(tsr_tensor_t* t, tsr_tensor_t** out);
+  /* Copy to dtype/device (a new tensor, or a new reference when nothing changes and
+   * copy == 0). dtype UNDEFINED keeps the dtype. */
+  tsr_status_t (*tensor_to)(tsr_tensor_t* t, tsr_dtype_t dtype, tsr_device_t device,
+                            int32_t copy, tsr_tensor_t** out);
+  /* dst[...] = src with broadcasting, dtype conversion and cross-device copy. */
+  tsr_status_t (*tensor_copy_)(tsr_tensor_t* dst, tsr_tensor_t* src);
+
+  /* --- ops --- */
+  tsr_status_t (*op_find)(tsr_runtime_t* runtime, const char* name, tsr_op_t** out);
+  /* Call an op. args: in schema order (missing trailing args take defaults). outs[i]: NULL on
+   * entry to allocate a new output (the caller then owns the reference), or an existing tensor
+   * to write into (out=; it must already have the right shape, dtype and device, and keeps the
+   * caller's reference). On error, outs that were NULL stay NULL and out= tensors are not
+   * written. Lock-free: no global lock and no string lookup on this path. */
+  tsr_status_t (*op_call)(tsr_op_t* op, const tsr_value_t* args, size_t nargs,
+                          tsr_tensor_t** outs, size_t nouts);
+  const char* (*op_name)(const tsr_op_t* op);
+  const char* (*op_schema)(const tsr_op_t* op);
+  size_t (*op_num_outputs)(const tsr_op_t* op);
+  size_t (*op_count)(tsr_runtime_t* runtime);
+  tsr_op_t* (*op_at)(tsr_runtime_t* runtime, size_t index);
+  size_t (*op_kernel_count)(const tsr_op_t* op);
+  tsr_status_t (*op_kernel_info)(const tsr_op_t* op, size_t index, tsr_kernel_info_t* out);
+
+  /* --- memory --- */
+  tsr_status_t (*memory_stats)(tsr_runtime_t* runtime, tsr_device_t device,
+                               tsr_memory_stats_t* out);
+  /* JSON snapshot of segments and blocks; free *out with string_free. */
+  tsr_status_t (*memory_snapshot)(tsr_runtime_t* runtime, tsr_device_t device, char** out);
+  tsr_status_t (*empty_cache)(tsr_runtime_t* runtime, tsr_device_t device);
+  void (*string_free)(char* s);
+
+  /* --- registration (only with the registrar handed to a plugin's init) --- */
+  tsr_status_t (*register_device_type)(tsr_registrar_t* reg, const tsr_device_type_def_t* def,
+                                       int32_t* type_out);
+  tsr_status_t (*register_allocator)(tsr_registrar_t* reg, const tsr_raw_allocator_t* def);
+  tsr_status_t (*register_op)(tsr_registrar_t* reg, const tsr_op_def_t* def);
+  tsr_status_t (*register_kernel)(tsr_registrar_t* reg, const tsr_kernel_def_t* def);
+  /* Publish a named extension table (static storage owned by the plugin). */
+  tsr_status_t (*register_extension)(tsr_registrar_t* reg, const char* name, const void* table);
+} tsr_api_t;
+
+#define TSR_ALL_DIMS INT64_MIN
+
+/* The core's only entry point. NULL when the major of abi_version differs from the core's. */
+TSR_EXTERN_C TSR_EXPORT const tsr_api_t* tsr_get_api(uint32_t abi_version);
+typedef const tsr_api_t* (*tsr_get_api_fn_t)(uint32_t abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_API_H */

@@ -1,0 +1,95 @@
+// _copy (any dtype to any dtype, strided), _fill, arange.
+#include <cstring>
+
+#include "cpu_common.hpp"
+
+namespace tsr::cpu {
+namespace {
+
+// Contiguous same-dtype copy: memcpy, split across threads for large buffers.
+void parallel_memcpy(char* dst, const char* src, int64_t nbytes) {
+  constexpr int64_t kGrain = int64_t(1) << 20;  // 1 MiB per thread at least
+  parallel_for(0, nbytes, kGrain,
+               [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, static_cast<size_t>(e - b)); },
+               /*align=*/4096);
+}
+
+void copy_kernel(KernelCall& c) {
+  const tsr_iter_t& it = c.iter();
+  if (it.numel == 0) return;
+  const int32_t out_dt = c.dtype();
+  const int32_t src_dt = it.noperands > 1 ? it.dtypes[1] : out_dt;
+  if (out_dt == src_dt && it.contiguous) {
+    parallel_memcpy(it.data[0], it.data[1], it.numel * int64_t(itemsize(out_dt)));
+    return;
+  }
+  dispatch_all(out_dt, "_copy", [&](auto otag) {
+    using T = typename decltype(otag)::type;
+    using TO = std::conditional_t<std::is_same<T, bool>::value, uint8_t, T>;
+    dispatch_all(src_dt, "_copy", [&](auto stag) {
+      using S = typename decltype(stag)::type;
+      if constexpr (std::is_same<S, bool>::value) {
+        // bool -> number is 0/1 (read as bytes so any nonzero byte counts as true).
+        elementwise<TO, uint8_t>(it, [](uint8_t v) { return convert<TO>(v != 0); });
+      } else if constexpr (std::is_same<T, bool>::value) {
+        elementwise<uint8_t, S>(it, [](S v) { return static_cast<uint8_t>(convert<bool>(v)); });
+      } else if constexpr (std::is_same<T, S>::value) {
+        elementwise<T, S>(it, [](S v) { return v; });
+      } else {
+        elementwise<T, S>(it, [](S v) { return convert<T>(v); });
+      }
+    });
+  });
+}
+
+void fill_kernel(KernelCall& c) {
+  const tsr_iter_t& it = c.iter();
+  if (it.numel == 0) return;
+  dispatch_all(c.dtype(), "_fill", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using TO = std::conditional_t<std::is_same<T, bool>::value, uint8_t, T>;
+    const TO v = static_cast<TO>(c.arg_scalar<T>(1));
+    if (it.contiguous) {
+      TO* p = reinterpret_cast<TO*>(it.data[0]);
+      parallel_for(0, it.numel, kParallelGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) p[i] = v;
+      }, 64);
+    } else {
+      elementwise<TO>(it, [v]() { return v; });
+    }
+  });
+}
+
+void arange_kernel(KernelCall& c) {
+  const tsr_tensor_view_t& out = c.output(0);
+  const int64_t n = view_numel(out);
+  if (n == 0) return;
+  const int64_t stride = out.ndim >= 1 ? out.strides[0] : 1;
+  dispatch_numeric(c.dtype(), "arange", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = static_cast<T*>(out.data);
+    if constexpr (is_float_type<T>::value) {
+      const double start = c.arg_double(0), step = c.arg_double(2);
+      parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) p[i * stride] = static_cast<T>(start + double(i) * step);
+      });
+    } else {
+      const uint64_t start = static_cast<uint64_t>(c.arg_scalar<int64_t>(0));
+      const uint64_t step = static_cast<uint64_t>(c.arg_scalar<int64_t>(2));
+      parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          p[i * stride] = static_cast<T>(static_cast<int64_t>(start + static_cast<uint64_t>(i) * step));
+      });
+    }
+  });
+}
+
+}  // namespace
+
+void register_copy_fill_arange_kernels(Registrar& r, int32_t dt) {
+  r.kernel("_copy", "cpu::copy", dt, kAllMask, TSR_KERNEL(copy_kernel));
+  r.kernel("_fill", "cpu::fill", dt, kAllMask, TSR_KERNEL(fill_kernel));
+  r.kernel("arange", "cpu::arange", dt, kNumericMask, TSR_KERNEL(arange_kernel));
+}
+
+}  // namespace tsr::cpu

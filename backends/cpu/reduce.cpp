@@ -1,0 +1,321 @@
+// sum, mean, amax, amin, argmax.
+//
+// Strategy per call (operands: out, in; the first nreduce dims are reduced):
+//  - "vertical": when the reduced dims are not the input's fastest but the first kept dim is
+//    contiguous in both input and output (e.g. sum over dim 0 of a row-major matrix), rows of the
+//    input are accumulated into tiles of output accumulators, reading memory sequentially;
+//  - many outputs: outputs split across threads, each block reduced by one thread;
+//  - few outputs with large blocks: each block split into fixed 64K-element chunks across
+//    threads, chunk partials combined in order (deterministic whatever the thread count).
+// Sums of f16/bf16/f32 accumulate in 16 f32 lanes over 4096-element blocks, blocks in double;
+// f64 in f64 lanes; integers in wrapping 64-bit.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "cpu_common.hpp"
+#include "cpu_math.hpp"
+
+namespace tsr::cpu {
+namespace {
+
+template <class T>
+using C = compute_t<T>;
+
+constexpr int kLanes = 16;
+constexpr int64_t kSumBlock = 4096;
+constexpr int64_t kChunk = int64_t(1) << 16;
+constexpr int64_t kTile = 256;
+
+// ---- reducers ----------------------------------------------------------------------------------
+// init(), step(acc, x) (one element), run(p, n, stride_bytes) (a run, fast), combine(a, b),
+// finish(acc, count) -> T.
+
+template <class T, bool MEAN>
+struct SumReducer {
+  using acc_t = std::conditional_t<is_float_type<T>::value, double, uint64_t>;
+  acc_t init() const { return acc_t(0); }
+  acc_t step(acc_t a, T x) const {
+    if constexpr (is_float_type<T>::value) return a + double(C<T>(x));
+    else return a + static_cast<uint64_t>(static_cast<int64_t>(x));
+  }
+  acc_t combine(acc_t a, acc_t b) const { return a + b; }
+  acc_t run(const char* base, int64_t n, int64_t stride) const {
+    if constexpr (std::is_same<T, double>::value) {
+      if (stride == int64_t(sizeof(T))) {
+        const double* p = reinterpret_cast<const double*>(base);
+        double acc[kLanes] = {};
+        int64_t i = 0;
+        for (; i + kLanes <= n; i += kLanes)
+          for (int j = 0; j < kLanes; ++j) acc[j] += p[i + j];
+        double tail = 0;
+        for (; i < n; ++i) tail += p[i];
+        for (int w = kLanes / 2; w > 0; w /= 2)
+          for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
+        return acc[0] + tail;
+      }
+      double acc = 0;
+      for (int64_t i = 0; i < n; ++i) acc += *reinterpret_cast<const double*>(base + i * stride);
+      return acc;
+    } else if constexpr (is_float_type<T>::value) {
+      double total = 0;
+      if (stride == int64_t(sizeof(T))) {
+        const T* p = reinterpret_cast<const T*>(base);
+        for (int64_t b0 = 0; b0 < n; b0 += kSumBlock) {
+          const int64_t e = std::min(n, b0 + kSumBlock);
+          float acc[kLanes] = {};
+          int64_t i = b0;
+          for (; i + kLanes <= e; i += kLanes)
+            for (int j = 0; j < kLanes; ++j) acc[j] += float(p[i + j]);
+          float tail = 0;
+          for (; i < e; ++i) tail += float(p[i]);
+          for (int w = kLanes / 2; w > 0; w /= 2)
+            for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
+          total += double(acc[0]) + double(tail);
+        }
+        return total;
+      }
+      for (int64_t b0 = 0; b0 < n; b0 += kSumBlock) {
+        const int64_t e = std::min(n, b0 + kSumBlock);
+        float acc = 0;
+        for (int64_t i = b0; i < e; ++i) acc += float(*reinterpret_cast<const T*>(base + i * stride));
+        total += double(acc);
+      }
+      return total;
+    } else {
+      uint64_t acc = 0;
+      if (stride == int64_t(sizeof(T))) {
+        const T* p = reinterpret_cast<const T*>(base);
+        for (int64_t i = 0; i < n; ++i) acc += static_cast<uint64_t>(static_cast<int64_t>(p[i]));
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          acc += static_cast<uint64_t>(static_cast<int64_t>(*reinterpret_cast<const T*>(base + i * stride)));
+      }
+      return acc;
+    }
+  }
+  T finish(acc_t a, int64_t count) const {
+    if constexpr (MEAN) {
+      return static_cast<T>(static_cast<C<T>>(double(a) / double(count)));
+    } else if constexpr (is_float_type<T>::value) {
+      return static_cast<T>(static_cast<C<T>>(a));
+    } else {
+      return static_cast<T>(a);  // wraps modulo 2^bits
+    }
+  }
+};
+
+template <class T, bool MAX>
+struct MaxMinReducer {
+  // bool is handled as uint8_t (max = any, min = all).
+  using acc_t = C<T>;
+  acc_t init() const {
+    if constexpr (std::is_floating_point<acc_t>::value)
+      return MAX ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
+    else
+      return MAX ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
+  }
+  acc_t step(acc_t a, T x) const { return MAX ? max_nan<acc_t>(a, acc_t(x)) : min_nan<acc_t>(a, acc_t(x)); }
+  acc_t combine(acc_t a, acc_t b) const { return MAX ? max_nan<acc_t>(a, b) : min_nan<acc_t>(a, b); }
+  acc_t run(const char* base, int64_t n, int64_t stride) const {
+    if (stride == int64_t(sizeof(T))) {
+      const T* p = reinterpret_cast<const T*>(base);
+      acc_t acc[kLanes];
+      for (int j = 0; j < kLanes; ++j) acc[j] = init();
+      int64_t i = 0;
+      for (; i + kLanes <= n; i += kLanes)
+        for (int j = 0; j < kLanes; ++j) acc[j] = step(acc[j], p[i + j]);
+      acc_t r = init();
+      for (; i < n; ++i) r = step(r, p[i]);
+      for (int j = 0; j < kLanes; ++j) r = combine(r, acc[j]);
+      return r;
+    }
+    acc_t r = init();
+    for (int64_t i = 0; i < n; ++i) r = step(r, *reinterpret_cast<const T*>(base + i * stride));
+    return r;
+  }
+  T finish(acc_t a, int64_t) const { return static_cast<T>(a); }
+};
+
+// ---- drivers -----------------------------------------------------------------------------------
+
+// Linear index over dims [first, ndim) of the iteration -> byte offsets of operands 0 and 1.
+inline void offsets_of(const tsr_iter_t& it, int first, int64_t index, int64_t& out_off, int64_t& in_off) {
+  out_off = 0;
+  in_off = 0;
+  for (int d = first; d < it.ndim; ++d) {
+    const int64_t i = index % it.sizes[d];
+    index /= it.sizes[d];
+    out_off += i * it.strides[0][d];
+    in_off += i * it.strides[1][d];
+  }
+}
+
+template <class T, class R>
+void reduce_vertical(const tsr_iter_t& it, const R& r) {
+  using acc_t = typename R::acc_t;
+  const int nr = it.nreduce;
+  const int64_t inner = it.sizes[nr];
+  int64_t outer = 1;
+  for (int d = nr + 1; d < it.ndim; ++d) outer *= it.sizes[d];
+  const int64_t ntiles = (inner + kTile - 1) / kTile;
+  const int64_t blk = reduction_block_numel(it);
+  ReduceBlock rb;
+  rb.ndim = nr;
+  rb.sizes = it.sizes;
+  rb.strides = it.strides[1];
+  rb.numel = blk;
+  const int64_t work_per_item = std::max<int64_t>(1, blk * std::min(inner, kTile));
+  parallel_for(0, outer * ntiles, std::max<int64_t>(1, kParallelGrain / work_per_item),
+               [&](int64_t b, int64_t e) {
+                 acc_t acc[kTile];
+                 ReduceBlock blk_local = rb;
+                 for (int64_t item = b; item < e; ++item) {
+                   const int64_t o = item / ntiles, t = item % ntiles;
+                   const int64_t j0 = t * kTile;
+                   const int64_t len = std::min(kTile, inner - j0);
+                   int64_t out_off, in_off;
+                   offsets_of(it, nr + 1, o, out_off, in_off);
+                   T* out = reinterpret_cast<T*>(it.data[0] + out_off) + j0;
+                   blk_local.data = it.data[1] + in_off + j0 * int64_t(sizeof(T));
+                   for (int64_t j = 0; j < len; ++j) acc[j] = r.init();
+                   blk_local.for_each_run([&](const char* p, int64_t n, int64_t stride) {
+                     for (int64_t i = 0; i < n; ++i) {
+                       const T* row = reinterpret_cast<const T*>(p + i * stride);
+                       for (int64_t j = 0; j < len; ++j) acc[j] = r.step(acc[j], row[j]);
+                     }
+                   });
+                   for (int64_t j = 0; j < len; ++j) out[j] = r.finish(acc[j], blk);
+                 }
+               });
+}
+
+template <class T, class R>
+void reduce_generic(const tsr_iter_t& it, const R& r) {
+  using acc_t = typename R::acc_t;
+  const int64_t nout = reduction_num_outputs(it);
+  if (nout == 0) return;
+  const int64_t blk = reduction_block_numel(it);
+  const int nr = std::min(it.nreduce, it.ndim);
+
+  // Vertical: reduced dims strided, first kept dim contiguous in input and output.
+  if (nr >= 1 && nr < it.ndim && blk > 1 && it.sizes[nr] > 1 &&
+      it.strides[1][0] != int64_t(sizeof(T)) && it.strides[1][nr] == int64_t(sizeof(T)) &&
+      it.strides[0][nr] == int64_t(sizeof(T))) {
+    reduce_vertical<T>(it, r);
+    return;
+  }
+
+  auto one_output = [&](char* out, const ReduceBlock& b) {
+    acc_t acc = r.init();
+    b.for_each_run([&](const char* p, int64_t n, int64_t stride) { acc = r.combine(acc, r.run(p, n, stride)); });
+    *reinterpret_cast<T*>(out) = r.finish(acc, blk);
+  };
+
+  const int nthreads = max_threads();
+  if (blk < 2 * kChunk || nout >= 4 * int64_t(nthreads) || nthreads == 1 || in_parallel_region()) {
+    parallel_for_each_reduction(it, one_output);
+    return;
+  }
+
+  // Few outputs, large blocks: chunk each block.
+  tsr_iter_t sub;
+  sub.struct_size = sizeof(sub);
+  sub.ndim = nr;
+  sub.noperands = 1;
+  sub.noutputs = 0;
+  sub.nreduce = 0;
+  sub.contiguous = 0;
+  sub.reserved = 0;
+  sub.numel = blk;
+  for (int d = 0; d < nr; ++d) {
+    sub.sizes[d] = it.sizes[d];
+    sub.strides[0][d] = it.strides[1][d];
+  }
+  sub.dtypes[0] = it.dtypes[1];
+  const int64_t nchunks = (blk + kChunk - 1) / kChunk;
+  std::vector<acc_t> partial(static_cast<size_t>(nchunks));
+  for_each_reduction(it, [&](char* out, const ReduceBlock& b) {
+    sub.data[0] = const_cast<char*>(b.data);
+    parallel_for(0, nchunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t ch = c0; ch < c1; ++ch) {
+        acc_t acc = r.init();
+        for_each_run<1>(sub, ch * kChunk, std::min(blk, (ch + 1) * kChunk),
+                        [&](char* const* p, const int64_t* s, int64_t n) { acc = r.combine(acc, r.run(p[0], n, s[0])); });
+        partial[static_cast<size_t>(ch)] = acc;
+      }
+    });
+    acc_t acc = r.init();
+    for (const acc_t& v : partial) acc = r.combine(acc, v);
+    *reinterpret_cast<T*>(out) = r.finish(acc, blk);
+  });
+}
+
+void sum_kernel(KernelCall& c) {
+  const tsr_iter_t& it = c.iter();
+  dispatch_numeric(c.dtype(), "sum", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce_generic<T>(it, SumReducer<T, false>{});
+  });
+}
+
+void mean_kernel(KernelCall& c) {
+  const tsr_iter_t& it = c.iter();
+  dispatch_floating(c.dtype(), "mean", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce_generic<T>(it, SumReducer<T, true>{});
+  });
+}
+
+template <bool MAX>
+void amax_amin(KernelCall& c) {
+  const tsr_iter_t& it = c.iter();
+  dispatch_all(c.dtype(), c.op_name(), [&](auto tag) {
+    using T0 = typename decltype(tag)::type;
+    using T = std::conditional_t<std::is_same<T0, bool>::value, uint8_t, T0>;
+    reduce_generic<T>(it, MaxMinReducer<T, MAX>{});
+  });
+}
+void amax_kernel(KernelCall& c) { amax_amin<true>(c); }
+void amin_kernel(KernelCall& c) { amax_amin<false>(c); }
+
+void argmax_kernel(KernelCall& c) {
+  const tsr_iter_t& it = c.iter();
+  dispatch_all(c.dtype(), "argmax", [&](auto tag) {
+    using T0 = typename decltype(tag)::type;
+    using T = std::conditional_t<std::is_same<T0, bool>::value, uint8_t, T0>;
+    using CT = C<T>;
+    parallel_for_each_reduction(it, [&](char* out, const ReduceBlock& b) {
+      int64_t best_i = 0;
+      if (b.numel > 0) {
+        const char* p = b.data;
+        const int64_t n = b.ndim == 0 ? 1 : b.sizes[0];
+        const int64_t s = b.ndim == 0 ? 0 : b.strides[0];
+        CT best = CT(*reinterpret_cast<const T*>(p));
+        if (!tsr::isnan(best)) {
+          for (int64_t i = 1; i < n; ++i) {
+            const CT v = CT(*reinterpret_cast<const T*>(p + i * s));
+            if (v > best || v != v) {
+              best = v;
+              best_i = i;
+              if (v != v) break;  // the first NaN is the maximum
+            }
+          }
+        }
+      }
+      *reinterpret_cast<int64_t*>(out) = best_i;
+    });
+  });
+}
+
+}  // namespace
+
+void register_reduce_kernels(Registrar& r, int32_t dt) {
+  r.kernel("sum", "cpu::sum", dt, kNumericMask, TSR_KERNEL(sum_kernel));
+  r.kernel("mean", "cpu::mean", dt, kFloatingMask, TSR_KERNEL(mean_kernel));
+  r.kernel("amax", "cpu::amax", dt, kAllMask, TSR_KERNEL(amax_kernel));
+  r.kernel("amin", "cpu::amin", dt, kAllMask, TSR_KERNEL(amin_kernel));
+  r.kernel("argmax", "cpu::argmax", dt, kAllMask, TSR_KERNEL(argmax_kernel));
+}
+
+}  // namespace tsr::cpu

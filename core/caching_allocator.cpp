@@ -1,0 +1,1010 @@
+// The core's device-agnostic caching allocator (in the manner of PyTorch's CUDACachingAllocator)
+// over a backend's tsr_raw_allocator_t, a pass-through allocator with the same stats, and the
+// TESSERA_ALLOC_CONF parser. See allocator.hpp for the contract.
+//
+// Caching allocator layout:
+//  - A segment is one raw allocation. Its memory is tiled by a doubly linked list of blocks
+//    (address order); every block is either active (handed out) or free (cached).
+//  - Free blocks live in one ordered set per pool (small: requests <= 1 MiB, from 2 MiB
+//    segments; large: the rest), ordered by (size, address), so lower_bound is best fit.
+//  - Active blocks are found from their pointer through an open-addressing hash table.
+//  - The hit path does no heap allocation: Block nodes are recycled through a spare list, and
+//    every Block owns the std::set node it needs (a C++17 node handle), moving it into a pool
+//    on insert and back out on extract. The hash table is sized ahead of the number of Blocks.
+//  - Splitting a cached block for a request, and merging it back on free, update the free
+//    block's key in place when its position in the ordered set does not change (the common
+//    churn on one big free block), so the hit path rarely rebalances the tree.
+//  - Everything that may throw (making Blocks, Segments, messages) happens before the state is
+//    changed, so a std::bad_alloc leaves the allocator consistent; it is turned into a status.
+//  - The destructor returns wholly free segments to the raw allocator. Segments that still
+//    hold active blocks (leaked by the caller) are not returned: their memory may still be in
+//    use; only the bookkeeping is released.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <new>
+#include <set>
+#include <string>
+#include <unordered_map>  // pass-through allocator
+#include <utility>
+#include <vector>
+
+#include "allocator.hpp"
+#include "status.hpp"
+
+namespace tsr::core {
+namespace {
+
+constexpr size_t kKiB = size_t(1) << 10;
+constexpr size_t kMiB = size_t(1) << 20;
+constexpr size_t kMinAlign = 64;              // every block address and size is a multiple
+constexpr size_t kSmallSize = 1 * kMiB;       // requests <= this use the small pool
+constexpr size_t kSmallSegment = 2 * kMiB;    // segment size of the small pool
+constexpr size_t kMinLargeAlloc = 10 * kMiB;  // large requests below this share 20 MiB segments
+constexpr size_t kLargeSegment = 20 * kMiB;
+constexpr size_t kRoundLarge = 2 * kMiB;      // bigger requests: own segment, 2 MiB multiple
+constexpr size_t kMinSmallRemainder = 512;    // small pool: split if remainder >= this
+constexpr size_t kMinLargeRemainder = kSmallSize;  // large pool: split if remainder > this
+// An oversize request (> max_split_size) may reuse an oversize cached block only if it wastes
+// less than this much.
+constexpr size_t kLargeBuffer = 20 * kMiB;
+// Requests above this are refused outright (keeps all rounding arithmetic overflow-free).
+constexpr size_t kMaxRequest = size_t(1) << 60;
+
+// "1.50 GiB", "12.0 MiB", "512 bytes": three significant digits.
+std::string format_bytes(uint64_t n) {
+  if (n < kKiB) return std::to_string(n) + " bytes";
+  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(n) / 1024.0;
+  int u = 0;
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
+  const int prec = v < 10.0 ? 2 : (v < 100.0 ? 1 : 0);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f %s", prec, v, kUnits[u]);
+  return buf;
+}
+
+void append_json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+void append_uint(std::string& out, uint64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+std::string oom_message(const std::string& device, size_t size, size_t nbytes, int64_t allocated,
+                        int64_t reserved, size_t limit) {
+  std::string m = "out of memory on " + device + " allocating " + format_bytes(size) +
+                  " (requested " + std::to_string(nbytes) + " bytes): " +
+                  format_bytes(static_cast<uint64_t>(allocated)) + " allocated, " +
+                  format_bytes(static_cast<uint64_t>(reserved)) + " reserved, ";
+  m += limit ? "limit " + format_bytes(limit) : std::string("no limit");
+  return m;
+}
+
+// Status for a host-side std::bad_alloc (bookkeeping could not be allocated).
+tsr_status_t host_oom_status(const std::string& device, size_t nbytes) {
+  try {
+    return make_status(TSR_RESOURCE_EXHAUSTED, "out of host memory for allocator bookkeeping on " +
+                                                   device + " (requested " +
+                                                   std::to_string(nbytes) + " bytes)");
+  } catch (...) {
+    return make_status(TSR_RESOURCE_EXHAUSTED, std::string());
+  }
+}
+
+// Calls the raw allocator. On failure returns false and appends the raw allocator's message
+// (its status is freed here: the core made it through status_create).
+bool raw_alloc(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbytes, void** out,
+               std::string* raw_msg) {
+  void* p = nullptr;
+  tsr_status_t st = raw->alloc(raw->self, device, nbytes, &p);
+  if (st != nullptr) {
+    if (raw_msg != nullptr) {
+      try {
+        *raw_msg = st->message;
+      } catch (...) {
+      }
+    }
+    delete st;
+    return false;
+  }
+  if (p == nullptr) return false;
+  *out = p;
+  return true;
+}
+
+std::string raw_name(const tsr_raw_allocator_t* raw) {
+  return raw->name ? std::string(raw->name) : std::string("raw");
+}
+
+// ---- Caching allocator --------------------------------------------------------------------
+
+struct Block;
+
+// An entry of a pool's free set: the block's key, copied so that the tree search does not
+// chase Block pointers. The key fields are mutable so that a block can be resized in place
+// when its position in the order does not change.
+struct FreeKey {
+  mutable size_t size;
+  mutable uintptr_t addr;
+  Block* block;
+};
+
+struct BySizeAddr {
+  bool operator()(const FreeKey& a, const FreeKey& b) const {
+    return a.size != b.size ? a.size < b.size : a.addr < b.addr;
+  }
+};
+
+using FreeSet = std::set<FreeKey, BySizeAddr>;
+
+// Active blocks by address: open addressing with linear probing, a power-of-two table and
+// Fibonacci hashing (std::unordered_map's prime modulo costs two divisions per free). The
+// owner keeps the capacity at least twice the number of Blocks in existence, so insert never
+// grows the table and never throws.
+class ActiveMap {
+ public:
+  // Makes room for n entries at load <= 1/2. May throw std::bad_alloc (then unchanged).
+  void reserve(size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    if (cap <= slots_.size()) return;
+    std::vector<Slot> old(cap);
+    old.swap(slots_);
+    shift_ = 64;
+    for (size_t c = cap; c > 1; c >>= 1) --shift_;
+    mask_ = cap - 1;
+    for (const Slot& sl : old) {
+      if (sl.key != nullptr) put(sl.key, sl.val);
+    }
+  }
+  // Requires reserve() room and key not present.
+  void insert(void* key, Block* val) {
+    put(key, val);
+    ++count_;
+  }
+  // Removes key and returns its value; nullptr if absent.
+  Block* erase(void* key) {
+    if (slots_.empty()) return nullptr;
+    size_t i = home(key);
+    while (slots_[i].key != key) {
+      if (slots_[i].key == nullptr) return nullptr;
+      i = (i + 1) & mask_;
+    }
+    Block* val = slots_[i].val;
+    // Backward-shift deletion: no tombstones.
+    for (size_t j = (i + 1) & mask_; slots_[j].key != nullptr; j = (j + 1) & mask_) {
+      const size_t k = home(slots_[j].key);
+      const bool movable = (i <= j) ? (k <= i || k > j) : (k <= i && k > j);
+      if (movable) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i] = Slot{};
+    --count_;
+    return val;
+  }
+  size_t size() const { return count_; }
+
+ private:
+  struct Slot {
+    void* key = nullptr;
+    Block* val = nullptr;
+  };
+  size_t home(const void* key) const {
+    const uint64_t x = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) >> 6;
+    return static_cast<size_t>((x * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  void put(void* key, Block* val) {
+    size_t i = home(key);
+    while (slots_[i].key != nullptr) i = (i + 1) & mask_;
+    slots_[i] = Slot{key, val};
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  unsigned shift_ = 64;
+  size_t count_ = 0;
+};
+
+struct Segment {
+  char* base = nullptr;
+  size_t size = 0;
+  bool large = false;
+  Block* head = nullptr;     // lowest-address block
+  Segment* prev = nullptr;   // segment list, creation order
+  Segment* next = nullptr;
+};
+
+struct Block {
+  char* ptr = nullptr;
+  size_t size = 0;
+  size_t requested = 0;      // bytes asked for (active blocks)
+  Segment* seg = nullptr;
+  Block* prev = nullptr;     // neighbours in the segment (address order)
+  Block* next = nullptr;     // (also links the spare list)
+  bool allocated = false;
+  FreeSet::iterator free_it;         // position in its pool while free
+  FreeSet::node_type free_node;      // owned while the block is not in a free set
+};
+
+class CachingAllocator final : public DeviceAllocator {
+ public:
+  CachingAllocator(const tsr_raw_allocator_t* raw, tsr_device_t device, std::string name,
+                   const AllocConf& conf)
+      : raw_(raw), device_(device), name_(std::move(name)), conf_(conf) {
+    round_ = std::max(conf_.roundup_bytes, kMinAlign);
+    round_pow2_ = (round_ & (round_ - 1)) == 0;
+    round_twice_ = round_ % kMinAlign != 0;
+    if (conf_.max_split_size < kMinAlign) conf_.max_split_size = kMinAlign;
+    if (!(conf_.gc_threshold > 0.0)) conf_.gc_threshold = 0.0;  // also maps NaN to "off"
+  }
+
+  ~CachingAllocator() override {
+    release_free_segments(0);
+    // Segments with active blocks are left to the raw allocator's owner (see file comment).
+    for (Segment* s = seg_head_; s != nullptr;) {
+      Segment* next = s->next;
+      for (Block* b = s->head; b != nullptr;) {
+        Block* bn = b->next;
+        delete b;
+        b = bn;
+      }
+      delete s;
+      s = next;
+    }
+    while (spare_ != nullptr) {
+      Block* b = spare_;
+      spare_ = b->next;
+      delete b;
+    }
+  }
+
+  tsr_status_t allocate(size_t nbytes, void** out) override {
+    if (nbytes == 0) {
+      *out = nullptr;
+      return nullptr;
+    }
+    try {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (nbytes > kMaxRequest) {
+        ++num_ooms_;
+        return make_status(TSR_RESOURCE_EXHAUSTED,
+                           oom_message(name_, nbytes, nbytes, allocated_, reserved_,
+                                       conf_.limit_bytes));
+      }
+      const size_t size = round_size(nbytes);
+      if (num_spare_ < 2) refill_spares();  // may throw: nothing changed yet
+      const bool large = size > kSmallSize;
+      FreeSet& pool = large ? large_free_ : small_free_;
+      Block* b = nullptr;
+      auto it = find_fit(pool, large, size);
+      if (it != pool.end()) {
+        ++num_cache_hits_;
+        b = it->block;
+        if (should_split(b, large, size)) {
+          b = split_front(pool, it, size);
+        } else {
+          b->free_node = pool.extract(it);
+        }
+      } else {
+        tsr_status_t st = nullptr;
+        b = new_segment(large, size, nbytes, &st);
+        if (b == nullptr) return st;
+        // From here on nothing throws.
+        if (should_split(b, large, size)) split_back(b, pool, size);
+      }
+      b->allocated = true;
+      b->requested = nbytes;
+      active_.insert(b->ptr, b);
+      allocated_ += static_cast<int64_t>(b->size);
+      if (allocated_ > peak_allocated_) peak_allocated_ = allocated_;
+      ++num_allocs_;
+      *out = b->ptr;
+      return nullptr;
+    } catch (const std::bad_alloc&) {
+      return host_oom_status(name_, nbytes);
+    }
+  }
+
+  void deallocate(void* ptr) override {
+    if (ptr == nullptr) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    Block* b = active_.erase(ptr);
+    if (b == nullptr) return;  // not ours (a bug elsewhere): ignore
+    allocated_ -= static_cast<int64_t>(b->size);
+    ++num_frees_;
+    b->allocated = false;
+    b->requested = 0;
+    free_block(b);
+  }
+
+  void stats(tsr_memory_stats_t* out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    out->struct_size = sizeof(tsr_memory_stats_t);
+    out->allocated_bytes = allocated_;
+    out->peak_allocated_bytes = peak_allocated_;
+    out->reserved_bytes = reserved_;
+    out->peak_reserved_bytes = peak_reserved_;
+    out->num_allocs = num_allocs_;
+    out->num_frees = num_frees_;
+    out->num_raw_allocs = num_raw_allocs_;
+    out->num_raw_frees = num_raw_frees_;
+    out->num_cache_hits = num_cache_hits_;
+    out->num_splits = num_splits_;
+    out->num_ooms = num_ooms_;
+    out->num_segments = num_segments_;
+    out->limit_bytes = static_cast<int64_t>(conf_.limit_bytes);
+  }
+
+  std::string snapshot_json() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<const Segment*> segs;
+    segs.reserve(static_cast<size_t>(num_segments_));
+    for (const Segment* s = seg_head_; s != nullptr; s = s->next) segs.push_back(s);
+    std::sort(segs.begin(), segs.end(), [](const Segment* a, const Segment* b) {
+      return reinterpret_cast<uintptr_t>(a->base) < reinterpret_cast<uintptr_t>(b->base);
+    });
+    std::string j = "{\"device\":";
+    append_json_string(j, name_);
+    j += ",\"allocator\":\"caching\",\"raw_allocator\":";
+    append_json_string(j, raw_name(raw_));
+    j += ",\"segments\":[";
+    bool first_seg = true;
+    for (const Segment* s : segs) {
+      if (!first_seg) j += ',';
+      first_seg = false;
+      j += "{\"address\":";
+      append_uint(j, reinterpret_cast<uintptr_t>(s->base));
+      j += ",\"size\":";
+      append_uint(j, s->size);
+      j += s->large ? ",\"pool\":\"large\"" : ",\"pool\":\"small\"";
+      j += ",\"blocks\":[";
+      for (const Block* b = s->head; b != nullptr; b = b->next) {
+        if (b != s->head) j += ',';
+        j += "{\"address\":";
+        append_uint(j, reinterpret_cast<uintptr_t>(b->ptr));
+        j += ",\"size\":";
+        append_uint(j, b->size);
+        j += ",\"requested\":";
+        append_uint(j, b->requested);
+        j += b->allocated ? ",\"state\":\"active\"}" : ",\"state\":\"inactive\"}";
+      }
+      j += "]}";
+    }
+    j += "]}";
+    return j;
+  }
+
+  void empty_cache() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    release_free_segments(0);
+  }
+
+ private:
+  size_t round_size(size_t n) const {
+    size_t r = round_pow2_ ? (n + round_ - 1) & ~(round_ - 1) : (n + round_ - 1) / round_ * round_;
+    if (round_twice_) r = (r + kMinAlign - 1) & ~(kMinAlign - 1);
+    return r;
+  }
+
+  size_t segment_size(size_t size) const {
+    if (size <= kSmallSize) return kSmallSegment;
+    // A shared 20 MiB segment is only useful if it may be split.
+    if (size < kMinLargeAlloc && kLargeSegment <= conf_.max_split_size) return kLargeSegment;
+    return (size + kRoundLarge - 1) & ~(kRoundLarge - 1);
+  }
+
+  // Makes sure at least two spare Blocks exist (a new segment's head plus a split remainder),
+  // each owning its container nodes, and that the active map never needs to rehash.
+  void refill_spares() {
+    while (num_spare_ < 2) {
+      Block* b = new Block;
+      try {
+        FreeSet tmp_set;
+        tmp_set.insert(FreeKey{0, 0, b});
+        b->free_node = tmp_set.extract(tmp_set.begin());
+      } catch (...) {
+        delete b;
+        throw;
+      }
+      push_spare(b);
+      ++num_blocks_;
+    }
+    if (num_blocks_ > active_capacity_) {
+      const size_t want = std::max<size_t>(64, 2 * num_blocks_);
+      active_.reserve(want);
+      active_capacity_ = want;
+    }
+  }
+
+  void push_spare(Block* b) {
+    b->next = spare_;
+    spare_ = b;
+    ++num_spare_;
+  }
+
+  Block* pop_spare() {
+    Block* b = spare_;
+    spare_ = b->next;
+    --num_spare_;
+    b->prev = b->next = nullptr;
+    b->seg = nullptr;
+    b->allocated = false;
+    b->requested = 0;
+    return b;
+  }
+
+  void insert_free(FreeSet& pool, Block* b) {
+    b->free_node.value() = FreeKey{b->size, reinterpret_cast<uintptr_t>(b->ptr), b};
+    b->free_it = pool.insert(std::move(b->free_node)).position;
+  }
+
+  void erase_free(FreeSet& pool, Block* b) { b->free_node = pool.extract(b->free_it); }
+
+  // Best fit by (size, address), honouring max_split_size; pool.end() if nothing fits.
+  FreeSet::iterator find_fit(FreeSet& pool, bool large, size_t size) {
+    auto it = pool.lower_bound(FreeKey{size, 0, nullptr});
+    if (it == pool.end()) return it;
+    if (large && conf_.max_split_size != SIZE_MAX) {
+      const Block* b = it->block;
+      const bool req_oversize = size > conf_.max_split_size;
+      const bool blk_oversize = b->size > conf_.max_split_size;
+      // Unsplittable blocks are kept for big requests, and even then not wasted on ones much
+      // smaller than the block. (All later candidates are larger still.)
+      if (!req_oversize && blk_oversize) return pool.end();
+      if (req_oversize && b->size - size >= kLargeBuffer) return pool.end();
+    }
+    return it;
+  }
+
+  bool should_split(const Block* b, bool large, size_t size) const {
+    const size_t remaining = b->size - size;
+    if (!large) return remaining >= kMinSmallRemainder;
+    return b->size <= conf_.max_split_size && remaining > kMinLargeRemainder;
+  }
+
+  // Splits the free block at `it` (still in `pool`) and returns its first `size` bytes as a new
+  // block outside the pool. The remainder keeps the old block's node; when its new
+  // (size, address) key still sorts after its predecessor it is updated in place, so the
+  // common alloc/free churn on one big free block does not rebalance the tree.
+  Block* split_front(FreeSet& pool, FreeSet::iterator it, size_t size) {
+    Block* b = it->block;
+    const FreeKey rest{b->size - size, reinterpret_cast<uintptr_t>(b->ptr) + size, b};
+    if (it != pool.begin() && !BySizeAddr()(*std::prev(it), rest)) {
+      b->free_node = pool.extract(it);
+      split_back(b, pool, size);
+      return b;
+    }
+    Block* f = pop_spare();
+    f->ptr = b->ptr;
+    f->size = size;
+    f->seg = b->seg;
+    f->prev = b->prev;
+    f->next = b;
+    if (f->prev != nullptr) {
+      f->prev->next = f;
+    } else {
+      f->seg->head = f;
+    }
+    b->prev = f;
+    b->ptr += size;
+    b->size -= size;
+    it->size = rest.size;
+    it->addr = rest.addr;
+    ++num_splits_;
+    return f;
+  }
+
+  // Splits block b (not in any pool) into its first `size` bytes and a free remainder.
+  void split_back(Block* b, FreeSet& pool, size_t size) {
+    Block* r = pop_spare();
+    r->ptr = b->ptr + size;
+    r->size = b->size - size;
+    r->seg = b->seg;
+    r->prev = b;
+    r->next = b->next;
+    if (r->next != nullptr) r->next->prev = r;
+    b->next = r;
+    b->size = size;
+    insert_free(pool, r);
+    ++num_splits_;
+  }
+
+  // Gives free block k (in `pool`) the key (size, ptr) with size >= its current size: in place
+  // when the order allows, else by reinsertion.
+  void grow_free(FreeSet& pool, Block* k, char* ptr, size_t size) {
+    auto nx = std::next(k->free_it);
+    const FreeKey key{size, reinterpret_cast<uintptr_t>(ptr), k};
+    if (nx == pool.end() || BySizeAddr()(key, *nx)) {
+      k->ptr = ptr;
+      k->size = size;
+      k->free_it->size = key.size;
+      k->free_it->addr = key.addr;
+      return;
+    }
+    k->free_node = pool.extract(k->free_it);
+    k->ptr = ptr;
+    k->size = size;
+    insert_free(pool, k);
+  }
+
+  // b was just freed (not in any pool): merge it with free neighbours and cache the result.
+  void free_block(Block* b) {
+    FreeSet& pool = b->seg->large ? large_free_ : small_free_;
+    Block* p = b->prev;
+    Block* n = b->next;
+    if (p != nullptr && p->allocated) p = nullptr;
+    if (n != nullptr && n->allocated) n = nullptr;
+    if (p == nullptr && n == nullptr) {
+      insert_free(pool, b);
+      return;
+    }
+    if (p != nullptr) {
+      // p absorbs b (and n).
+      size_t size = p->size + b->size;
+      Block* after = b->next;
+      if (n != nullptr) {
+        erase_free(pool, n);
+        size += n->size;
+        after = n->next;
+        push_spare(n);
+      }
+      p->next = after;
+      if (after != nullptr) after->prev = p;
+      push_spare(b);
+      grow_free(pool, p, p->ptr, size);
+    } else {
+      // n absorbs b.
+      n->prev = b->prev;
+      if (n->prev != nullptr) {
+        n->prev->next = n;
+      } else {
+        n->seg->head = n;
+      }
+      char* ptr = b->ptr;
+      const size_t size = n->size + b->size;
+      push_spare(b);
+      grow_free(pool, n, ptr, size);
+    }
+  }
+
+  // Returns wholly free segments, oldest first, until reserved_ <= target (0: all of them).
+  // Returns whether anything was released.
+  bool release_free_segments(size_t target) {
+    bool released = false;
+    for (Segment* s = seg_head_; s != nullptr && static_cast<size_t>(reserved_) > target;) {
+      Segment* next = s->next;
+      Block* h = s->head;
+      if (!h->allocated && h->next == nullptr) {
+        erase_free(s->large ? large_free_ : small_free_, h);
+        unlink_segment(s);
+        raw_->free(raw_->self, device_, s->base, s->size);
+        ++num_raw_frees_;
+        reserved_ -= static_cast<int64_t>(s->size);
+        --num_segments_;
+        push_spare(h);
+        delete s;
+        released = true;
+      }
+      s = next;
+    }
+    return released;
+  }
+
+  void unlink_segment(Segment* s) {
+    if (s->prev != nullptr) {
+      s->prev->next = s->next;
+    } else {
+      seg_head_ = s->next;
+    }
+    if (s->next != nullptr) {
+      s->next->prev = s->prev;
+    } else {
+      seg_tail_ = s->prev;
+    }
+  }
+
+  bool try_reserve(size_t seg_size, void** p, std::string* raw_msg) {
+    if (conf_.limit_bytes != 0 && static_cast<size_t>(reserved_) + seg_size > conf_.limit_bytes) {
+      return false;
+    }
+    return raw_alloc(raw_, device_, seg_size, p, raw_msg);
+  }
+
+  // A new segment for a request of `size` (rounded) bytes; returns its single free block
+  // (not in any pool), or nullptr with *st set.
+  Block* new_segment(bool large, size_t size, size_t nbytes, tsr_status_t* st) {
+    size_t seg_size = segment_size(size);
+    // The smallest segment that holds the request: the fallback when a shared 20 MiB one does
+    // not fit under the limit or in the device.
+    const size_t min_size = large ? (size + kRoundLarge - 1) & ~(kRoundLarge - 1) : seg_size;
+    auto seg = std::make_unique<Segment>();  // may throw: nothing changed yet
+    if (conf_.limit_bytes != 0 && conf_.gc_threshold > 0.0) {
+      const double threshold = conf_.gc_threshold * static_cast<double>(conf_.limit_bytes);
+      if (static_cast<double>(reserved_) + static_cast<double>(seg_size) > threshold) {
+        const double target = threshold - static_cast<double>(seg_size);
+        release_free_segments(target > 0.0 ? static_cast<size_t>(target) : 0);
+      }
+    }
+    void* p = nullptr;
+    std::string raw_msg;
+    bool ok = try_reserve(seg_size, &p, &raw_msg);
+    if (!ok) {
+      // Flush the cache and retry once (with the smallest fitting segment if that differs).
+      release_free_segments(0);
+      raw_msg.clear();
+      ok = try_reserve(seg_size, &p, &raw_msg);
+      if (!ok && min_size < seg_size) {
+        seg_size = min_size;
+        raw_msg.clear();
+        ok = try_reserve(seg_size, &p, &raw_msg);
+      }
+    }
+    if (!ok) {
+      ++num_ooms_;
+      try {
+        std::string m = oom_message(name_, size, nbytes, allocated_, reserved_, conf_.limit_bytes);
+        if (conf_.limit_bytes != 0 &&
+            static_cast<size_t>(reserved_) + seg_size > conf_.limit_bytes) {
+          m += "; a new " + format_bytes(seg_size) + " segment would exceed the limit";
+        } else if (!raw_msg.empty()) {
+          m += "; " + raw_name(raw_) + ": " + raw_msg;
+        }
+        *st = make_status(TSR_RESOURCE_EXHAUSTED, std::move(m));
+      } catch (const std::bad_alloc&) {
+        *st = host_oom_status(name_, nbytes);
+      }
+      return nullptr;
+    }
+    ++num_raw_allocs_;
+    reserved_ += static_cast<int64_t>(seg_size);
+    if (reserved_ > peak_reserved_) peak_reserved_ = reserved_;
+    ++num_segments_;
+    Segment* s = seg.release();
+    s->base = static_cast<char*>(p);
+    s->size = seg_size;
+    s->large = large;
+    s->prev = seg_tail_;
+    if (seg_tail_ != nullptr) {
+      seg_tail_->next = s;
+    } else {
+      seg_head_ = s;
+    }
+    seg_tail_ = s;
+    Block* b = pop_spare();
+    b->ptr = s->base;
+    b->size = seg_size;
+    b->seg = s;
+    s->head = b;
+    return b;
+  }
+
+  const tsr_raw_allocator_t* raw_;
+  const tsr_device_t device_;
+  const std::string name_;
+  AllocConf conf_;
+  size_t round_ = 512;
+  bool round_pow2_ = true;
+  bool round_twice_ = false;
+
+  std::mutex mu_;
+  FreeSet small_free_;
+  FreeSet large_free_;
+  ActiveMap active_;
+  size_t active_capacity_ = 0;
+  Segment* seg_head_ = nullptr;
+  Segment* seg_tail_ = nullptr;
+  Block* spare_ = nullptr;
+  size_t num_spare_ = 0;
+  size_t num_blocks_ = 0;  // Blocks ever made (in segments or spare)
+
+  int64_t allocated_ = 0;
+  int64_t peak_allocated_ = 0;
+  int64_t reserved_ = 0;
+  int64_t peak_reserved_ = 0;
+  int64_t num_allocs_ = 0;
+  int64_t num_frees_ = 0;
+  int64_t num_raw_allocs_ = 0;
+  int64_t num_raw_frees_ = 0;
+  int64_t num_cache_hits_ = 0;
+  int64_t num_splits_ = 0;
+  int64_t num_ooms_ = 0;
+  int64_t num_segments_ = 0;
+};
+
+// ---- Pass-through allocator ---------------------------------------------------------------
+
+class PassthroughAllocator final : public DeviceAllocator {
+ public:
+  PassthroughAllocator(const tsr_raw_allocator_t* raw, tsr_device_t device, std::string name,
+                       const AllocConf& conf)
+      : raw_(raw), device_(device), name_(std::move(name)), limit_(conf.limit_bytes) {}
+
+  // Live allocations are left alone (they may still be in use).
+  ~PassthroughAllocator() override = default;
+
+  tsr_status_t allocate(size_t nbytes, void** out) override {
+    if (nbytes == 0) {
+      *out = nullptr;
+      return nullptr;
+    }
+    try {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::string raw_msg;
+      void* p = nullptr;
+      const bool over_limit =
+          nbytes > kMaxRequest ||
+          (limit_ != 0 && static_cast<size_t>(allocated_) + nbytes > limit_);
+      if (over_limit || !raw_alloc(raw_, device_, nbytes, &p, &raw_msg)) {
+        ++num_ooms_;
+        std::string m = oom_message(name_, nbytes, nbytes, allocated_, allocated_, limit_);
+        if (!over_limit && !raw_msg.empty()) m += "; " + raw_name(raw_) + ": " + raw_msg;
+        return make_status(TSR_RESOURCE_EXHAUSTED, std::move(m));
+      }
+      try {
+        live_.emplace(p, nbytes);
+      } catch (...) {
+        raw_->free(raw_->self, device_, p, nbytes);
+        throw;
+      }
+      ++num_raw_allocs_;
+      ++num_allocs_;
+      allocated_ += static_cast<int64_t>(nbytes);
+      if (allocated_ > peak_allocated_) peak_allocated_ = allocated_;
+      *out = p;
+      return nullptr;
+    } catch (const std::bad_alloc&) {
+      return host_oom_status(name_, nbytes);
+    }
+  }
+
+  void deallocate(void* ptr) override {
+    if (ptr == nullptr) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = live_.find(ptr);
+    if (it == live_.end()) return;
+    const size_t n = it->second;
+    live_.erase(it);
+    raw_->free(raw_->self, device_, ptr, n);
+    ++num_raw_frees_;
+    ++num_frees_;
+    allocated_ -= static_cast<int64_t>(n);
+  }
+
+  void stats(tsr_memory_stats_t* out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    out->struct_size = sizeof(tsr_memory_stats_t);
+    out->allocated_bytes = allocated_;
+    out->peak_allocated_bytes = peak_allocated_;
+    out->reserved_bytes = allocated_;
+    out->peak_reserved_bytes = peak_allocated_;
+    out->num_allocs = num_allocs_;
+    out->num_frees = num_frees_;
+    out->num_raw_allocs = num_raw_allocs_;
+    out->num_raw_frees = num_raw_frees_;
+    out->num_cache_hits = 0;
+    out->num_splits = 0;
+    out->num_ooms = num_ooms_;
+    out->num_segments = static_cast<int64_t>(live_.size());
+    out->limit_bytes = static_cast<int64_t>(limit_);
+  }
+
+  std::string snapshot_json() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::pair<uintptr_t, size_t>> allocs;
+    allocs.reserve(live_.size());
+    for (const auto& [p, n] : live_) allocs.emplace_back(reinterpret_cast<uintptr_t>(p), n);
+    std::sort(allocs.begin(), allocs.end());
+    std::string j = "{\"device\":";
+    append_json_string(j, name_);
+    j += ",\"allocator\":";
+    append_json_string(j, raw_name(raw_));
+    j += ",\"segments\":[";
+    bool first = true;
+    for (const auto& [addr, n] : allocs) {
+      if (!first) j += ',';
+      first = false;
+      j += "{\"address\":";
+      append_uint(j, addr);
+      j += ",\"size\":";
+      append_uint(j, n);
+      j += ",\"blocks\":[{\"address\":";
+      append_uint(j, addr);
+      j += ",\"size\":";
+      append_uint(j, n);
+      j += ",\"requested\":";
+      append_uint(j, n);
+      j += ",\"state\":\"active\"}]}";
+    }
+    j += "]}";
+    return j;
+  }
+
+  void empty_cache() override {}
+
+ private:
+  const tsr_raw_allocator_t* raw_;
+  const tsr_device_t device_;
+  const std::string name_;
+  const size_t limit_;
+  std::mutex mu_;
+  std::unordered_map<void*, size_t> live_;
+  int64_t allocated_ = 0;
+  int64_t peak_allocated_ = 0;
+  int64_t num_allocs_ = 0;
+  int64_t num_frees_ = 0;
+  int64_t num_raw_allocs_ = 0;
+  int64_t num_raw_frees_ = 0;
+  int64_t num_ooms_ = 0;
+};
+
+// ---- TESSERA_ALLOC_CONF -------------------------------------------------------------------
+
+std::string trim(const std::string& s) {
+  size_t b = 0;
+  size_t e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+bool parse_uint(const std::string& v, uint64_t* out) {
+  if (v.empty()) return false;
+  for (char c : v) {
+    if (c < '0' || c > '9') return false;
+  }
+  auto r = std::from_chars(v.data(), v.data() + v.size(), *out);
+  return r.ec == std::errc() && r.ptr == v.data() + v.size();
+}
+
+bool parse_double(const std::string& v, double* out) {
+  if (v.empty()) return false;
+  auto r = std::from_chars(v.data(), v.data() + v.size(), *out);
+  return r.ec == std::errc() && r.ptr == v.data() + v.size() && std::isfinite(*out);
+}
+
+tsr_status_t bad_value(const std::string& key, const std::string& value, const char* expected) {
+  return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: bad value '" + value +
+                                               "' for key '" + key + "' (expected " + expected +
+                                               ")");
+}
+
+// Validates key:value and stores it into *conf. `full_key` is the key as written (for messages).
+tsr_status_t apply_entry(const std::string& full_key, const std::string& key,
+                         const std::string& value, AllocConf* conf) {
+  constexpr uint64_t kMaxMb = uint64_t(1) << 40;  // keeps N MiB far from overflow
+  if (key == "allocator") {
+    if (value.empty()) return bad_value(full_key, value, "an allocator name");
+    conf->allocator = value;
+  } else if (key == "max_split_size_mb") {
+    uint64_t n = 0;
+    if (!parse_uint(value, &n) || n == 0 || n > kMaxMb) {
+      return bad_value(full_key, value, "a positive integer number of MiB");
+    }
+    conf->max_split_size = static_cast<size_t>(n) * kMiB;
+  } else if (key == "limit_mb") {
+    uint64_t n = 0;
+    if (!parse_uint(value, &n) || n > kMaxMb) {
+      return bad_value(full_key, value, "a non-negative integer number of MiB, 0 for no limit");
+    }
+    conf->limit_bytes = static_cast<size_t>(n) * kMiB;
+  } else if (key == "garbage_collection_threshold") {
+    double f = 0.0;
+    if (!parse_double(value, &f) || f < 0.0 || f > 1.0) {
+      return bad_value(full_key, value, "a number between 0 and 1");
+    }
+    conf->gc_threshold = f;
+  } else if (key == "roundup_bytes") {
+    uint64_t n = 0;
+    if (!parse_uint(value, &n) || n < kMinAlign || n % kMinAlign != 0 || n > (kMaxMb * kMiB)) {
+      return bad_value(full_key, value, "a multiple of 64 bytes, at least 64");
+    }
+    conf->roundup_bytes = static_cast<size_t>(n);
+  } else {
+    return make_status(TSR_INVALID_ARGUMENT,
+                       "TESSERA_ALLOC_CONF: unknown key '" + full_key + "'");
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_name,
+                              AllocConf* out) {
+  try {
+    struct Entry {
+      std::string full_key, key, value;
+      bool typed;
+    };
+    std::vector<Entry> entries;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      size_t comma = text.find(',', pos);
+      if (comma == std::string::npos) comma = text.size();
+      const std::string tok = trim(text.substr(pos, comma - pos));
+      pos = comma + 1;
+      if (tok.empty()) continue;  // "", "a:1,,b:2", trailing comma
+      const size_t colon = tok.find(':');
+      if (colon == std::string::npos) {
+        return make_status(TSR_INVALID_ARGUMENT,
+                           "TESSERA_ALLOC_CONF: entry '" + tok + "' is not key:value");
+      }
+      Entry e;
+      e.full_key = trim(tok.substr(0, colon));
+      e.value = trim(tok.substr(colon + 1));
+      const size_t dot = e.full_key.find('.');
+      e.typed = dot != std::string::npos;
+      std::string prefix;
+      if (e.typed) {
+        prefix = trim(e.full_key.substr(0, dot));
+        e.key = trim(e.full_key.substr(dot + 1));
+        if (prefix.empty()) {
+          return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: empty device type in '" +
+                                                       e.full_key + "'");
+        }
+      } else {
+        e.key = e.full_key;
+      }
+      AllocConf scratch;  // syntax check of every entry, whatever type it is for
+      TSR_RETURN_IF_ERROR(apply_entry(e.full_key, e.key, e.value, &scratch));
+      if (!e.typed || prefix == type_name) entries.push_back(std::move(e));
+    }
+    // Untyped entries first, then "TYPE." ones, so the type-specific value wins.
+    AllocConf conf;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const Entry& e : entries) {
+        if (e.typed == (pass == 1)) TSR_RETURN_IF_ERROR(apply_entry(e.full_key, e.key, e.value, &conf));
+      }
+    }
+    *out = std::move(conf);
+    return nullptr;
+  } catch (const std::bad_alloc&) {
+    return make_status(TSR_RESOURCE_EXHAUSTED, "TESSERA_ALLOC_CONF: out of memory");
+  }
+}
+
+std::unique_ptr<DeviceAllocator> make_caching_allocator(const tsr_raw_allocator_t* raw,
+                                                        tsr_device_t device,
+                                                        std::string device_name,
+                                                        const AllocConf& conf) {
+  return std::make_unique<CachingAllocator>(raw, device, std::move(device_name), conf);
+}
+
+std::unique_ptr<DeviceAllocator> make_passthrough_allocator(const tsr_raw_allocator_t* raw,
+                                                            tsr_device_t device,
+                                                            std::string device_name,
+                                                            const AllocConf& conf) {
+  return std::make_unique<PassthroughAllocator>(raw, device, std::move(device_name), conf);
+}
+
+}  // namespace tsr::core

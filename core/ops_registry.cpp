@@ -1,0 +1,36 @@
+// The op table: built-in ops from ops_*.cpp, and plugin-defined ops.
+#include "op_impl.hpp"
+#include "ops.hpp"
+
+namespace tsr::core {
+
+tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const OpExtra& extra,
+                    tsr_op_s** out) {
+  auto op = std::make_unique<tsr_op_s>();
+  op->runtime = rt;
+  op->schema_text = schema;
+  TSR_RETURN_IF_ERROR(parse_schema(schema, &op->schema));
+  if (rt->op_by_name.count(op->schema.name))
+    return make_status(TSR_ALREADY_EXISTS, "op '" + op->schema.name + "' is already defined");
+  if (op->schema.num_outputs > kMaxOutputs)
+    return make_status(TSR_INVALID_ARGUMENT, "op '" + op->schema.name + "': at most " +
+                                                 std::to_string(kMaxOutputs) + " outputs");
+  op->impl = impl ? impl : plugin_op_impl;
+  op->extra = extra;
+  rt->op_by_name[op->schema.name] = op.get();
+  if (out) *out = op.get();
+  rt->ops.push_back(std::move(op));
+  return nullptr;
+}
+
+tsr_status_t register_builtin_ops(Runtime* rt) {
+  std::vector<OpSpec> specs;
+  elementwise_ops(specs);
+  reduction_ops(specs);
+  linalg_ops(specs);
+  factory_ops(specs);
+  for (const OpSpec& s : specs) TSR_RETURN_IF_ERROR(add_op(rt, s.schema, s.impl, OpExtra{}, nullptr));
+  return nullptr;
+}
+
+}  // namespace tsr::core

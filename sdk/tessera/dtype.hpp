@@ -1,0 +1,458 @@
+// Tessera SDK: C++ element types and dtype helpers (header-only; no core needed).
+//
+//  - tsr::Half (IEEE 754 binary16) and tsr::BFloat16 (bfloat16): storage types whose arithmetic
+//    goes through float. Conversions from float round to nearest even; NaN stays NaN (quiet,
+//    sign and top payload bits kept); overflow gives +-inf (Half) as IEEE requires.
+//  - tsr::itemsize / dtype_name / is_floating / is_integral over tsr_dtype_t.
+//  - tsr::CppType<dtype>::type and tsr::dtype_of<T> map between tsr_dtype_t and C++ types:
+//      bool->bool, u8->uint8_t, i8->int8_t, i16->int16_t, i32->int32_t, i64->int64_t,
+//      f16->tsr::Half, bf16->tsr::BFloat16, f32->float, f64->double.
+//  - dtype dispatch: tsr::dispatch_all(dtype, "op", [&](auto tag) {
+//        using T = typename decltype(tag)::type; ... });
+//    and dispatch_floating / dispatch_integral / dispatch_integral_and_bool / dispatch_numeric /
+//    dispatch_mask<MASK>, which throw tsr::Error(TSR_UNIMPLEMENTED, "<op>: unsupported dtype X")
+//    for a dtype outside their set.
+// Everything usable in CUDA device code is marked TSR_HOST_DEVICE.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "tessera/error.hpp"
+#include "tessera/types.h"
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define TSR_HOST_DEVICE __host__ __device__
+#else
+#define TSR_HOST_DEVICE
+#endif
+
+namespace tsr {
+
+namespace detail {
+TSR_HOST_DEVICE inline uint32_t f32_to_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+TSR_HOST_DEVICE inline float bits_to_f32(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// float -> binary16 bits, round to nearest even.
+TSR_HOST_DEVICE inline uint16_t f32_to_f16_bits(float value) {
+  const uint32_t f = f32_to_bits(value);
+  const uint32_t sign = (f >> 16) & 0x8000u;
+  const uint32_t a = f & 0x7fffffffu;
+  if (a >= 0x7f800000u) {  // inf or NaN
+    if (a == 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u);
+    return static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));  // quiet NaN
+  }
+  if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520: inf
+  if (a >= 0x38800000u) {                                                  // normal half
+    uint32_t r = a - 0x38000000u;  // rebias exponent 127 -> 15
+    r += 0xfffu + ((r >> 13) & 1u);
+    return static_cast<uint16_t>(sign | (r >> 13));
+  }
+  if (a <= 0x33000000u) return static_cast<uint16_t>(sign);  // <= 2^-25: rounds to 0
+  // Subnormal half: value = m * 2^(e-150); in units of 2^-24 that is m >> (126 - e).
+  const uint32_t e = a >> 23;
+  const uint32_t m = (a & 0x7fffffu) | 0x800000u;
+  const uint32_t shift = 126u - e;  // 14..24
+  uint32_t q = m >> shift;
+  const uint32_t rem = m & ((1u << shift) - 1u);
+  const uint32_t half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (q & 1u))) ++q;
+  return static_cast<uint16_t>(sign | q);
+}
+
+TSR_HOST_DEVICE inline float f16_bits_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: mant * 2^-24, exact in float
+    float v = static_cast<float>(mant) * 5.9604644775390625e-08f;
+    return sign ? -v : v;
+  }
+  if (exp == 31) return bits_to_f32(sign | 0x7f800000u | (mant << 13));
+  return bits_to_f32(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+// float -> bfloat16 bits, round to nearest even.
+TSR_HOST_DEVICE inline uint16_t f32_to_bf16_bits(float value) {
+  uint32_t u = f32_to_bits(value);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x0040u);  // NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+TSR_HOST_DEVICE inline float bf16_bits_to_f32(uint16_t b) {
+  return bits_to_f32(static_cast<uint32_t>(b) << 16);
+}
+}  // namespace detail
+
+struct from_bits_t {};
+constexpr from_bits_t from_bits{};
+
+// Arithmetic operators shared by Half and BFloat16: same-type -> same type (computed in float),
+// mixed with float/double -> float/double, mixed with an integer -> the 16-bit type.
+// Comparisons use the implicit conversion to float.
+#define TSR_DETAIL_HALF_LIKE_OPS(H)                                                              \
+  TSR_HOST_DEVICE inline H operator+(H a, H b) { return H(float(a) + float(b)); }                \
+  TSR_HOST_DEVICE inline H operator-(H a, H b) { return H(float(a) - float(b)); }                \
+  TSR_HOST_DEVICE inline H operator*(H a, H b) { return H(float(a) * float(b)); }                \
+  TSR_HOST_DEVICE inline H operator/(H a, H b) { return H(float(a) / float(b)); }                \
+  TSR_HOST_DEVICE inline H operator-(H a) { return H::from_raw(static_cast<uint16_t>(a.x ^ 0x8000u)); } \
+  TSR_HOST_DEVICE inline H& operator+=(H& a, H b) { return a = a + b; }                          \
+  TSR_HOST_DEVICE inline H& operator-=(H& a, H b) { return a = a - b; }                          \
+  TSR_HOST_DEVICE inline H& operator*=(H& a, H b) { return a = a * b; }                          \
+  TSR_HOST_DEVICE inline H& operator/=(H& a, H b) { return a = a / b; }                          \
+  TSR_HOST_DEVICE inline float operator+(H a, float b) { return float(a) + b; }                  \
+  TSR_HOST_DEVICE inline float operator-(H a, float b) { return float(a) - b; }                  \
+  TSR_HOST_DEVICE inline float operator*(H a, float b) { return float(a) * b; }                  \
+  TSR_HOST_DEVICE inline float operator/(H a, float b) { return float(a) / b; }                  \
+  TSR_HOST_DEVICE inline float operator+(float a, H b) { return a + float(b); }                  \
+  TSR_HOST_DEVICE inline float operator-(float a, H b) { return a - float(b); }                  \
+  TSR_HOST_DEVICE inline float operator*(float a, H b) { return a * float(b); }                  \
+  TSR_HOST_DEVICE inline float operator/(float a, H b) { return a / float(b); }                  \
+  TSR_HOST_DEVICE inline double operator+(H a, double b) { return double(float(a)) + b; }        \
+  TSR_HOST_DEVICE inline double operator-(H a, double b) { return double(float(a)) - b; }        \
+  TSR_HOST_DEVICE inline double operator*(H a, double b) { return double(float(a)) * b; }        \
+  TSR_HOST_DEVICE inline double operator/(H a, double b) { return double(float(a)) / b; }        \
+  TSR_HOST_DEVICE inline double operator+(double a, H b) { return a + double(float(b)); }        \
+  TSR_HOST_DEVICE inline double operator-(double a, H b) { return a - double(float(b)); }        \
+  TSR_HOST_DEVICE inline double operator*(double a, H b) { return a * double(float(b)); }        \
+  TSR_HOST_DEVICE inline double operator/(double a, H b) { return a / double(float(b)); }        \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
+  TSR_HOST_DEVICE inline H operator+(H a, I b) { return a + H(static_cast<float>(b)); }          \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
+  TSR_HOST_DEVICE inline H operator-(H a, I b) { return a - H(static_cast<float>(b)); }          \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
+  TSR_HOST_DEVICE inline H operator*(H a, I b) { return a * H(static_cast<float>(b)); }          \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
+  TSR_HOST_DEVICE inline H operator/(H a, I b) { return a / H(static_cast<float>(b)); }          \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
+  TSR_HOST_DEVICE inline H operator+(I a, H b) { return H(static_cast<float>(a)) + b; }          \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
+  TSR_HOST_DEVICE inline H operator-(I a, H b) { return H(static_cast<float>(a)) - b; }          \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
+  TSR_HOST_DEVICE inline H operator*(I a, H b) { return H(static_cast<float>(a)) * b; }          \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
+  TSR_HOST_DEVICE inline H operator/(I a, H b) { return H(static_cast<float>(a)) / b; }
+
+// IEEE 754 binary16.
+struct alignas(2) Half {
+  uint16_t x;
+  Half() = default;
+  TSR_HOST_DEVICE Half(float f) : x(detail::f32_to_f16_bits(f)) {}  // NOLINT: implicit by design
+  TSR_HOST_DEVICE constexpr Half(uint16_t bits, from_bits_t) : x(bits) {}
+  TSR_HOST_DEVICE operator float() const { return detail::f16_bits_to_f32(x); }  // NOLINT
+  TSR_HOST_DEVICE static constexpr Half from_raw(uint16_t bits) { return Half(bits, from_bits); }
+  TSR_HOST_DEVICE constexpr uint16_t bits() const { return x; }
+};
+
+// bfloat16: the upper half of a float.
+struct alignas(2) BFloat16 {
+  uint16_t x;
+  BFloat16() = default;
+  TSR_HOST_DEVICE BFloat16(float f) : x(detail::f32_to_bf16_bits(f)) {}  // NOLINT
+  TSR_HOST_DEVICE constexpr BFloat16(uint16_t bits, from_bits_t) : x(bits) {}
+  TSR_HOST_DEVICE operator float() const { return detail::bf16_bits_to_f32(x); }  // NOLINT
+  TSR_HOST_DEVICE static constexpr BFloat16 from_raw(uint16_t bits) { return BFloat16(bits, from_bits); }
+  TSR_HOST_DEVICE constexpr uint16_t bits() const { return x; }
+};
+
+TSR_DETAIL_HALF_LIKE_OPS(Half)
+TSR_DETAIL_HALF_LIKE_OPS(BFloat16)
+#undef TSR_DETAIL_HALF_LIKE_OPS
+
+static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2, "16-bit float types");
+static_assert(std::is_trivially_copyable<Half>::value && std::is_trivially_copyable<BFloat16>::value,
+              "16-bit float types must be trivially copyable");
+
+// ---- type traits -----------------------------------------------------------------------------
+
+template <class T>
+struct is_reduced_float : std::false_type {};
+template <>
+struct is_reduced_float<Half> : std::true_type {};
+template <>
+struct is_reduced_float<BFloat16> : std::true_type {};
+
+template <class T>
+struct is_float_type
+    : std::integral_constant<bool, std::is_floating_point<T>::value || is_reduced_float<T>::value> {};
+
+// The type arithmetic on T is done in: float for Half/BFloat16, T otherwise.
+template <class T>
+struct compute_type {
+  using type = T;
+};
+template <>
+struct compute_type<Half> {
+  using type = float;
+};
+template <>
+struct compute_type<BFloat16> {
+  using type = float;
+};
+template <class T>
+using compute_t = typename compute_type<T>::type;
+
+// Converts between any two element types (through float for Half/BFloat16; float -> integer
+// truncates toward zero; anything -> bool is x != 0).
+template <class To, class From>
+TSR_HOST_DEVICE inline To convert(From v) {
+  if constexpr (std::is_same<To, From>::value) {
+    return v;
+  } else if constexpr (std::is_same<To, bool>::value) {
+    return static_cast<compute_t<From>>(v) != compute_t<From>(0);
+  } else if constexpr (is_reduced_float<From>::value) {
+    return static_cast<To>(static_cast<float>(v));
+  } else if constexpr (is_reduced_float<To>::value) {
+    return To(static_cast<float>(v));
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+template <class T>
+TSR_HOST_DEVICE inline bool isnan(T v) {
+  if constexpr (is_float_type<T>::value) {
+    compute_t<T> c = static_cast<compute_t<T>>(v);
+    return c != c;
+  } else {
+    (void)v;
+    return false;
+  }
+}
+
+// ---- dtype facts -----------------------------------------------------------------------------
+
+constexpr inline size_t itemsize(tsr_dtype_t d) {
+  switch (d) {
+    case TSR_BOOL: case TSR_U8: case TSR_I8: return 1;
+    case TSR_I16: case TSR_F16: case TSR_BF16: return 2;
+    case TSR_I32: case TSR_F32: return 4;
+    case TSR_I64: case TSR_F64: return 8;
+    default: return 0;
+  }
+}
+constexpr inline size_t itemsize(int32_t d) { return itemsize(static_cast<tsr_dtype_t>(d)); }
+
+constexpr inline const char* dtype_name(tsr_dtype_t d) {
+  switch (d) {
+    case TSR_BOOL: return "bool";
+    case TSR_U8: return "uint8";
+    case TSR_I8: return "int8";
+    case TSR_I16: return "int16";
+    case TSR_I32: return "int32";
+    case TSR_I64: return "int64";
+    case TSR_F16: return "float16";
+    case TSR_BF16: return "bfloat16";
+    case TSR_F32: return "float32";
+    case TSR_F64: return "float64";
+    default: return "undefined";
+  }
+}
+constexpr inline const char* dtype_name(int32_t d) { return dtype_name(static_cast<tsr_dtype_t>(d)); }
+
+constexpr inline bool is_valid_dtype(int32_t d) { return d >= TSR_BOOL && d <= TSR_F64; }
+
+constexpr inline bool is_floating(tsr_dtype_t d) {
+  return d == TSR_F16 || d == TSR_BF16 || d == TSR_F32 || d == TSR_F64;
+}
+constexpr inline bool is_floating(int32_t d) { return is_floating(static_cast<tsr_dtype_t>(d)); }
+
+// u8..i64; bool too when include_bool.
+constexpr inline bool is_integral(tsr_dtype_t d, bool include_bool = false) {
+  return (d >= TSR_U8 && d <= TSR_I64) || (include_bool && d == TSR_BOOL);
+}
+constexpr inline bool is_integral(int32_t d, bool include_bool = false) {
+  return is_integral(static_cast<tsr_dtype_t>(d), include_bool);
+}
+
+// Dtype masks (for kernel registration and dispatch_mask).
+constexpr uint32_t kFloatingMask = TSR_DTYPE_BIT(TSR_F16) | TSR_DTYPE_BIT(TSR_BF16) |
+                                   TSR_DTYPE_BIT(TSR_F32) | TSR_DTYPE_BIT(TSR_F64);
+constexpr uint32_t kIntegralMask = TSR_DTYPE_BIT(TSR_U8) | TSR_DTYPE_BIT(TSR_I8) |
+                                   TSR_DTYPE_BIT(TSR_I16) | TSR_DTYPE_BIT(TSR_I32) |
+                                   TSR_DTYPE_BIT(TSR_I64);
+constexpr uint32_t kBoolMask = TSR_DTYPE_BIT(TSR_BOOL);
+constexpr uint32_t kNumericMask = kFloatingMask | kIntegralMask;  // all but bool
+constexpr uint32_t kAllMask = kNumericMask | kBoolMask;
+
+// ---- C++ type <-> dtype ----------------------------------------------------------------------
+
+template <tsr_dtype_t D>
+struct CppType;
+#define TSR_DETAIL_MAP(D, T)              \
+  template <>                             \
+  struct CppType<D> {                     \
+    using type = T;                       \
+  };
+TSR_DETAIL_MAP(TSR_BOOL, bool)
+TSR_DETAIL_MAP(TSR_U8, uint8_t)
+TSR_DETAIL_MAP(TSR_I8, int8_t)
+TSR_DETAIL_MAP(TSR_I16, int16_t)
+TSR_DETAIL_MAP(TSR_I32, int32_t)
+TSR_DETAIL_MAP(TSR_I64, int64_t)
+TSR_DETAIL_MAP(TSR_F16, Half)
+TSR_DETAIL_MAP(TSR_BF16, BFloat16)
+TSR_DETAIL_MAP(TSR_F32, float)
+TSR_DETAIL_MAP(TSR_F64, double)
+#undef TSR_DETAIL_MAP
+template <tsr_dtype_t D>
+using cpp_type_t = typename CppType<D>::type;
+
+template <class T>
+struct DtypeOf {
+  static constexpr tsr_dtype_t value = TSR_DTYPE_UNDEFINED;
+};
+#define TSR_DETAIL_MAP(D, T)                   \
+  template <>                                  \
+  struct DtypeOf<T> {                          \
+    static constexpr tsr_dtype_t value = D;    \
+  };
+TSR_DETAIL_MAP(TSR_BOOL, bool)
+TSR_DETAIL_MAP(TSR_U8, uint8_t)
+TSR_DETAIL_MAP(TSR_I8, int8_t)
+TSR_DETAIL_MAP(TSR_I16, int16_t)
+TSR_DETAIL_MAP(TSR_I32, int32_t)
+TSR_DETAIL_MAP(TSR_I64, int64_t)
+TSR_DETAIL_MAP(TSR_F16, Half)
+TSR_DETAIL_MAP(TSR_BF16, BFloat16)
+TSR_DETAIL_MAP(TSR_F32, float)
+TSR_DETAIL_MAP(TSR_F64, double)
+#undef TSR_DETAIL_MAP
+template <class T>
+constexpr tsr_dtype_t dtype_of = DtypeOf<std::remove_cv_t<T>>::value;
+
+// ---- dispatch ----------------------------------------------------------------------------------
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+[[noreturn]] inline void throw_unsupported_dtype(const char* name, int32_t dtype) {
+  throw Error(TSR_UNIMPLEMENTED, std::string(name ? name : "dispatch") + ": unsupported dtype " +
+                                     dtype_name(dtype));
+}
+
+// Calls f(TypeTag<T>{}) for the C++ type of `dtype` when TSR_DTYPE_BIT(dtype) is in MASK; throws
+// tsr::Error(TSR_UNIMPLEMENTED) otherwise. Every instantiated branch must return the same type.
+template <uint32_t MASK, class F>
+inline auto dispatch_mask(int32_t dtype, const char* name, F&& f)
+    -> decltype(f(TypeTag<float>{})) {
+#define TSR_DETAIL_CASE(D, T)                                             \
+  case D:                                                                 \
+    if constexpr ((MASK & TSR_DTYPE_BIT(D)) != 0) return f(TypeTag<T>{}); \
+    break;
+  switch (dtype) {
+    TSR_DETAIL_CASE(TSR_BOOL, bool)
+    TSR_DETAIL_CASE(TSR_U8, uint8_t)
+    TSR_DETAIL_CASE(TSR_I8, int8_t)
+    TSR_DETAIL_CASE(TSR_I16, int16_t)
+    TSR_DETAIL_CASE(TSR_I32, int32_t)
+    TSR_DETAIL_CASE(TSR_I64, int64_t)
+    TSR_DETAIL_CASE(TSR_F16, Half)
+    TSR_DETAIL_CASE(TSR_BF16, BFloat16)
+    TSR_DETAIL_CASE(TSR_F32, float)
+    TSR_DETAIL_CASE(TSR_F64, double)
+    default: break;
+  }
+#undef TSR_DETAIL_CASE
+  throw_unsupported_dtype(name, dtype);
+}
+
+template <class F>
+inline auto dispatch_all(int32_t dtype, const char* name, F&& f) -> decltype(f(TypeTag<float>{})) {
+  return dispatch_mask<kAllMask>(dtype, name, std::forward<F>(f));
+}
+template <class F>
+inline auto dispatch_floating(int32_t dtype, const char* name, F&& f) -> decltype(f(TypeTag<float>{})) {
+  return dispatch_mask<kFloatingMask>(dtype, name, std::forward<F>(f));
+}
+// u8, i8, i16, i32, i64 (not bool).
+template <class F>
+inline auto dispatch_integral(int32_t dtype, const char* name, F&& f) -> decltype(f(TypeTag<int32_t>{})) {
+  return dispatch_mask<kIntegralMask>(dtype, name, std::forward<F>(f));
+}
+template <class F>
+inline auto dispatch_integral_and_bool(int32_t dtype, const char* name, F&& f)
+    -> decltype(f(TypeTag<int32_t>{})) {
+  return dispatch_mask<kIntegralMask | kBoolMask>(dtype, name, std::forward<F>(f));
+}
+// Every dtype but bool.
+template <class F>
+inline auto dispatch_numeric(int32_t dtype, const char* name, F&& f) -> decltype(f(TypeTag<float>{})) {
+  return dispatch_mask<kNumericMask>(dtype, name, std::forward<F>(f));
+}
+
+}  // namespace tsr
+
+// numeric_limits for the 16-bit float types (host and device).
+namespace std {
+template <>
+class numeric_limits<tsr::Half> {
+ public:
+  static constexpr bool is_specialized = true;
+  static constexpr bool is_signed = true;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = true;
+  static constexpr bool has_quiet_NaN = true;
+  static constexpr bool has_signaling_NaN = true;
+  static constexpr bool is_iec559 = true;
+  static constexpr int digits = 11;
+  static constexpr int digits10 = 3;
+  static constexpr int max_digits10 = 5;
+  static constexpr int radix = 2;
+  static constexpr int min_exponent = -13;
+  static constexpr int max_exponent = 16;
+  static constexpr float_round_style round_style = round_to_nearest;
+  TSR_HOST_DEVICE static constexpr tsr::Half min() { return tsr::Half::from_raw(0x0400); }
+  TSR_HOST_DEVICE static constexpr tsr::Half lowest() { return tsr::Half::from_raw(0xfbff); }
+  TSR_HOST_DEVICE static constexpr tsr::Half max() { return tsr::Half::from_raw(0x7bff); }
+  TSR_HOST_DEVICE static constexpr tsr::Half epsilon() { return tsr::Half::from_raw(0x1400); }
+  TSR_HOST_DEVICE static constexpr tsr::Half round_error() { return tsr::Half::from_raw(0x3800); }
+  TSR_HOST_DEVICE static constexpr tsr::Half infinity() { return tsr::Half::from_raw(0x7c00); }
+  TSR_HOST_DEVICE static constexpr tsr::Half quiet_NaN() { return tsr::Half::from_raw(0x7e00); }
+  TSR_HOST_DEVICE static constexpr tsr::Half signaling_NaN() { return tsr::Half::from_raw(0x7d00); }
+  TSR_HOST_DEVICE static constexpr tsr::Half denorm_min() { return tsr::Half::from_raw(0x0001); }
+};
+template <>
+class numeric_limits<tsr::BFloat16> {
+ public:
+  static constexpr bool is_specialized = true;
+  static constexpr bool is_signed = true;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = true;
+  static constexpr bool has_quiet_NaN = true;
+  static constexpr bool has_signaling_NaN = true;
+  static constexpr bool is_iec559 = false;
+  static constexpr int digits = 8;
+  static constexpr int digits10 = 2;
+  static constexpr int max_digits10 = 4;
+  static constexpr int radix = 2;
+  static constexpr int min_exponent = -125;
+  static constexpr int max_exponent = 128;
+  static constexpr float_round_style round_style = round_to_nearest;
+  TSR_HOST_DEVICE static constexpr tsr::BFloat16 min() { return tsr::BFloat16::from_raw(0x0080); }
+  TSR_HOST_DEVICE static constexpr tsr::BFloat16 lowest() { return tsr::BFloat16::from_raw(0xff7f); }
+  TSR_HOST_DEVICE static constexpr tsr::BFloat16 max() { return tsr::BFloat16::from_raw(0x7f7f); }
+  TSR_HOST_DEVICE static constexpr tsr::BFloat16 epsilon() { return tsr::BFloat16::from_raw(0x3c00); }
+  TSR_HOST_DEVICE static constexpr tsr::BFloat16 round_error() { return tsr::BFloat16::from_raw(0x3f00); }
+  TSR_HOST_DEVICE static constexpr tsr::BFloat16 infinity() { return tsr::BFloat16::from_raw(0x7f80); }
+  TSR_HOST_DEVICE static constexpr tsr::BFloat16 quiet_NaN() { return tsr::BFloat16::from_raw(0x7fc0); }
+  TSR_HOST_DEVICE static constexpr tsr::BFloat16 signaling_NaN() { return tsr::BFloat16::from_raw(0x7f80 | 0x0020); }
+  TSR_HOST_DEVICE static constexpr tsr::BFloat16 denorm_min() { return tsr::BFloat16::from_raw(0x0001); }
+};
+}  // namespace std

@@ -1,0 +1,367 @@
+// Tessera SDK: loops over tsr_iter_t for elementwise and reduction kernels (header-only).
+//
+// tsr_iter_t (abi/tessera/types.h): dims FASTEST FIRST, strides in BYTES per operand, outputs
+// first then inputs, `contiguous` set when every operand is a dense flat array.
+//
+// Layers, from low to high:
+//   for_each_run<NOPS>(it, begin, end, body)
+//       body(char* const* ptrs, const int64_t* strides, int64_t n) for each run along dim 0
+//       covering the linear elements [begin, end) (one call when it.contiguous).
+//   for_each_element<NOPS>(it, body) / parallel_for_each_element<NOPS>(it, body, grain)
+//       the same over all elements; the parallel one splits the element range across OpenMP
+//       threads when numel >= grain (default 32768) and runs serially otherwise (and always
+//       when compiled without OpenMP).
+//   elementwise<Out, In...>(it, op) / elementwise_serial<Out, In...>(it, op)
+//       typed: out = op(in...). Runs with unit strides become plain pointer loops the compiler
+//       vectorizes; runs with one broadcast (stride 0) input hoist that value; anything else
+//       uses a strided loop.
+//   for_each_reduction(it, f) / parallel_for_each_reduction(it, f)
+//       for reductions (operands: out, in; the first it.nreduce dims are reduced): for each
+//       output element, f(char* out, const ReduceBlock& block) with the input sub-block.
+//   parallel_for(begin, end, grain, f)  f(b, e) on sub-ranges, OpenMP when worth it.
+// Nothing here allocates; no OpenMP region is opened for small inputs.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "tessera/dtype.hpp"
+#include "tessera/types.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace tsr {
+
+constexpr int64_t kParallelGrain = 32768;
+
+// ---- threading ---------------------------------------------------------------------------------
+
+inline int max_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+inline bool in_parallel_region() {
+#ifdef _OPENMP
+  return omp_in_parallel() != 0;
+#else
+  return false;
+#endif
+}
+
+// Number of threads worth using for `work` units with `grain` units per thread at least.
+inline int threads_for(int64_t work, int64_t grain) {
+  if (work < 2 * grain || in_parallel_region()) return 1;
+  const int64_t by_work = work / grain;
+  const int mt = max_threads();
+  return static_cast<int>(std::min<int64_t>(mt, by_work));
+}
+
+// Calls f(b, e) on sub-ranges of [begin, end) that together cover it. Uses OpenMP threads when
+// the range holds at least 2*grain units; sub-range boundaries are multiples of `align`
+// (relative to begin). Exceptions thrown by f are rethrown in the caller.
+template <class F>
+inline void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& f, int64_t align = 1) {
+  const int64_t n = end - begin;
+  if (n <= 0) return;
+#ifdef _OPENMP
+  const int nt = threads_for(n, grain < 1 ? 1 : grain);
+  if (nt > 1) {
+    std::exception_ptr error;
+    int64_t chunk = (n + nt - 1) / nt;
+    if (align > 1) chunk = (chunk + align - 1) / align * align;
+#pragma omp parallel num_threads(nt)
+    {
+      const int64_t tid = omp_get_thread_num();
+      const int64_t b = begin + tid * chunk;
+      const int64_t e = std::min(end, b + chunk);
+      if (b < e) {
+        try {
+          f(b, e);
+        } catch (...) {
+#pragma omp critical(tsr_parallel_for_error)
+          if (!error) error = std::current_exception();
+        }
+      }
+    }
+    if (error) std::rethrow_exception(error);
+    return;
+  }
+#else
+  (void)grain;
+  (void)align;
+#endif
+  f(begin, end);
+}
+
+// ---- elementwise -------------------------------------------------------------------------------
+
+// Calls body(ptrs, strides, n) for every run along dim 0 covering linear elements [begin, end).
+template <int NOPS, class Body>
+inline void for_each_run(const tsr_iter_t& it, int64_t begin, int64_t end, Body&& body) {
+  static_assert(NOPS >= 1 && NOPS <= TSR_ITER_MAX_OPERANDS, "operand count");
+  if (begin >= end) return;
+  char* ptrs[NOPS];
+  int64_t inner[NOPS];
+  if (it.contiguous || it.ndim <= 1) {
+    for (int k = 0; k < NOPS; ++k) {
+      const int64_t s = it.ndim >= 1 ? it.strides[k][0] : (it.contiguous ? int64_t(itemsize(it.dtypes[k])) : 0);
+      inner[k] = it.contiguous ? int64_t(itemsize(it.dtypes[k])) : s;
+      ptrs[k] = it.data[k] + begin * inner[k];
+    }
+    body(static_cast<char* const*>(ptrs), static_cast<const int64_t*>(inner), end - begin);
+    return;
+  }
+  const int ndim = it.ndim;
+  int64_t idx[TSR_MAX_DIMS];
+  int64_t rem = begin;
+  for (int k = 0; k < NOPS; ++k) {
+    ptrs[k] = it.data[k];
+    inner[k] = it.strides[k][0];
+  }
+  for (int d = 0; d < ndim; ++d) {
+    const int64_t sz = it.sizes[d];
+    idx[d] = rem % sz;
+    rem /= sz;
+    for (int k = 0; k < NOPS; ++k) ptrs[k] += idx[d] * it.strides[k][d];
+  }
+  const int64_t size0 = it.sizes[0];
+  int64_t left = end - begin;
+  while (left > 0) {
+    const int64_t n = std::min(size0 - idx[0], left);
+    body(static_cast<char* const*>(ptrs), static_cast<const int64_t*>(inner), n);
+    left -= n;
+    if (left <= 0) break;
+    // Move to the start of the next row: rewind dim 0, then carry.
+    for (int k = 0; k < NOPS; ++k) ptrs[k] -= idx[0] * inner[k];
+    idx[0] = 0;
+    for (int d = 1; d < ndim; ++d) {
+      ++idx[d];
+      for (int k = 0; k < NOPS; ++k) ptrs[k] += it.strides[k][d];
+      if (idx[d] < it.sizes[d]) break;
+      for (int k = 0; k < NOPS; ++k) ptrs[k] -= idx[d] * it.strides[k][d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <int NOPS, class Body>
+inline void for_each_element(const tsr_iter_t& it, Body&& body) {
+  for_each_run<NOPS>(it, 0, it.numel, body);
+}
+
+template <int NOPS, class Body>
+inline void parallel_for_each_element(const tsr_iter_t& it, Body&& body,
+                                      int64_t grain = kParallelGrain) {
+  if (it.numel < 2 * grain) {
+    for_each_run<NOPS>(it, 0, it.numel, body);
+    return;
+  }
+  parallel_for(0, it.numel, grain, [&](int64_t b, int64_t e) { for_each_run<NOPS>(it, b, e, body); },
+               /*align=*/64);
+}
+
+namespace detail {
+
+template <bool IsScalar, class T>
+inline T load_or_scalar(const T* p, int64_t i, T s) {
+  if constexpr (IsScalar) {
+    (void)p;
+    (void)i;
+    return s;
+  } else {
+    (void)s;
+    return p[i];
+  }
+}
+
+// Contiguous output, input S broadcast (stride 0), other inputs contiguous.
+template <size_t S, class Out, class... Ins, class Op, size_t... I>
+inline void run_scalar(char* const* ptrs, int64_t n, Op& op, std::index_sequence<I...>) {
+  Out* out = reinterpret_cast<Out*>(ptrs[0]);
+  const std::tuple<const Ins*...> in{reinterpret_cast<const Ins*>(ptrs[I + 1])...};
+  const std::tuple<Ins...> sv{*std::get<I>(in)...};
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = op(load_or_scalar<I == S>(std::get<I>(in), i, std::get<I>(sv))...);
+}
+
+template <class Out, class... Ins, class Op, size_t... I>
+inline void typed_run(char* const* ptrs, const int64_t* strides, int64_t n, Op& op,
+                      std::index_sequence<I...> seq) {
+  const bool out_contig = strides[0] == int64_t(sizeof(Out));
+  if (out_contig && ((strides[I + 1] == int64_t(sizeof(Ins))) && ...)) {
+    Out* out = reinterpret_cast<Out*>(ptrs[0]);
+    const std::tuple<const Ins*...> in{reinterpret_cast<const Ins*>(ptrs[I + 1])...};
+    for (int64_t i = 0; i < n; ++i) out[i] = op(std::get<I>(in)[i]...);
+    return;
+  }
+  if constexpr (sizeof...(Ins) >= 1 && sizeof...(Ins) <= 3) {
+    if (out_contig && n > 1) {
+      int scalar = -1;
+      bool ok = true;
+      (void)((ok = ok && (strides[I + 1] == int64_t(sizeof(Ins)) ||
+                          (strides[I + 1] == 0 && scalar < 0 && ((scalar = int(I)), true)))),
+             ...);
+      if (ok && scalar >= 0) {
+        (void)((scalar == int(I) ? (run_scalar<I, Out, Ins...>(ptrs, n, op, seq), 0) : 0), ...);
+        return;
+      }
+    }
+  }
+  char* o = ptrs[0];
+  const int64_t so = strides[0];
+  const char* in[sizeof...(Ins) + 1] = {static_cast<const char*>(ptrs[I + 1])..., nullptr};
+  int64_t si[sizeof...(Ins) + 1] = {strides[I + 1]..., 0};
+  (void)in;
+  (void)si;
+  for (int64_t i = 0; i < n; ++i) {
+    *reinterpret_cast<Out*>(o + i * so) = op(*reinterpret_cast<const Ins*>(in[I] + i * si[I])...);
+  }
+}
+
+}  // namespace detail
+
+// out = op(in...) over the iteration (operands: out, in...), serially.
+template <class Out, class... Ins, class Op>
+inline void elementwise_serial(const tsr_iter_t& it, Op&& op) {
+  constexpr int NOPS = 1 + int(sizeof...(Ins));
+  auto body = [&op](char* const* ptrs, const int64_t* strides, int64_t n) {
+    detail::typed_run<Out, Ins...>(ptrs, strides, n, op, std::index_sequence_for<Ins...>{});
+  };
+  for_each_run<NOPS>(it, 0, it.numel, body);
+}
+
+// out = op(in...) over the iteration, split across threads when numel >= grain.
+template <class Out, class... Ins, class Op>
+inline void elementwise(const tsr_iter_t& it, Op&& op, int64_t grain = kParallelGrain) {
+  constexpr int NOPS = 1 + int(sizeof...(Ins));
+  auto body = [&op](char* const* ptrs, const int64_t* strides, int64_t n) {
+    detail::typed_run<Out, Ins...>(ptrs, strides, n, op, std::index_sequence_for<Ins...>{});
+  };
+  if (it.numel < 2 * grain) {
+    for_each_run<NOPS>(it, 0, it.numel, body);
+  } else {
+    parallel_for_each_element<NOPS>(it, body, grain);
+  }
+}
+
+// ---- reductions --------------------------------------------------------------------------------
+
+// The input sub-block that reduces into one output element: the first `ndim` (= it.nreduce) dims
+// of the iteration with the input's strides (bytes), fastest first.
+struct ReduceBlock {
+  const char* data;
+  int32_t ndim;
+  const int64_t* sizes;
+  const int64_t* strides;
+  int64_t numel;
+
+  // f(const char* p, int64_t n, int64_t stride_bytes) for each run along the block's dim 0
+  // (a single call with n = 1 when the block is 0-dimensional; none when it is empty).
+  template <class F>
+  void for_each_run(F&& f) const {
+    if (numel <= 0) return;
+    if (ndim == 0) {
+      f(data, int64_t(1), int64_t(0));
+      return;
+    }
+    if (ndim == 1) {
+      f(data, sizes[0], strides[0]);
+      return;
+    }
+    int64_t idx[TSR_MAX_DIMS] = {0};
+    const char* p = data;
+    const int64_t outer = numel / sizes[0];
+    for (int64_t r = 0; r < outer; ++r) {
+      f(p, sizes[0], strides[0]);
+      for (int d = 1; d < ndim; ++d) {
+        ++idx[d];
+        p += strides[d];
+        if (idx[d] < sizes[d]) break;
+        p -= idx[d] * strides[d];
+        idx[d] = 0;
+      }
+    }
+  }
+};
+
+// Number of output elements of a reduction iteration.
+inline int64_t reduction_num_outputs(const tsr_iter_t& it) {
+  int64_t n = 1;
+  for (int d = it.nreduce; d < it.ndim; ++d) n *= it.sizes[d];
+  return n;
+}
+// Number of input elements reduced into each output.
+inline int64_t reduction_block_numel(const tsr_iter_t& it) {
+  int64_t n = 1;
+  for (int d = 0; d < it.nreduce && d < it.ndim; ++d) n *= it.sizes[d];
+  return n;
+}
+
+// f(char* out, const ReduceBlock& block) for outputs [begin, end) in iteration order. Operands:
+// 0 = out, `in_operand` = the input.
+template <class F>
+inline void for_each_reduction(const tsr_iter_t& it, int64_t begin, int64_t end, F&& f,
+                               int in_operand = 1) {
+  if (begin >= end) return;
+  const int nr = std::min(it.nreduce, it.ndim);
+  ReduceBlock blk;
+  blk.ndim = nr;
+  blk.sizes = it.sizes;
+  blk.strides = it.strides[in_operand];
+  blk.numel = reduction_block_numel(it);
+  const int ndim = it.ndim;
+  int64_t idx[TSR_MAX_DIMS] = {0};
+  char* out = it.data[0];
+  const char* in = it.data[in_operand];
+  int64_t rem = begin;
+  for (int d = nr; d < ndim; ++d) {
+    idx[d] = rem % it.sizes[d];
+    rem /= it.sizes[d];
+    out += idx[d] * it.strides[0][d];
+    in += idx[d] * it.strides[in_operand][d];
+  }
+  for (int64_t o = begin; o < end; ++o) {
+    blk.data = in;
+    f(out, static_cast<const ReduceBlock&>(blk));
+    for (int d = nr; d < ndim; ++d) {
+      ++idx[d];
+      out += it.strides[0][d];
+      in += it.strides[in_operand][d];
+      if (idx[d] < it.sizes[d]) break;
+      out -= idx[d] * it.strides[0][d];
+      in -= idx[d] * it.strides[in_operand][d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class F>
+inline void for_each_reduction(const tsr_iter_t& it, F&& f) {
+  for_each_reduction(it, 0, reduction_num_outputs(it), f);
+}
+
+// As for_each_reduction, with the outputs split across threads when the total work
+// (outputs x block size) is >= grain and there are several outputs.
+template <class F>
+inline void parallel_for_each_reduction(const tsr_iter_t& it, F&& f, int64_t grain = kParallelGrain) {
+  const int64_t nout = reduction_num_outputs(it);
+  const int64_t blk = std::max<int64_t>(1, reduction_block_numel(it));
+  if (nout < 2 || nout * blk < 2 * grain) {
+    for_each_reduction(it, 0, nout, f);
+    return;
+  }
+  const int64_t out_grain = std::max<int64_t>(1, grain / blk);
+  parallel_for(0, nout, out_grain, [&](int64_t b, int64_t e) { for_each_reduction(it, b, e, f); });
+}
+
+}  // namespace tsr

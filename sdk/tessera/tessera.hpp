@@ -1,0 +1,640 @@
+// Tessera SDK, host side: a header-only C++ API over the C ABI (tsr_api_t).
+//
+//   tsr::Tensor   RAII handle (one reference) with views, conversions and operators.
+//   factories     tsr::empty/zeros/ones/full/arange/rand/randn/from_vector/scalar_tensor.
+//   ops           tsr::add, tsr::matmul, ... and tsr::call("name", {args}) for any op.
+// Errors from the core become tsr::Error exceptions (code + message) on this side only.
+//
+// Finding the core: a host that links libtessera (CMake target Tessera::tessera defines
+// TESSERA_LINKS_CORE) needs nothing. A host that dlopen()s the core calls
+// tsr::set_api(get_api(TSR_ABI_VERSION)) once before anything else.
+// Runtime: ops run in the runtime of their tensor arguments; factories use tsr::runtime(),
+// the process-wide default runtime unless tsr::set_runtime() chose another.
+// Thread-safety: distinct Tensors may be used from any thread; one Tensor object is not
+// synchronized (like std::shared_ptr).
+#pragma once
+
+#include <atomic>
+#include <cstring>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tessera/api.h"
+#include "tessera/dtype.hpp"
+#include "tessera/error.hpp"
+
+namespace tsr {
+
+// ---- the api table and the runtime -----------------------------------------------------------
+
+namespace detail {
+inline std::atomic<const tsr_api_t*>& api_slot() {
+  static std::atomic<const tsr_api_t*> slot{nullptr};
+  return slot;
+}
+inline std::atomic<tsr_runtime_t*>& runtime_slot() {
+  static std::atomic<tsr_runtime_t*> slot{nullptr};
+  return slot;
+}
+}  // namespace detail
+
+inline void set_api(const tsr_api_t* api) { detail::api_slot().store(api); }
+
+inline const tsr_api_t* api() {
+  const tsr_api_t* a = detail::api_slot().load(std::memory_order_acquire);
+  if (a) return a;
+#ifdef TESSERA_LINKS_CORE
+  a = tsr_get_api(TSR_ABI_VERSION);
+  detail::api_slot().store(a);
+  return a;
+#else
+  throw Error(TSR_FAILED_PRECONDITION, "tessera SDK: call tsr::set_api() with the core's table first");
+#endif
+}
+
+inline void check(tsr_status_t st) { ::tsr::check(api(), st); }
+
+inline tsr_runtime_t* runtime() {
+  tsr_runtime_t* rt = detail::runtime_slot().load(std::memory_order_acquire);
+  if (rt) return rt;
+  check(api()->runtime_default(&rt));
+  detail::runtime_slot().store(rt);
+  return rt;
+}
+// Routes factories to `rt` (nullptr: back to the default runtime).
+inline void set_runtime(tsr_runtime_t* rt) { detail::runtime_slot().store(rt); }
+inline void manual_seed(uint64_t seed) { api()->manual_seed(runtime(), seed); }
+
+// ---- devices ---------------------------------------------------------------------------------
+
+struct Device {
+  tsr_device_t d{TSR_DEVICE_TYPE_CPU, 0};
+  Device() = default;
+  Device(tsr_device_t dev) : d(dev) {}  // NOLINT: implicit on purpose
+  Device(const char* text) { check(api()->device_parse(runtime(), text, &d)); }  // NOLINT
+  Device(const std::string& text) : Device(text.c_str()) {}                      // NOLINT
+  static Device cpu(int index = 0) { return Device(tsr_device_t{TSR_DEVICE_TYPE_CPU, index}); }
+  bool operator==(const Device& o) const { return d.type == o.d.type && d.index == o.d.index; }
+  bool operator!=(const Device& o) const { return !(*this == o); }
+  std::string str(tsr_runtime_t* rt = nullptr) const {
+    const char* n = api()->device_type_name(rt ? rt : runtime(), d.type);
+    return std::string(n ? n : "?") + ":" + std::to_string(d.index);
+  }
+};
+
+// ---- tensors ---------------------------------------------------------------------------------
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Adopts one reference.
+  static Tensor adopt(tsr_tensor_t* t) {
+    Tensor r;
+    r.t_ = t;
+    return r;
+  }
+  // Shares a reference.
+  static Tensor borrow(tsr_tensor_t* t) {
+    if (t) api()->tensor_retain(t);
+    return adopt(t);
+  }
+  Tensor(const Tensor& o) : t_(o.t_) {
+    if (t_) api()->tensor_retain(t_);
+  }
+  Tensor(Tensor&& o) noexcept : t_(o.t_) { o.t_ = nullptr; }
+  Tensor& operator=(const Tensor& o) {
+    if (this != &o) {
+      if (o.t_) api()->tensor_retain(o.t_);
+      reset();
+      t_ = o.t_;
+    }
+    return *this;
+  }
+  Tensor& operator=(Tensor&& o) noexcept {
+    if (this != &o) {
+      reset();
+      t_ = o.t_;
+      o.t_ = nullptr;
+    }
+    return *this;
+  }
+  ~Tensor() { reset(); }
+  void reset() {
+    if (t_) api()->tensor_release(t_);
+    t_ = nullptr;
+  }
+  // Gives up the reference to the caller.
+  tsr_tensor_t* release() {
+    tsr_tensor_t* t = t_;
+    t_ = nullptr;
+    return t;
+  }
+
+  bool defined() const { return t_ != nullptr; }
+  tsr_tensor_t* get() const { return t_; }
+  tsr_runtime_t* runtime() const { return api()->tensor_runtime(h()); }
+  tsr_dtype_t dtype() const { return api()->tensor_dtype(h()); }
+  Device device() const { return Device(api()->tensor_device(h())); }
+  int64_t dim() const { return api()->tensor_ndim(h()); }
+  int64_t numel() const { return api()->tensor_numel(h()); }
+  std::vector<int64_t> sizes() const {
+    const int64_t* s = api()->tensor_sizes(h());
+    return std::vector<int64_t>(s, s + dim());
+  }
+  std::vector<int64_t> strides() const {
+    const int64_t* s = api()->tensor_strides(h());
+    return std::vector<int64_t>(s, s + dim());
+  }
+  int64_t size(int64_t d) const { return sizes().at(static_cast<size_t>(d < 0 ? d + dim() : d)); }
+  int64_t storage_offset() const { return api()->tensor_offset(h()); }
+  bool is_contiguous() const { return api()->tensor_is_contiguous(h()) != 0; }
+  void* data_ptr() const { return api()->tensor_data(h()); }
+  template <class T>
+  T* data() const {
+    if (dtype_of<T> != dtype())
+      throw Error(TSR_INVALID_ARGUMENT, std::string("data<T>: tensor is ") + dtype_name(dtype()));
+    return static_cast<T*>(data_ptr());
+  }
+  bool shares_storage(const Tensor& o) const { return api()->tensor_shares_storage(h(), o.h()) != 0; }
+
+  // Views.
+  Tensor view(std::vector<int64_t> s) const { return make([&](auto** o) { return api()->tensor_view(h(), n(s), s.data(), o); }); }
+  Tensor reshape(std::vector<int64_t> s) const { return make([&](auto** o) { return api()->tensor_reshape(h(), n(s), s.data(), o); }); }
+  Tensor transpose(int64_t a, int64_t b) const { return make([&](auto** o) { return api()->tensor_transpose(h(), a, b, o); }); }
+  Tensor t() const { return transpose(0, 1); }
+  Tensor permute(std::vector<int64_t> d) const { return make([&](auto** o) { return api()->tensor_permute(h(), n(d), d.data(), o); }); }
+  Tensor expand(std::vector<int64_t> s) const { return make([&](auto** o) { return api()->tensor_expand(h(), n(s), s.data(), o); }); }
+  Tensor slice(int64_t d, int64_t start, int64_t end, int64_t step = 1) const {
+    return make([&](auto** o) { return api()->tensor_slice(h(), d, start, end, step, o); });
+  }
+  Tensor select(int64_t d, int64_t i) const { return make([&](auto** o) { return api()->tensor_select(h(), d, i, o); }); }
+  Tensor narrow(int64_t d, int64_t s, int64_t l) const { return make([&](auto** o) { return api()->tensor_narrow(h(), d, s, l, o); }); }
+  Tensor squeeze() const { return make([&](auto** o) { return api()->tensor_squeeze(h(), TSR_ALL_DIMS, o); }); }
+  Tensor squeeze(int64_t d) const { return make([&](auto** o) { return api()->tensor_squeeze(h(), d, o); }); }
+  Tensor unsqueeze(int64_t d) const { return make([&](auto** o) { return api()->tensor_unsqueeze(h(), d, o); }); }
+  Tensor as_strided(std::vector<int64_t> s, std::vector<int64_t> st, int64_t off) const {
+    if (s.size() != st.size()) throw Error(TSR_INVALID_ARGUMENT, "as_strided: sizes and strides differ in length");
+    return make([&](auto** o) { return api()->tensor_as_strided(h(), n(s), s.data(), st.data(), off, o); });
+  }
+  Tensor contiguous() const { return make([&](auto** o) { return api()->tensor_contiguous(h(), o); }); }
+  Tensor operator[](int64_t i) const { return select(0, i); }
+
+  // Conversions (new tensors unless nothing changes).
+  Tensor to(tsr_dtype_t dt) const { return make([&](auto** o) { return api()->tensor_to(h(), dt, api()->tensor_device(h()), 0, o); }); }
+  Tensor to(Device dev) const { return make([&](auto** o) { return api()->tensor_to(h(), TSR_DTYPE_UNDEFINED, dev.d, 0, o); }); }
+  Tensor to(Device dev, tsr_dtype_t dt) const { return make([&](auto** o) { return api()->tensor_to(h(), dt, dev.d, 0, o); }); }
+  Tensor clone() const { return make([&](auto** o) { return api()->tensor_to(h(), TSR_DTYPE_UNDEFINED, api()->tensor_device(h()), 1, o); }); }
+  Tensor& copy_(const Tensor& src) {
+    check(api()->tensor_copy_(h(), src.h()));
+    return *this;
+  }
+
+  // Elements as host values of type T (converted through the runtime when dtypes differ).
+  template <class T>
+  std::vector<T> to_vector() const {
+    Tensor src = dtype() == dtype_of<T> ? *this : to(dtype_of<T>);
+    std::vector<T> out(static_cast<size_t>(src.numel()));
+    check(api()->tensor_copy_to_host(src.h(), out.data(), out.size() * sizeof(T)));
+    return out;
+  }
+  template <class T>
+  T item() const {
+    if (numel() != 1)
+      throw Error(TSR_INVALID_ARGUMENT, "item: a tensor with " + std::to_string(numel()) +
+                                            " elements cannot be converted to a scalar");
+    return to_vector<T>()[0];
+  }
+
+  // In-place fill.
+  Tensor& fill_(double v);
+
+ private:
+  tsr_tensor_t* h() const {
+    if (!t_) throw Error(TSR_FAILED_PRECONDITION, "use of an undefined tsr::Tensor");
+    return t_;
+  }
+  static int32_t n(const std::vector<int64_t>& v) { return static_cast<int32_t>(v.size()); }
+  template <class F>
+  static Tensor make(F&& f) {
+    tsr_tensor_t* out = nullptr;
+    check(f(&out));
+    return adopt(out);
+  }
+  tsr_tensor_t* t_ = nullptr;
+};
+
+// ---- boxed arguments -------------------------------------------------------------------------
+
+struct None {};
+constexpr None none{};
+
+// One op argument. Holds what the boxed value borrows (lists, strings, scalar tensors).
+class Arg {
+ public:
+  Arg(None) { v_.tag = TSR_VALUE_NONE; }                       // NOLINT
+  Arg(std::nullopt_t) { v_.tag = TSR_VALUE_NONE; }             // NOLINT
+  Arg(const Tensor& t) : tensor_(t) { set_tensor(); }          // NOLINT
+  Arg(Tensor&& t) : tensor_(std::move(t)) { set_tensor(); }    // NOLINT
+  Arg(bool b) {                                                // NOLINT
+    v_.tag = TSR_VALUE_BOOL;
+    v_.u.b = b;
+  }
+  template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
+  Arg(I i) {  // NOLINT
+    v_.tag = TSR_VALUE_INT;
+    v_.u.i = static_cast<int64_t>(i);
+  }
+  Arg(double d) {  // NOLINT
+    v_.tag = TSR_VALUE_DOUBLE;
+    v_.u.d = d;
+  }
+  Arg(float d) : Arg(static_cast<double>(d)) {}  // NOLINT
+  Arg(tsr_dtype_t dt) {                          // NOLINT
+    v_.tag = TSR_VALUE_DTYPE;
+    v_.u.dtype = dt;
+  }
+  Arg(Device d) {  // NOLINT
+    v_.tag = TSR_VALUE_DEVICE;
+    v_.u.device = d.d;
+  }
+  Arg(std::vector<int64_t> list) : list_(std::move(list)) {  // NOLINT
+    v_.tag = TSR_VALUE_INT_LIST;
+    v_.u.ints.data = list_.data();
+    v_.u.ints.len = static_cast<int64_t>(list_.size());
+  }
+  Arg(std::initializer_list<int64_t> list) : Arg(std::vector<int64_t>(list)) {}  // NOLINT
+  Arg(std::string s) : str_(std::move(s)) {                                     // NOLINT
+    v_.tag = TSR_VALUE_STRING;
+    v_.u.str = str_.c_str();
+  }
+  Arg(const char* s) : Arg(std::string(s)) {}  // NOLINT
+  template <class T>
+  Arg(const std::optional<T>& o) : Arg(o ? Arg(*o) : Arg(none)) {}  // NOLINT
+  Arg(const Arg& o) : tensor_(o.tensor_), list_(o.list_), str_(o.str_), v_(o.v_) { repoint(); }
+  Arg& operator=(const Arg&) = delete;
+
+  const tsr_value_t& value() const { return v_; }
+
+ private:
+  void set_tensor() {
+    v_.tag = TSR_VALUE_TENSOR;
+    v_.u.tensor = tensor_.get();
+  }
+  void repoint() {
+    if (v_.tag == TSR_VALUE_INT_LIST) v_.u.ints.data = list_.data();
+    if (v_.tag == TSR_VALUE_STRING) v_.u.str = str_.c_str();
+    if (v_.tag == TSR_VALUE_TENSOR) v_.u.tensor = tensor_.get();
+  }
+  Tensor tensor_;
+  std::vector<int64_t> list_;
+  std::string str_;
+  tsr_value_t v_{};
+};
+
+// A scalar as a wrapped-number 0-dim tensor (participates in promotion like a Python scalar).
+inline Tensor scalar_tensor(double v, tsr_dtype_t dt = TSR_DTYPE_UNDEFINED, bool wrapped = true) {
+  tsr_value_t val;
+  val.tag = TSR_VALUE_DOUBLE;
+  val.u.d = v;
+  tsr_tensor_t* out = nullptr;
+  check(api()->tensor_scalar(runtime(), &val, dt == TSR_DTYPE_UNDEFINED ? TSR_F64 : dt,
+                             tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, wrapped ? 1 : 0, &out));
+  return Tensor::adopt(out);
+}
+inline Tensor scalar_tensor_int(int64_t v, tsr_dtype_t dt = TSR_I64, bool wrapped = true) {
+  tsr_value_t val;
+  val.tag = TSR_VALUE_INT;
+  val.u.i = v;
+  tsr_tensor_t* out = nullptr;
+  check(api()->tensor_scalar(runtime(), &val, dt, tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, wrapped ? 1 : 0, &out));
+  return Tensor::adopt(out);
+}
+
+// Any C++ arithmetic scalar as a wrapped number: integers stay integers (int * Tensor<int>
+// stays int), floating point values promote integer tensors to the default float dtype.
+template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
+inline Tensor wrap_scalar(S s) {
+  if constexpr (std::is_same_v<S, bool>) {
+    tsr_value_t val;
+    val.tag = TSR_VALUE_BOOL;
+    val.u.b = s;
+    tsr_tensor_t* out = nullptr;
+    check(api()->tensor_scalar(runtime(), &val, TSR_BOOL, tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, 1, &out));
+    return Tensor::adopt(out);
+  } else if constexpr (std::is_integral_v<S>) {
+    return scalar_tensor_int(static_cast<int64_t>(s));
+  } else {
+    return scalar_tensor(static_cast<double>(s));
+  }
+}
+
+// ---- calling ops -----------------------------------------------------------------------------
+
+// An op looked up once per runtime and thread; calls skip the string lookup afterwards.
+class Op {
+ public:
+  explicit Op(const char* name) : name_(name) {}
+  tsr_op_t* get(tsr_runtime_t* rt) const {
+    thread_local struct {
+      const Op* owner = nullptr;
+      tsr_runtime_t* rt = nullptr;
+      tsr_op_t* op = nullptr;
+    } cache[8];
+    size_t slot = (reinterpret_cast<uintptr_t>(this) >> 4) & 7;
+    auto& c = cache[slot];
+    if (c.owner != this || c.rt != rt) {
+      tsr_op_t* op = nullptr;
+      check(api()->op_find(rt, name_, &op));
+      c.owner = this;
+      c.rt = rt;
+      c.op = op;
+    }
+    return c.op;
+  }
+  const char* name() const { return name_; }
+
+ private:
+  const char* name_;
+};
+
+namespace detail {
+inline tsr_runtime_t* runtime_of(std::initializer_list<Arg> args) {
+  for (const Arg& a : args)
+    if (a.value().tag == TSR_VALUE_TENSOR) return api()->tensor_runtime(a.value().u.tensor);
+  return runtime();
+}
+}  // namespace detail
+
+// Calls an op with `args` in schema order; returns its outputs. `outs` may pass out= tensors.
+inline std::vector<Tensor> call_multi(const Op& op, std::initializer_list<Arg> args,
+                                      std::vector<Tensor> outs = {}) {
+  tsr_runtime_t* rt = detail::runtime_of(args);
+  tsr_op_t* h = op.get(rt);
+  size_t nout = api()->op_num_outputs(h);
+  tsr_value_t vals[16];
+  size_t n = 0;
+  for (const Arg& a : args) {
+    if (n == 16) throw Error(TSR_INVALID_ARGUMENT, std::string(op.name()) + ": too many arguments");
+    vals[n++] = a.value();
+  }
+  tsr_tensor_t* raw[8] = {};
+  if (nout > 8) throw Error(TSR_INVALID_ARGUMENT, std::string(op.name()) + ": too many outputs");
+  for (size_t i = 0; i < outs.size() && i < nout; ++i) raw[i] = outs[i].get();
+  check(api()->op_call(h, vals, n, raw, nout));
+  std::vector<Tensor> result;
+  for (size_t i = 0; i < nout; ++i)
+    result.push_back(i < outs.size() && outs[i].defined() ? outs[i] : Tensor::adopt(raw[i]));
+  return result;
+}
+
+inline Tensor call(const Op& op, std::initializer_list<Arg> args) {
+  tsr_runtime_t* rt = detail::runtime_of(args);
+  tsr_op_t* h = op.get(rt);
+  tsr_value_t vals[16];
+  size_t n = 0;
+  for (const Arg& a : args) {
+    if (n == 16) throw Error(TSR_INVALID_ARGUMENT, std::string(op.name()) + ": too many arguments");
+    vals[n++] = a.value();
+  }
+  tsr_tensor_t* out = nullptr;
+  check(api()->op_call(h, vals, n, &out, 1));
+  return Tensor::adopt(out);
+}
+// By name (looked up on every call; prefer a static tsr::Op on hot paths).
+inline Tensor call(const char* name, std::initializer_list<Arg> args) {
+  tsr_runtime_t* rt = detail::runtime_of(args);
+  tsr_op_t* h = nullptr;
+  check(api()->op_find(rt, name, &h));
+  tsr_value_t vals[16];
+  size_t n = 0;
+  for (const Arg& a : args) {
+    if (n == 16) throw Error(TSR_INVALID_ARGUMENT, std::string(name) + ": too many arguments");
+    vals[n++] = a.value();
+  }
+  tsr_tensor_t* out = nullptr;
+  check(api()->op_call(h, vals, n, &out, 1));
+  return Tensor::adopt(out);
+}
+// out= form: writes into `out` (which must have the result's shape, dtype and device).
+inline Tensor& call_out(const Op& op, Tensor& out, std::initializer_list<Arg> args) {
+  call_multi(op, args, {out});
+  return out;
+}
+
+#define TSR_SDK_OP(name) \
+  static const ::tsr::Op op_##name(#name)
+
+// ---- factories -------------------------------------------------------------------------------
+
+inline Tensor empty(std::vector<int64_t> sizes, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
+  tsr_tensor_t* out = nullptr;
+  check(api()->tensor_empty(runtime(), static_cast<int32_t>(sizes.size()), sizes.data(), dt, dev.d, &out));
+  return Tensor::adopt(out);
+}
+inline Tensor full(std::vector<int64_t> sizes, double value, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
+  static const Op op("full");
+  return call(op, {std::move(sizes), value, dt, dev});
+}
+inline Tensor zeros(std::vector<int64_t> sizes, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
+  return full(std::move(sizes), 0.0, dt, dev);
+}
+inline Tensor ones(std::vector<int64_t> sizes, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
+  return full(std::move(sizes), 1.0, dt, dev);
+}
+inline Tensor arange(double start, double end, double step = 1, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
+  static const Op op("arange");
+  return call(op, {start, end, step, dt, dev});
+}
+inline Tensor arange(int64_t end, tsr_dtype_t dt = TSR_I64, Device dev = {}) {
+  static const Op op("arange");
+  return call(op, {int64_t{0}, end, int64_t{1}, dt, dev});
+}
+inline Tensor rand(std::vector<int64_t> sizes, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
+  static const Op op("rand");
+  return call(op, {std::move(sizes), dt, dev});
+}
+inline Tensor randn(std::vector<int64_t> sizes, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
+  static const Op op("randn");
+  return call(op, {std::move(sizes), dt, dev});
+}
+template <class T>
+Tensor from_vector(const std::vector<T>& data, std::vector<int64_t> sizes, Device dev = {}) {
+  static_assert(dtype_of<T> != TSR_DTYPE_UNDEFINED, "from_vector: unsupported element type");
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  if (n != static_cast<int64_t>(data.size()))
+    throw Error(TSR_INVALID_ARGUMENT, "from_vector: " + std::to_string(data.size()) +
+                                          " values do not fill the requested shape (" + std::to_string(n) + " elements)");
+  tsr_tensor_t* out = nullptr;
+  check(api()->tensor_from_host(runtime(), data.data(), static_cast<int32_t>(sizes.size()), sizes.data(),
+                                dtype_of<T>, dev.d, &out));
+  return Tensor::adopt(out);
+}
+template <class T>
+Tensor from_vector(const std::vector<T>& data) {
+  return from_vector(data, {static_cast<int64_t>(data.size())});
+}
+// std::vector<bool> is not contiguous: use uint8 storage.
+inline Tensor from_bools(const std::vector<bool>& data, std::vector<int64_t> sizes, Device dev = {}) {
+  std::vector<uint8_t> bytes(data.begin(), data.end());
+  tsr_tensor_t* out = nullptr;
+  check(api()->tensor_from_host(runtime(), bytes.data(), static_cast<int32_t>(sizes.size()), sizes.data(),
+                                TSR_BOOL, dev.d, &out));
+  return Tensor::adopt(out);
+}
+
+inline Tensor& Tensor::fill_(double v) {
+  static const Op op("_fill");
+  std::vector<Tensor> outs{*this};
+  call_multi(op, {*this, v}, outs);
+  return *this;
+}
+
+// ---- ops -------------------------------------------------------------------------------------
+
+#define TSR_SDK_UNARY(name)                 \
+  inline Tensor name(const Tensor& a) {     \
+    static const Op op(#name);              \
+    return call(op, {a});                   \
+  }
+#define TSR_SDK_BINARY(name)                                \
+  inline Tensor name(const Tensor& a, const Tensor& b) {    \
+    static const Op op(#name);                              \
+    return call(op, {a, b});                                \
+  }                                                         \
+  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
+  inline Tensor name(const Tensor& a, S b) {                \
+    return name(a, wrap_scalar(b));                         \
+  }
+
+TSR_SDK_UNARY(neg)
+TSR_SDK_UNARY(abs)
+TSR_SDK_UNARY(exp)
+TSR_SDK_UNARY(log)
+TSR_SDK_UNARY(sqrt)
+TSR_SDK_UNARY(rsqrt)
+TSR_SDK_UNARY(tanh)
+TSR_SDK_UNARY(sigmoid)
+TSR_SDK_UNARY(relu)
+TSR_SDK_UNARY(silu)
+TSR_SDK_BINARY(mul)
+TSR_SDK_BINARY(div)
+TSR_SDK_BINARY(pow)
+TSR_SDK_BINARY(maximum)
+TSR_SDK_BINARY(minimum)
+TSR_SDK_BINARY(eq)
+TSR_SDK_BINARY(ne)
+TSR_SDK_BINARY(lt)
+TSR_SDK_BINARY(le)
+TSR_SDK_BINARY(gt)
+TSR_SDK_BINARY(ge)
+#undef TSR_SDK_UNARY
+#undef TSR_SDK_BINARY
+
+inline Tensor add(const Tensor& a, const Tensor& b, double alpha = 1) {
+  static const Op op("add");
+  return alpha == static_cast<double>(static_cast<int64_t>(alpha)) ? call(op, {a, b, static_cast<int64_t>(alpha)})
+                                                                   : call(op, {a, b, alpha});
+}
+template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
+inline Tensor add(const Tensor& a, S b) {
+  return add(a, wrap_scalar(b));
+}
+inline Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1) {
+  static const Op op("sub");
+  return alpha == static_cast<double>(static_cast<int64_t>(alpha)) ? call(op, {a, b, static_cast<int64_t>(alpha)})
+                                                                   : call(op, {a, b, alpha});
+}
+template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
+inline Tensor sub(const Tensor& a, S b) {
+  return sub(a, wrap_scalar(b));
+}
+inline Tensor gelu(const Tensor& a, const char* approximate = "none") {
+  static const Op op("gelu");
+  return call(op, {a, approximate});
+}
+inline Tensor clamp(const Tensor& a, std::optional<double> lo, std::optional<double> hi = std::nullopt) {
+  static const Op op("clamp");
+  return call(op, {a, lo, hi});
+}
+inline Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
+  static const Op op("where");
+  return call(op, {c, a, b});
+}
+inline Tensor sum(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false,
+                  std::optional<tsr_dtype_t> dtype = std::nullopt) {
+  static const Op op("sum");
+  return call(op, {a, std::move(dims), keepdim, dtype ? Arg(*dtype) : Arg(none)});
+}
+inline Tensor mean(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false,
+                   std::optional<tsr_dtype_t> dtype = std::nullopt) {
+  static const Op op("mean");
+  return call(op, {a, std::move(dims), keepdim, dtype ? Arg(*dtype) : Arg(none)});
+}
+inline Tensor amax(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false) {
+  static const Op op("amax");
+  return call(op, {a, std::move(dims), keepdim});
+}
+inline Tensor amin(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false) {
+  static const Op op("amin");
+  return call(op, {a, std::move(dims), keepdim});
+}
+inline Tensor argmax(const Tensor& a, std::optional<int64_t> dim = std::nullopt, bool keepdim = false) {
+  static const Op op("argmax");
+  return call(op, {a, dim, keepdim});
+}
+inline Tensor mm(const Tensor& a, const Tensor& b) {
+  static const Op op("mm");
+  return call(op, {a, b});
+}
+inline Tensor bmm(const Tensor& a, const Tensor& b) {
+  static const Op op("bmm");
+  return call(op, {a, b});
+}
+inline Tensor matmul(const Tensor& a, const Tensor& b) {
+  static const Op op("matmul");
+  return call(op, {a, b});
+}
+inline Tensor softmax(const Tensor& a, int64_t dim, std::optional<tsr_dtype_t> dtype = std::nullopt) {
+  static const Op op("softmax");
+  return call(op, {a, dim, dtype ? Arg(*dtype) : Arg(none)});
+}
+inline Tensor log_softmax(const Tensor& a, int64_t dim, std::optional<tsr_dtype_t> dtype = std::nullopt) {
+  static const Op op("log_softmax");
+  return call(op, {a, dim, dtype ? Arg(*dtype) : Arg(none)});
+}
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+#define TSR_SDK_SCALAR_OPERATOR(sym, fn)                                  \
+  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>  \
+  inline Tensor operator sym(const Tensor& a, S b) {                      \
+    return fn(a, wrap_scalar(b));                                         \
+  }                                                                       \
+  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>  \
+  inline Tensor operator sym(S a, const Tensor& b) {                      \
+    return fn(wrap_scalar(a), b);                                         \
+  }
+TSR_SDK_SCALAR_OPERATOR(+, add)
+TSR_SDK_SCALAR_OPERATOR(-, sub)
+TSR_SDK_SCALAR_OPERATOR(*, mul)
+TSR_SDK_SCALAR_OPERATOR(/, div)
+#undef TSR_SDK_SCALAR_OPERATOR
+inline Tensor operator-(const Tensor& a) { return neg(a); }
+
+// "Tensor([2, 3], float32, cpu:0)".
+inline std::string describe(const Tensor& t) {
+  if (!t.defined()) return "Tensor(undefined)";
+  std::string s = "Tensor([";
+  auto sz = t.sizes();
+  for (size_t i = 0; i < sz.size(); ++i) s += (i ? ", " : "") + std::to_string(sz[i]);
+  return s + "], " + dtype_name(t.dtype()) + ", " + t.device().str(t.runtime()) + ")";
+}
+
+}  // namespace tsr
