@@ -36,7 +36,7 @@ tsr_status_t status_create(tsr_code_t code, const char* message) {
 }
 tsr_code_t status_code(tsr_status_t s) { return s ? s->code : TSR_OK; }
 const char* status_message(tsr_status_t s) { return s ? s->message.c_str() : ""; }
-void status_free(tsr_status_t s) { delete s; }
+void status_free(tsr_status_t s) { free_status(s); }
 
 tsr_status_t api_runtime_create(const tsr_runtime_options_t* o, tsr_runtime_t** out) {
   TSR_GUARD("runtime_create", return runtime_create(o, out);)

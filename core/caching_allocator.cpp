@@ -46,8 +46,8 @@ constexpr size_t kSmallSize = 1 * kMiB;       // requests <= this use the small 
 constexpr size_t kSmallSegment = 2 * kMiB;    // segment size of the small pool
 constexpr size_t kMinLargeAlloc = 10 * kMiB;  // large requests below this share 20 MiB segments
 constexpr size_t kLargeSegment = 20 * kMiB;
-constexpr size_t kRoundLarge = 2 * kMiB;      // bigger requests: own segment, 2 MiB multiple
-constexpr size_t kMinSmallRemainder = 512;    // small pool: split if remainder >= this
+constexpr size_t kRoundLarge = 2 * kMiB;           // bigger requests: own segment, 2 MiB multiple
+constexpr size_t kMinSmallRemainder = 512;         // small pool: split if remainder >= this
 constexpr size_t kMinLargeRemainder = kSmallSize;  // large pool: split if remainder > this
 // An oversize request (> max_split_size) may reuse an oversize cached block only if it wastes
 // less than this much.
@@ -75,11 +75,21 @@ void append_json_string(std::string& out, const std::string& s) {
   out += '"';
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -102,8 +112,8 @@ void append_uint(std::string& out, uint64_t v) {
 std::string oom_message(const std::string& device, size_t size, size_t nbytes, int64_t allocated,
                         int64_t reserved, size_t limit) {
   std::string m = "out of memory on " + device + " allocating " + format_bytes(size) +
-                  " (requested " + std::to_string(nbytes) + " bytes): " +
-                  format_bytes(static_cast<uint64_t>(allocated)) + " allocated, " +
+                  " (requested " + std::to_string(nbytes) +
+                  " bytes): " + format_bytes(static_cast<uint64_t>(allocated)) + " allocated, " +
                   format_bytes(static_cast<uint64_t>(reserved)) + " reserved, ";
   m += limit ? "limit " + format_bytes(limit) : std::string("no limit");
   return m;
@@ -120,8 +130,9 @@ tsr_status_t host_oom_status(const std::string& device, size_t nbytes) {
   }
 }
 
-// Calls the raw allocator. On failure returns false and appends the raw allocator's message
-// (its status is freed here: the core made it through status_create).
+// Calls the raw allocator (under the caller's lock: a raw allocator must not call back into
+// this allocator). On failure returns false and stores the raw allocator's message; its status
+// is deleted here (the core made it through status_create, so it is a tsr_status_s).
 bool raw_alloc(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbytes, void** out,
                std::string* raw_msg) {
   void* p = nullptr;
@@ -133,7 +144,7 @@ bool raw_alloc(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbyte
       } catch (...) {
       }
     }
-    delete st;
+    free_status(st);
     return false;
   }
   if (p == nullptr) return false;
@@ -240,21 +251,21 @@ struct Segment {
   char* base = nullptr;
   size_t size = 0;
   bool large = false;
-  Block* head = nullptr;     // lowest-address block
-  Segment* prev = nullptr;   // segment list, creation order
+  Block* head = nullptr;    // lowest-address block
+  Segment* prev = nullptr;  // segment list, creation order
   Segment* next = nullptr;
 };
 
 struct Block {
   char* ptr = nullptr;
   size_t size = 0;
-  size_t requested = 0;      // bytes asked for (active blocks)
+  size_t requested = 0;  // bytes asked for (active blocks)
   Segment* seg = nullptr;
-  Block* prev = nullptr;     // neighbours in the segment (address order)
-  Block* next = nullptr;     // (also links the spare list)
+  Block* prev = nullptr;  // neighbours in the segment (address order)
+  Block* next = nullptr;  // (also links the spare list)
   bool allocated = false;
-  FreeSet::iterator free_it;         // position in its pool while free
-  FreeSet::node_type free_node;      // owned while the block is not in a free set
+  FreeSet::iterator free_it;     // position in its pool while free
+  FreeSet::node_type free_node;  // owned while the block is not in a free set
 };
 
 class CachingAllocator final : public DeviceAllocator {
@@ -298,9 +309,8 @@ class CachingAllocator final : public DeviceAllocator {
       std::lock_guard<std::mutex> lock(mu_);
       if (nbytes > kMaxRequest) {
         ++num_ooms_;
-        return make_status(TSR_RESOURCE_EXHAUSTED,
-                           oom_message(name_, nbytes, nbytes, allocated_, reserved_,
-                                       conf_.limit_bytes));
+        return make_status(TSR_RESOURCE_EXHAUSTED, oom_message(name_, nbytes, nbytes, allocated_,
+                                                               reserved_, conf_.limit_bytes));
       }
       const size_t size = round_size(nbytes);
       if (num_spare_ < 2) refill_spares();  // may throw: nothing changed yet
@@ -425,7 +435,7 @@ class CachingAllocator final : public DeviceAllocator {
   }
 
   // Makes sure at least two spare Blocks exist (a new segment's head plus a split remainder),
-  // each owning its container nodes, and that the active map never needs to rehash.
+  // each owning its free-set node, and that the active map never needs to grow on insert.
   void refill_spares() {
     while (num_spare_ < 2) {
       Block* b = new Block;
@@ -599,9 +609,7 @@ class CachingAllocator final : public DeviceAllocator {
   }
 
   // Returns wholly free segments, oldest first, until reserved_ <= target (0: all of them).
-  // Returns whether anything was released.
-  bool release_free_segments(size_t target) {
-    bool released = false;
+  void release_free_segments(size_t target) {
     for (Segment* s = seg_head_; s != nullptr && static_cast<size_t>(reserved_) > target;) {
       Segment* next = s->next;
       Block* h = s->head;
@@ -614,11 +622,9 @@ class CachingAllocator final : public DeviceAllocator {
         --num_segments_;
         push_spare(h);
         delete s;
-        released = true;
       }
       s = next;
     }
-    return released;
   }
 
   void unlink_segment(Segment* s) {
@@ -762,9 +768,8 @@ class PassthroughAllocator final : public DeviceAllocator {
       std::lock_guard<std::mutex> lock(mu_);
       std::string raw_msg;
       void* p = nullptr;
-      const bool over_limit =
-          nbytes > kMaxRequest ||
-          (limit_ != 0 && static_cast<size_t>(allocated_) + nbytes > limit_);
+      const bool over_limit = nbytes > kMaxRequest ||
+                              (limit_ != 0 && static_cast<size_t>(allocated_) + nbytes > limit_);
       if (over_limit || !raw_alloc(raw_, device_, nbytes, &p, &raw_msg)) {
         ++num_ooms_;
         std::string m = oom_message(name_, nbytes, nbytes, allocated_, allocated_, limit_);
@@ -931,8 +936,7 @@ tsr_status_t apply_entry(const std::string& full_key, const std::string& key,
     }
     conf->roundup_bytes = static_cast<size_t>(n);
   } else {
-    return make_status(TSR_INVALID_ARGUMENT,
-                       "TESSERA_ALLOC_CONF: unknown key '" + full_key + "'");
+    return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: unknown key '" + full_key + "'");
   }
   return nullptr;
 }
@@ -969,8 +973,8 @@ tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_n
         prefix = trim(e.full_key.substr(0, dot));
         e.key = trim(e.full_key.substr(dot + 1));
         if (prefix.empty()) {
-          return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: empty device type in '" +
-                                                       e.full_key + "'");
+          return make_status(TSR_INVALID_ARGUMENT,
+                             "TESSERA_ALLOC_CONF: empty device type in '" + e.full_key + "'");
         }
       } else {
         e.key = e.full_key;
@@ -983,7 +987,9 @@ tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_n
     AllocConf conf;
     for (int pass = 0; pass < 2; ++pass) {
       for (const Entry& e : entries) {
-        if (e.typed == (pass == 1)) TSR_RETURN_IF_ERROR(apply_entry(e.full_key, e.key, e.value, &conf));
+        if (e.typed == (pass == 1)) {
+          TSR_RETURN_IF_ERROR(apply_entry(e.full_key, e.key, e.value, &conf));
+        }
       }
     }
     *out = std::move(conf);

@@ -162,7 +162,7 @@ void load_one(Runtime* rt, const Candidate& c) {
   }
   if (st) {
     std::string msg = st->message;
-    delete st;
+    free_status(st);
     // Nothing was published: the staged registrations die with `reg`.
     if (p->struct_size >= offsetof(tsr_plugin_t, shutdown) + sizeof(p->shutdown) && p->shutdown && state) {
       try {
@@ -174,7 +174,7 @@ void load_one(Runtime* rt, const Candidate& c) {
   }
   if ((st = commit(&reg))) {
     std::string msg = st->message;
-    delete st;
+    free_status(st);
     return refuse(rt, c.name, c.version, c.path, "registration failed: " + msg, score);
   }
   PluginRecord r;

@@ -348,11 +348,7 @@ tsr_status_t fill_tensor(Runtime* rt, Tensor* t, const tsr_value_t& value, const
   Tensor* ops[1] = {t};
   build_iter(ops, 1, 1, t->ndim, t->sizes, 0, &it);
   tsr_status_t st = launch_op(rt, rt->op_fill, t->device, t->dtype, args, 2, nullptr, 0, ops, 1, &it);
-  if (st && op) {
-    std::string msg = std::string(op) + ": " + st->message;
-    st->message = msg;
-  }
-  return st;
+  return op ? prefix_status(st, op) : st;
 }
 
 tsr_status_t plugin_op_impl(CallCtx& ctx) {

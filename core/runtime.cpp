@@ -56,10 +56,7 @@ tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t
   TSR_RETURN_IF_ERROR(device_allocator(rt, device, op, &alloc));
   size_t nbytes = static_cast<size_t>(numel) * dtype_size(dtype);
   void* data = nullptr;
-  if (tsr_status_t st = alloc->allocate(nbytes, &data)) {
-    st->message = std::string(op) + ": " + st->message;
-    return st;
-  }
+  if (tsr_status_t st = alloc->allocate(nbytes, &data)) return prefix_status(st, op);
   auto* storage = new Storage;
   storage->data = data;
   storage->nbytes = nbytes;
@@ -91,9 +88,8 @@ static tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, 
   TSR_RETURN_IF_ERROR(check_device(rt, owner, op));
   const tsr_device_type_def_t& def = rt->device_types[type].def;
   tsr_status_t st = def.copy(def.self, dst_dev, dst, src_dev, src, nbytes, nullptr);
-  if (st) st->message = std::string(op) + ": copy " + device_str(rt, src_dev) + " -> " +
-                        device_str(rt, dst_dev) + " failed: " + st->message;
-  return st;
+  return prefix_status(st, std::string(op) + ": copy " + device_str(rt, src_dev) + " -> " +
+                               device_str(rt, dst_dev) + " failed");
 }
 
 tsr_status_t copy_into(Tensor* dst, Tensor* src, const char* op) {
@@ -140,8 +136,7 @@ tsr_status_t copy_into(Tensor* dst, Tensor* src, const char* op) {
   arg.tag = TSR_VALUE_TENSOR;
   arg.u.tensor = src;
   tsr_status_t st = launch_op(rt, rt->op_copy, dst->device, dst->dtype, &arg, 1, &src, 1, &dst, 1, &it);
-  if (st) st->message = std::string(op) + ": " + st->message;
-  return st;
+  return prefix_status(st, op);
 }
 
 }  // namespace tsr::core

@@ -14,8 +14,26 @@ struct tsr_status_s {
 
 namespace tsr::core {
 
+// When even the status cannot be allocated, this static one is returned instead of NULL
+// (which would read as success); free_status never deletes it.
+tsr_status_t out_of_host_memory_status();
+
 inline tsr_status_t make_status(tsr_code_t code, std::string message) {
-  return new (std::nothrow) tsr_status_s{code, std::move(message)};
+  try {
+    return new tsr_status_s{code, std::move(message)};
+  } catch (const std::bad_alloc&) {
+    return out_of_host_memory_status();
+  }
+}
+
+// Prepends "prefix: " to a status message (in place); returns st.
+inline tsr_status_t prefix_status(tsr_status_t st, const std::string& prefix) {
+  if (st && st != out_of_host_memory_status()) st->message = prefix + ": " + st->message;
+  return st;
+}
+
+inline void free_status(tsr_status_t st) {
+  if (st != out_of_host_memory_status()) delete st;
 }
 
 // "a, b, c" -> used by messages that print shapes.

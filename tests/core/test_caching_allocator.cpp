@@ -231,7 +231,10 @@ class JsonReader {
         v->obj.emplace_back(std::move(k), std::move(e));
         ws();
         if (i_ >= s_.size()) return false;
-        if (s_[i_] == ',') { ++i_; continue; }
+        if (s_[i_] == ',') {
+          ++i_;
+          continue;
+        }
         if (s_[i_] == '}') return ++i_, true;
         return false;
       }
@@ -247,7 +250,10 @@ class JsonReader {
         v->arr.push_back(std::move(e));
         ws();
         if (i_ >= s_.size()) return false;
-        if (s_[i_] == ',') { ++i_; continue; }
+        if (s_[i_] == ',') {
+          ++i_;
+          continue;
+        }
         if (s_[i_] == ']') return ++i_, true;
         return false;
       }
@@ -406,13 +412,12 @@ TEST_F(CachingAllocatorTest, MergingFreeNeighbours) {
 
 TEST_F(CachingAllocatorTest, SmallAndLargePools) {
   auto a = make();
-  void* s1 = alloc(a.get(), 1 * kMiB);        // small pool: 2 MiB segment
-  void* l1 = alloc(a.get(), 1 * kMiB + 1);    // large: 20 MiB segment
-  void* l2 = alloc(a.get(), 3 * kMiB);        // large: same 20 MiB segment
-  void* l3 = alloc(a.get(), 17 * kMiB);       // > the shared remainder: own 18 MiB segment
-  void* l4 = alloc(a.get(), 24 * kMiB + 512); // own segment, 26 MiB (remainder 2 MiB - 512 split)
-  EXPECT_EQ(raw_.last_sizes(),
-            (std::vector<size_t>{2 * kMiB, 20 * kMiB, 18 * kMiB, 26 * kMiB}));
+  void* s1 = alloc(a.get(), 1 * kMiB);         // small pool: 2 MiB segment
+  void* l1 = alloc(a.get(), 1 * kMiB + 1);     // large: 20 MiB segment
+  void* l2 = alloc(a.get(), 3 * kMiB);         // large: same 20 MiB segment
+  void* l3 = alloc(a.get(), 17 * kMiB);        // > the shared remainder: own 18 MiB segment
+  void* l4 = alloc(a.get(), 24 * kMiB + 512);  // own segment, 26 MiB (remainder 2 MiB - 512 split)
+  EXPECT_EQ(raw_.last_sizes(), (std::vector<size_t>{2 * kMiB, 20 * kMiB, 18 * kMiB, 26 * kMiB}));
   EXPECT_EQ(static_cast<char*>(l2), static_cast<char*>(l1) + 1 * kMiB + 512);
   auto s = stats(a.get());
   EXPECT_EQ(s.reserved_bytes, static_cast<int64_t>(66 * kMiB));
@@ -432,12 +437,12 @@ TEST_F(CachingAllocatorTest, SmallAndLargePools) {
 
 TEST_F(CachingAllocatorTest, StatsExactInScriptedSequence) {
   auto a = make();
-  void* pa = alloc(a.get(), 1000);     // 1024, new small segment, split
-  void* pb = alloc(a.get(), 3000);     // 3072, hit, split
+  void* pa = alloc(a.get(), 1000);  // 1024, new small segment, split
+  void* pb = alloc(a.get(), 3000);  // 3072, hit, split
   a->deallocate(pa);
-  void* pc = alloc(a.get(), 500);      // 512 from a's 1024 block: hit, split
+  void* pc = alloc(a.get(), 500);  // 512 from a's 1024 block: hit, split
   EXPECT_EQ(pc, pa);
-  void* pd = alloc(a.get(), 2 * kMiB); // large: new 20 MiB segment, split
+  void* pd = alloc(a.get(), 2 * kMiB);  // large: new 20 MiB segment, split
   a->deallocate(pb);
   a->deallocate(pc);
   a->deallocate(pd);
@@ -594,8 +599,7 @@ TEST_F(CachingAllocatorTest, RawFailureFlushesCacheAndRetries) {
   tsr_status_t st = a->allocate(11 * kMiB, &x);
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(st->code, TSR_RESOURCE_EXHAUSTED);
-  EXPECT_NE(st->message.find("16.0 MiB allocated, 16.0 MiB reserved, no limit"),
-            std::string::npos)
+  EXPECT_NE(st->message.find("16.0 MiB allocated, 16.0 MiB reserved, no limit"), std::string::npos)
       << st->message;
   EXPECT_NE(st->message.find("fake device is full"), std::string::npos) << st->message;
   delete st;
@@ -831,7 +835,7 @@ void run_model(FakeRaw* raw, const AllocConf& conf, uint32_t seed, int ops) {
   for (int op = 0; op < ops; ++op) {
     if (live.empty() || (live.size() < 40 && rng() % 2 == 0)) {
       const unsigned r = rng() % 100;
-      size_t n = r < 60 ? 1 + rng() % (64 * kKiB)
+      size_t n = r < 60   ? 1 + rng() % (64 * kKiB)
                  : r < 90 ? 64 * kKiB + rng() % (1200 * kKiB)
                           : 1 * kMiB + rng() % (30 * kMiB);
       size_t size = (n + R - 1) / R * R;
@@ -852,8 +856,10 @@ void run_model(FakeRaw* raw, const AllocConf& conf, uint32_t seed, int ops) {
         }
       }
       if (best != nullptr && large && ms != SIZE_MAX) {
-        if (size <= ms && best->size > ms) best = nullptr;
-        else if (size > ms && best->size - size >= 20 * kMiB) best = nullptr;
+        if (size <= ms && best->size > ms)
+          best = nullptr;
+        else if (size > ms && best->size - size >= 20 * kMiB)
+          best = nullptr;
       }
       uint64_t block_size;
       if (best != nullptr) {
@@ -1094,9 +1100,9 @@ TEST(AllocConfTest, Errors) {
        {"limit_mb:-1", "limit_mb:", "limit_mb:1.5", "limit_mb:99999999999999999999999",
         "limit_mb:1 2", "max_split_size_mb:0", "max_split_size_mb:+4",
         "garbage_collection_threshold:1.5", "garbage_collection_threshold:-0.1",
-        "garbage_collection_threshold:nan", "garbage_collection_threshold:x",
-        "roundup_bytes:32", "roundup_bytes:100", "allocator:", "limit_mb", "limit_mb 5",
-        ".limit_mb:5", "cuda.:5", "limit_mb:1,,bogus"}) {
+        "garbage_collection_threshold:nan", "garbage_collection_threshold:x", "roundup_bytes:32",
+        "roundup_bytes:100", "allocator:", "limit_mb", "limit_mb 5", ".limit_mb:5", "cuda.:5",
+        "limit_mb:1,,bogus"}) {
     m = parse_err(bad);
     EXPECT_EQ(m.rfind("TESSERA_ALLOC_CONF: ", 0), 0u) << bad << " -> " << m;
   }

@@ -1,0 +1,192 @@
+// mm, bmm. f32/f64 through OpenBLAS (cblas_sgemm/dgemm on the operands' own layouts, with
+// transpose flags: no copies); f16/bf16 through f32 buffers; integers and bool with exact loops
+// (wrapping, as the dtype's arithmetic).
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "cpu_common.hpp"
+
+namespace tsr::cpu {
+namespace {
+
+// One matrix operand: rows x cols with element strides (rs, cs).
+struct Mat {
+  const void* data;
+  int64_t rows, cols, rs, cs;
+};
+
+// BLAS description of a row-major-callable operand: transpose flag and leading dimension.
+// Returns false when neither layout fits (then the caller packs it).
+bool blas_layout(const Mat& m, CBLAS_TRANSPOSE& trans, int64_t& ld) {
+  const int64_t r = m.rows, c = m.cols;
+  // Row-major: element (i, j) at i*ld + j.
+  if ((m.cs == 1 || c == 1) && (m.rs >= std::max<int64_t>(1, c) || r == 1)) {
+    trans = CblasNoTrans;
+    ld = r == 1 ? std::max<int64_t>(1, c) : m.rs;
+    return true;
+  }
+  // Column-major (the transpose is row-major): element (i, j) at j*ld + i.
+  if ((m.rs == 1 || r == 1) && (m.cs >= std::max<int64_t>(1, r) || c == 1)) {
+    trans = CblasTrans;
+    ld = c == 1 ? std::max<int64_t>(1, r) : m.cs;
+    return true;
+  }
+  return false;
+}
+
+// Packs a strided matrix into a row-major buffer of float/double.
+template <class Acc, class T>
+void pack(const Mat& m, Acc* dst) {
+  const T* p = static_cast<const T*>(m.data);
+  for (int64_t i = 0; i < m.rows; ++i)
+    for (int64_t j = 0; j < m.cols; ++j) dst[i * m.cols + j] = static_cast<Acc>(p[i * m.rs + j * m.cs]);
+}
+
+template <class T>
+void gemm_blas(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t k) {
+  CBLAS_TRANSPOSE ta, tb;
+  int64_t lda, ldb;
+  std::vector<T> abuf, bbuf;
+  const T* ap = static_cast<const T*>(a.data);
+  const T* bp = static_cast<const T*>(b.data);
+  if (!blas_layout(a, ta, lda)) {
+    abuf.resize(static_cast<size_t>(m * k));
+    pack<T, T>(a, abuf.data());
+    ap = abuf.data();
+    ta = CblasNoTrans;
+    lda = std::max<int64_t>(1, k);
+  }
+  if (!blas_layout(b, tb, ldb)) {
+    bbuf.resize(static_cast<size_t>(k * n));
+    pack<T, T>(b, bbuf.data());
+    bp = bbuf.data();
+    tb = CblasNoTrans;
+    ldb = std::max<int64_t>(1, n);
+  }
+  const int64_t ldc = std::max<int64_t>(1, n);
+  if constexpr (std::is_same<T, float>::value) {
+    cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, ap, int(lda), bp, int(ldb), 0.0f, out, int(ldc));
+  } else {
+    cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, ap, int(lda), bp, int(ldb), 0.0, out, int(ldc));
+  }
+}
+
+// out[m, n] (row-major, contiguous) = a @ b for one matrix pair.
+template <class T>
+void gemm_one(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t k,
+              std::vector<float>* scratch) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if constexpr (std::is_same<T, bool>::value) std::memset(out, 0, static_cast<size_t>(m * n));
+    else std::fill(out, out + m * n, T(0));
+    return;
+  }
+  if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+    gemm_blas<T>(a, b, out, m, n, k);
+  } else if constexpr (is_reduced_float<T>::value) {
+    scratch->resize(static_cast<size_t>(m * k + k * n + m * n));
+    float* af = scratch->data();
+    float* bf = af + m * k;
+    float* cf = bf + k * n;
+    pack<float, T>(a, af);
+    pack<float, T>(b, bf);
+    Mat a2{af, m, k, k, 1}, b2{bf, k, n, n, 1};
+    gemm_blas<float>(a2, b2, cf, m, n, k);
+    for (int64_t i = 0; i < m * n; ++i) out[i] = T(cf[i]);
+  } else {
+    // Exact integer (or boolean) product, tiles of 256 output columns in wrapping accumulators.
+    using W = std::conditional_t<std::is_same<T, bool>::value, uint8_t, T>;
+    const W* ap = static_cast<const W*>(a.data);
+    const W* bp = static_cast<const W*>(b.data);
+    W* op = reinterpret_cast<W*>(out);
+    constexpr int64_t kT = 256;
+    parallel_for(0, m, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n * k)), [&](int64_t i0, int64_t i1) {
+      uint64_t acc[kT];
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t j0 = 0; j0 < n; j0 += kT) {
+          const int64_t len = std::min(kT, n - j0);
+          std::fill(acc, acc + len, uint64_t(0));
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const W av = ap[i * a.rs + kk * a.cs];
+            const uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(av));
+            const W* brow = bp + kk * b.rs + j0 * b.cs;
+            if constexpr (std::is_same<T, bool>::value) {
+              if (av)
+                for (int64_t j = 0; j < len; ++j) acc[j] |= (brow[j * b.cs] != 0);
+            } else {
+              for (int64_t j = 0; j < len; ++j) acc[j] += x * static_cast<uint64_t>(static_cast<int64_t>(brow[j * b.cs]));
+            }
+          }
+          for (int64_t j = 0; j < len; ++j) op[i * n + j0 + j] = static_cast<W>(acc[j]);
+        }
+      }
+    });
+  }
+}
+
+void check_2d(const KernelCall& c, const tsr_tensor_view_t& v, int32_t nd) {
+  if (v.ndim != nd) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": expected a ", nd, "-d tensor, got ", v.ndim, "-d");
+}
+
+void mm_kernel(KernelCall& c) {
+  const tsr_tensor_view_t& A = c.input(0);
+  const tsr_tensor_view_t& B = c.input(1);
+  const tsr_tensor_view_t& O = c.output(0);
+  check_2d(c, A, 2);
+  check_2d(c, B, 2);
+  check_2d(c, O, 2);
+  const int64_t m = A.sizes[0], k = A.sizes[1], n = B.sizes[1];
+  dispatch_all(c.dtype(), "mm", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<float> scratch;
+    Mat a{A.data, m, k, A.strides[0], A.strides[1]};
+    Mat b{B.data, k, n, B.strides[0], B.strides[1]};
+    gemm_one<T>(a, b, static_cast<T*>(O.data), m, n, k, &scratch);
+  });
+}
+
+void bmm_kernel(KernelCall& c) {
+  const tsr_tensor_view_t& A = c.input(0);
+  const tsr_tensor_view_t& B = c.input(1);
+  const tsr_tensor_view_t& O = c.output(0);
+  check_2d(c, A, 3);
+  check_2d(c, B, 3);
+  check_2d(c, O, 3);
+  const int64_t batch = A.sizes[0], m = A.sizes[1], k = A.sizes[2], n = B.sizes[2];
+  if (batch == 0) return;
+  dispatch_all(c.dtype(), "bmm", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto one = [&](int64_t bi, std::vector<float>* scratch) {
+      const char* ad = static_cast<const char*>(A.data) + bi * A.strides[0] * int64_t(sizeof(T));
+      const char* bd = static_cast<const char*>(B.data) + bi * B.strides[0] * int64_t(sizeof(T));
+      Mat a{ad, m, k, A.strides[1], A.strides[2]};
+      Mat b{bd, k, n, B.strides[1], B.strides[2]};
+      T* out = static_cast<T*>(O.data) + bi * O.strides[0];
+      gemm_one<T>(a, b, out, m, n, k, scratch);
+    };
+    const int64_t flops = m * n * k;
+    // Small matrices: one GEMM per thread (BLAS runs single-threaded inside a parallel region).
+    if (batch > 1 && flops < (int64_t(1) << 18)) {
+      parallel_for(0, batch, std::max<int64_t>(1, (int64_t(1) << 18) / std::max<int64_t>(1, flops)),
+                   [&](int64_t b0, int64_t b1) {
+                     std::vector<float> scratch;
+                     for (int64_t bi = b0; bi < b1; ++bi) one(bi, &scratch);
+                   });
+    } else {
+      std::vector<float> scratch;
+      for (int64_t bi = 0; bi < batch; ++bi) one(bi, &scratch);
+    }
+  });
+}
+
+}  // namespace
+
+void register_matmul_kernels(Registrar& r, int32_t dt) {
+  r.kernel("mm", "cpu::mm", dt, kAllMask, TSR_KERNEL(mm_kernel));
+  r.kernel("bmm", "cpu::bmm", dt, kAllMask, TSR_KERNEL(bmm_kernel));
+}
+
+}  // namespace tsr::cpu

@@ -1,0 +1,28 @@
+// The CPU backend's plugin entry.
+#include "cpu_common.hpp"
+
+#ifndef TSR_CPU_PLUGIN_VERSION
+#define TSR_CPU_PLUGIN_VERSION "0.0.0"
+#endif
+
+namespace {
+
+void cpu_init(tsr::Registrar& r) {
+  const int32_t dt = tsr::cpu::register_device(r);
+  if (dt != TSR_DEVICE_TYPE_CPU)
+    tsr::fail(TSR_INTERNAL, "cpu: device type 'cpu' received id ", dt, ", expected ", TSR_DEVICE_TYPE_CPU);
+  tsr::cpu::register_binary_kernels(r, dt);
+  tsr::cpu::register_unary_kernels(r, dt);
+  tsr::cpu::register_compare_where_clamp_kernels(r, dt);
+  tsr::cpu::register_copy_fill_arange_kernels(r, dt);
+  tsr::cpu::register_reduce_kernels(r, dt);
+  tsr::cpu::register_softmax_kernels(r, dt);
+  tsr::cpu::register_matmul_kernels(r, dt);
+  tsr::cpu::register_random_kernels(r, dt);
+}
+
+}  // namespace
+
+TSR_DEFINE_PLUGIN("cpu", TSR_CPU_PLUGIN_VERSION,
+                  "Tessera CPU backend: OpenMP kernels, OpenBLAS GEMM, huge-page allocator",
+                  nullptr, cpu_init, nullptr)

@@ -1,0 +1,155 @@
+// softmax, log_softmax over one dim of contiguous tensors: shape viewed as [outer, D, inner].
+// Numerically stable (subtract the max; a NaN in a slice makes the whole slice NaN, as in
+// PyTorch). inner == 1: row kernels; inner > 1: tiles of up to 256 columns processed together
+// so that every loop is unit-stride and vectorizable.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cpu_common.hpp"
+#include "cpu_math.hpp"
+
+namespace tsr::cpu {
+namespace {
+
+constexpr int kLanes = 16;
+constexpr int64_t kTile = 256;
+
+template <class T>
+using C = compute_t<T>;
+
+template <class T, bool LOG>
+void softmax_row(const T* x, T* y, int64_t D) {
+  using CT = C<T>;
+  // max (NaN-propagating) in lanes
+  CT m[kLanes];
+  for (int j = 0; j < kLanes; ++j) m[j] = -std::numeric_limits<CT>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= D; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) m[j] = max_nan<CT>(m[j], CT(x[i + j]));
+  CT mx = -std::numeric_limits<CT>::infinity();
+  for (; i < D; ++i) mx = max_nan<CT>(mx, CT(x[i]));
+  for (int j = 0; j < kLanes; ++j) mx = max_nan<CT>(mx, m[j]);
+  // A row of -inf: softmax gives NaN (as PyTorch); keep the subtraction well-defined otherwise.
+  const CT shift = mx;
+
+  CT s[kLanes] = {};
+  i = 0;
+  if constexpr (!LOG && !is_reduced_float<T>::value) {
+    // Store e^(x-m) in y, then scale.
+    for (; i + kLanes <= D; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) {
+        const CT e = exp_c<CT>(CT(x[i + j]) - shift);
+        y[i + j] = e;
+        s[j] += e;
+      }
+    CT tail = 0;
+    for (; i < D; ++i) {
+      const CT e = exp_c<CT>(CT(x[i]) - shift);
+      y[i] = e;
+      tail += e;
+    }
+    for (int w = kLanes / 2; w > 0; w /= 2)
+      for (int j = 0; j < w; ++j) s[j] += s[j + w];
+    const CT inv = CT(1) / (s[0] + tail);
+    for (int64_t k = 0; k < D; ++k) y[k] = y[k] * inv;
+  } else {
+    for (; i + kLanes <= D; i += kLanes)
+      for (int j = 0; j < kLanes; ++j) s[j] += exp_c<CT>(CT(x[i + j]) - shift);
+    CT tail = 0;
+    for (; i < D; ++i) tail += exp_c<CT>(CT(x[i]) - shift);
+    for (int w = kLanes / 2; w > 0; w /= 2)
+      for (int j = 0; j < w; ++j) s[j] += s[j + w];
+    const CT sum = s[0] + tail;
+    if constexpr (LOG) {
+      const CT lse = shift + std::log(sum);
+      for (int64_t k = 0; k < D; ++k) y[k] = static_cast<T>(CT(x[k]) - lse);
+    } else {
+      const CT inv = CT(1) / sum;
+      for (int64_t k = 0; k < D; ++k) y[k] = static_cast<T>(exp_c<CT>(CT(x[k]) - shift) * inv);
+    }
+  }
+}
+
+// Columns j0..j0+len of one [D, inner] slab.
+template <class T, bool LOG>
+void softmax_cols(const T* x, T* y, int64_t D, int64_t inner, int64_t len) {
+  using CT = C<T>;
+  CT m[kTile], s[kTile];
+  for (int64_t j = 0; j < len; ++j) {
+    m[j] = -std::numeric_limits<CT>::infinity();
+    s[j] = 0;
+  }
+  for (int64_t d = 0; d < D; ++d) {
+    const T* row = x + d * inner;
+    for (int64_t j = 0; j < len; ++j) m[j] = max_nan<CT>(m[j], CT(row[j]));
+  }
+  for (int64_t d = 0; d < D; ++d) {
+    const T* row = x + d * inner;
+    for (int64_t j = 0; j < len; ++j) s[j] += exp_c<CT>(CT(row[j]) - m[j]);
+  }
+  if constexpr (LOG) {
+    for (int64_t j = 0; j < len; ++j) s[j] = m[j] + std::log(s[j]);  // log-sum-exp
+    for (int64_t d = 0; d < D; ++d) {
+      const T* row = x + d * inner;
+      T* out = y + d * inner;
+      for (int64_t j = 0; j < len; ++j) out[j] = static_cast<T>(CT(row[j]) - s[j]);
+    }
+  } else {
+    for (int64_t j = 0; j < len; ++j) s[j] = CT(1) / s[j];
+    for (int64_t d = 0; d < D; ++d) {
+      const T* row = x + d * inner;
+      T* out = y + d * inner;
+      for (int64_t j = 0; j < len; ++j) out[j] = static_cast<T>(exp_c<CT>(CT(row[j]) - m[j]) * s[j]);
+    }
+  }
+}
+
+template <bool LOG>
+void softmax_impl(KernelCall& c) {
+  const tsr_tensor_view_t& in = c.input(0);
+  const tsr_tensor_view_t& out = c.output(0);
+  const int64_t dim = c.arg_int(1);
+  const int32_t ndim = in.ndim;
+  if (ndim != 0 && (dim < 0 || dim >= ndim))
+    fail(TSR_INVALID_ARGUMENT, c.op_name(), ": dim ", dim, " out of range for ", ndim, "-d input");
+  int64_t outer = 1, D = 1, inner = 1;
+  for (int32_t d = 0; d < ndim; ++d) {
+    if (d < dim) outer *= in.sizes[d];
+    else if (d == dim) D = in.sizes[d];
+    else inner *= in.sizes[d];
+  }
+  if (outer == 0 || D == 0 || inner == 0) return;
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(in.data);
+    T* y = static_cast<T*>(out.data);
+    if (inner == 1) {
+      parallel_for(0, outer, std::max<int64_t>(1, kParallelGrain / D), [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) softmax_row<T, LOG>(x + o * D, y + o * D, D);
+      });
+    } else {
+      const int64_t ntiles = (inner + kTile - 1) / kTile;
+      const int64_t per_item = D * std::min(inner, kTile);
+      parallel_for(0, outer * ntiles, std::max<int64_t>(1, kParallelGrain / per_item), [&](int64_t b, int64_t e) {
+        for (int64_t item = b; item < e; ++item) {
+          const int64_t o = item / ntiles, j0 = (item % ntiles) * kTile;
+          const int64_t off = o * D * inner + j0;
+          softmax_cols<T, LOG>(x + off, y + off, D, inner, std::min(kTile, inner - j0));
+        }
+      });
+    }
+  });
+}
+
+void softmax_kernel(KernelCall& c) { softmax_impl<false>(c); }
+void log_softmax_kernel(KernelCall& c) { softmax_impl<true>(c); }
+
+}  // namespace
+
+void register_softmax_kernels(Registrar& r, int32_t dt) {
+  r.kernel("softmax", "cpu::softmax", dt, kFloatingMask, TSR_KERNEL(softmax_kernel));
+  r.kernel("log_softmax", "cpu::log_softmax", dt, kFloatingMask, TSR_KERNEL(log_softmax_kernel));
+}
+
+}  // namespace tsr::cpu

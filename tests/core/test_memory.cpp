@@ -1,0 +1,62 @@
+// Allocator statistics and snapshot through the public API.
+#include <gtest/gtest.h>
+
+#include "tessera/tessera.hpp"
+
+static tsr_memory_stats_t stats() {
+  tsr_memory_stats_t s{};
+  s.struct_size = sizeof(s);
+  tsr::check(tsr::api()->memory_stats(tsr::runtime(), tsr_device_t{0, 0}, &s));
+  return s;
+}
+
+TEST(Memory, StatsTrackLiveTensorsAndCacheReuse) {
+  tsr_memory_stats_t before = stats();
+  {
+    tsr::Tensor a = tsr::empty({1000}, TSR_F32);
+    tsr_memory_stats_t during = stats();
+    EXPECT_GE(during.allocated_bytes - before.allocated_bytes, 4000);
+    EXPECT_EQ(during.num_allocs, before.num_allocs + 1);
+  }
+  tsr_memory_stats_t after = stats();
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  EXPECT_GT(after.reserved_bytes, 0);
+  // A second allocation of the same size comes from the cache.
+  { tsr::Tensor b = tsr::empty({1000}, TSR_F32); }
+  tsr_memory_stats_t again = stats();
+  EXPECT_GT(again.num_cache_hits, after.num_cache_hits);
+  EXPECT_EQ(again.num_raw_allocs, after.num_raw_allocs);
+}
+
+TEST(Memory, SnapshotIsJsonWithSegments) {
+  tsr::Tensor keep = tsr::empty({4096}, TSR_F32);
+  char* js = nullptr;
+  tsr::check(tsr::api()->memory_snapshot(tsr::runtime(), tsr_device_t{0, 0}, &js));
+  std::string s = js;
+  tsr::api()->string_free(js);
+  EXPECT_NE(s.find("\"segments\""), std::string::npos) << s;
+  EXPECT_NE(s.find("\"active\""), std::string::npos) << s;
+}
+
+TEST(Memory, OutOfMemoryIsAStatusWithNumbers) {
+  tsr_runtime_options_t opts{};
+  opts.struct_size = sizeof(opts);
+  opts.alloc_conf = "limit_mb:8";
+  tsr_runtime_t* rt = nullptr;
+  tsr::check(tsr::api()->runtime_create(&opts, &rt));
+  int64_t sizes[1] = {int64_t(16) << 20};  // 64 MiB of f32
+  tsr_tensor_t* t = nullptr;
+  tsr_status_t st = tsr::api()->tensor_empty(rt, 1, sizes, TSR_F32, tsr_device_t{0, 0}, &t);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(tsr::api()->status_code(st), TSR_RESOURCE_EXHAUSTED);
+  std::string m = tsr::api()->status_message(st);
+  tsr::api()->status_free(st);
+  EXPECT_NE(m.find("cpu:0"), std::string::npos) << m;
+  EXPECT_NE(m.find("empty"), std::string::npos) << m;
+  EXPECT_EQ(t, nullptr);
+  // The runtime keeps working after the OOM.
+  int64_t small[1] = {16};
+  ASSERT_EQ(tsr::api()->tensor_empty(rt, 1, small, TSR_F32, tsr_device_t{0, 0}, &t), nullptr);
+  tsr::api()->tensor_release(t);
+  tsr::api()->runtime_destroy(rt);
+}

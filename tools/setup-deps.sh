@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what Tessera needs to build and test on Debian 12 (idempotent; needs root or sudo).
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build ccache pkg-config git
+      libgtest-dev libgmock-dev libboost-dev nlohmann-json3-dev libopenblas-openmp-dev
+      binutils python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
