@@ -367,6 +367,8 @@ tsr_status_t register_extension(tsr_registrar_t* r, const char* n, const void* t
   TSR_GUARD("register_extension", return reg_extension(r, n, t);)
 }
 
+uint64_t runtime_serial(const tsr_runtime_t* rt) { return rt ? rt->serial : 0; }
+
 const tsr_api_t kApi = {
     sizeof(tsr_api_t), TSR_ABI_VERSION, 0, version_string,
     status_create, status_code, status_message, status_free,
@@ -382,6 +384,7 @@ const tsr_api_t kApi = {
     op_find, op_call, op_name, op_schema, op_num_outputs, op_count, op_at, op_kernel_count, op_kernel_info,
     memory_stats, memory_snapshot, empty_cache, string_free,
     register_device_type, register_allocator, register_op, register_kernel, register_extension,
+    runtime_serial,
 };
 
 }  // namespace

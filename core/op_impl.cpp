@@ -234,6 +234,28 @@ void build_iter(Tensor* const* operands, int nops, int noutputs, int ndim, const
   int64_t numel = 1;
   for (int d = 0; d < ndim; ++d) numel *= sizes[d];
   it->numel = numel;
+  // Fast path: every operand dense with the iteration's full shape (the common case of
+  // same-shape contiguous elementwise ops): one flat dim.
+  if (reduce_mask == 0) {
+    bool flat = true;
+    for (int k = 0; k < nops && flat; ++k) {
+      const Tensor* t = operands[k];
+      flat = t->contiguous && t->numel == numel && t->ndim == ndim;
+    }
+    if (flat) {
+      for (int k = 0; k < nops; ++k) {
+        const Tensor* t = operands[k];
+        it->data[k] = static_cast<char*>(t->data());
+        it->dtypes[k] = t->dtype;
+        it->strides[k][0] = static_cast<int64_t>(dtype_size(t->dtype));
+      }
+      it->ndim = 1;
+      it->nreduce = 0;
+      it->sizes[0] = numel;
+      it->contiguous = 1;
+      return;
+    }
+  }
   // Element strides of each operand broadcast to the iteration shape (stride 0 where the
   // operand has size 1 or lacks the dim; outputs get 0 on reduced dims).
   int64_t st[TSR_ITER_MAX_OPERANDS][TSR_MAX_DIMS];

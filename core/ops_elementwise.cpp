@@ -25,19 +25,30 @@ tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t
   int ndim = 0;
   int64_t sizes[TSR_MAX_DIMS];
   TSR_RETURN_IF_ERROR(broadcast_shapes(ctx, in, n, &ndim, sizes));
+  // Inputs already on the device in the compute dtype are borrowed (no refcount traffic: this
+  // is the hot path of small ops); others are converted into owned temporaries.
   Tensor* prepared[TSR_ITER_MAX_OPERANDS] = {};
+  Tensor* owned[TSR_ITER_MAX_OPERANDS] = {};
   Tensor* out = nullptr;
   tsr_status_t st = nullptr;
   for (int i = 0; i < n && !st; ++i) {
+    Tensor* t = in[i];
+    bool on_device = t->device.type == device.type && t->device.index == device.index;
+    bool keep = (keep_dtype && keep_dtype[i]) || t->dtype == compute;
+    if (on_device && keep) {
+      prepared[i] = t;
+      continue;
+    }
     Tensor* moved = nullptr;
-    st = to_device(ctx.rt, in[i], device, ctx.name(), &moved);
+    st = to_device(ctx.rt, t, device, ctx.name(), &moved);
     if (st) break;
-    if (keep_dtype && keep_dtype[i]) {
-      prepared[i] = moved;
+    if (keep) {
+      owned[i] = moved;
     } else {
-      st = cast_to(ctx.rt, moved, compute, ctx.name(), &prepared[i]);
+      st = cast_to(ctx.rt, moved, compute, ctx.name(), &owned[i]);
       moved->release();
     }
+    prepared[i] = owned[i];
   }
   if (!st) st = make_output(ctx, 0, ndim, sizes, out_dtype, device, &out);
   if (!st && out->numel > 0) {
@@ -49,7 +60,7 @@ tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t
     build_iter(ops, n + 1, 1, ndim, sizes, 0, &it);
     st = launch(ctx, device, compute, prepared, n, &out, 1, &it);
   }
-  release_all(prepared, static_cast<size_t>(n));
+  release_all(owned, static_cast<size_t>(n));
   if (st) {
     if (out) out->release();
     return st;

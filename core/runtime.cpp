@@ -148,7 +148,9 @@ namespace tsr::core {
 
 tsr_status_t runtime_create(const tsr_runtime_options_t* options, tsr_runtime_t** out) {
   if (!out) return make_status(TSR_INVALID_ARGUMENT, "runtime_create: out is NULL");
+  static std::atomic<uint64_t> next_serial{1};
   auto* rt = new tsr_runtime_s;
+  rt->serial = next_serial.fetch_add(1);
   rt->device_types[TSR_DEVICE_TYPE_CPU].name = "cpu";  // "cpu" is always id 0
   rt->num_device_types.store(1);
   const char* conf = options && TSR_HAS_FIELD(options, tsr_runtime_options_t, alloc_conf) && options->alloc_conf

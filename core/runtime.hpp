@@ -95,6 +95,7 @@ struct tsr_runtime_s {
   std::string alloc_conf;
   std::atomic<uint64_t> seed{0x5EED5EEDull};
   std::atomic<uint64_t> rng_offset{0};
+  uint64_t serial = 0;
   // Ops the core calls itself, looked up once.
   tsr_op_s* op_copy = nullptr;
   tsr_op_s* op_fill = nullptr;

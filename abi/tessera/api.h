@@ -211,6 +211,11 @@ typedef struct tsr_api_t {
   tsr_status_t (*register_kernel)(tsr_registrar_t* reg, const tsr_kernel_def_t* def);
   /* Publish a named extension table (static storage owned by the plugin). */
   tsr_status_t (*register_extension)(tsr_registrar_t* reg, const char* name, const void* table);
+
+  /* --- added after the first draft of 1.0 (still 1.0) --- */
+  /* A number unique to this runtime within the process (never reused, unlike its address):
+   * caches keyed by runtime use it to notice a destroyed-and-recreated runtime. */
+  uint64_t (*runtime_serial)(const tsr_runtime_t* runtime);
 } tsr_api_t;
 
 #define TSR_ALL_DIMS INT64_MIN

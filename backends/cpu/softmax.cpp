@@ -62,8 +62,9 @@ void softmax_row(const T* x, T* y, int64_t D) {
       for (int j = 0; j < w; ++j) s[j] += s[j + w];
     const CT sum = s[0] + tail;
     if constexpr (LOG) {
-      const CT lse = shift + std::log(sum);
-      for (int64_t k = 0; k < D; ++k) y[k] = static_cast<T>(CT(x[k]) - lse);
+      // (x - max) - log(sum): x - max is exact near the max, unlike x - (max + log(sum)).
+      const CT ls = std::log(sum);
+      for (int64_t k = 0; k < D; ++k) y[k] = static_cast<T>((CT(x[k]) - shift) - ls);
     } else {
       const CT inv = CT(1) / sum;
       for (int64_t k = 0; k < D; ++k) y[k] = static_cast<T>(exp_c<CT>(CT(x[k]) - shift) * inv);
@@ -89,11 +90,11 @@ void softmax_cols(const T* x, T* y, int64_t D, int64_t inner, int64_t len) {
     for (int64_t j = 0; j < len; ++j) s[j] += exp_c<CT>(CT(row[j]) - m[j]);
   }
   if constexpr (LOG) {
-    for (int64_t j = 0; j < len; ++j) s[j] = m[j] + std::log(s[j]);  // log-sum-exp
+    for (int64_t j = 0; j < len; ++j) s[j] = std::log(s[j]);
     for (int64_t d = 0; d < D; ++d) {
       const T* row = x + d * inner;
       T* out = y + d * inner;
-      for (int64_t j = 0; j < len; ++j) out[j] = static_cast<T>(CT(row[j]) - s[j]);
+      for (int64_t j = 0; j < len; ++j) out[j] = static_cast<T>((CT(row[j]) - m[j]) - s[j]);
     }
   } else {
     for (int64_t j = 0; j < len; ++j) s[j] = CT(1) / s[j];

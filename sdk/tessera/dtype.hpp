@@ -347,9 +347,20 @@ struct TypeTag {
 
 // Calls f(TypeTag<T>{}) for the C++ type of `dtype` when TSR_DTYPE_BIT(dtype) is in MASK; throws
 // tsr::Error(TSR_UNIMPLEMENTED) otherwise. Every instantiated branch must return the same type.
+namespace detail {
+constexpr int lowest_dtype_in(uint32_t mask) {
+  int i = 0;
+  while (i < 31 && !(mask & (1u << i))) ++i;
+  return i;
+}
+}  // namespace detail
+// The C++ type of the lowest dtype in MASK (dispatch's result type is f's result for it).
+template <uint32_t MASK>
+using first_type_in_mask = cpp_type_t<static_cast<tsr_dtype_t>(detail::lowest_dtype_in(MASK))>;
+
 template <uint32_t MASK, class F>
 inline auto dispatch_mask(int32_t dtype, const char* name, F&& f)
-    -> decltype(f(TypeTag<float>{})) {
+    -> decltype(f(TypeTag<first_type_in_mask<MASK>>{})) {
 #define TSR_DETAIL_CASE(D, T)                                             \
   case D:                                                                 \
     if constexpr ((MASK & TSR_DTYPE_BIT(D)) != 0) return f(TypeTag<T>{}); \
@@ -372,26 +383,25 @@ inline auto dispatch_mask(int32_t dtype, const char* name, F&& f)
 }
 
 template <class F>
-inline auto dispatch_all(int32_t dtype, const char* name, F&& f) -> decltype(f(TypeTag<float>{})) {
+inline auto dispatch_all(int32_t dtype, const char* name, F&& f) {
   return dispatch_mask<kAllMask>(dtype, name, std::forward<F>(f));
 }
 template <class F>
-inline auto dispatch_floating(int32_t dtype, const char* name, F&& f) -> decltype(f(TypeTag<float>{})) {
+inline auto dispatch_floating(int32_t dtype, const char* name, F&& f) {
   return dispatch_mask<kFloatingMask>(dtype, name, std::forward<F>(f));
 }
 // u8, i8, i16, i32, i64 (not bool).
 template <class F>
-inline auto dispatch_integral(int32_t dtype, const char* name, F&& f) -> decltype(f(TypeTag<int32_t>{})) {
+inline auto dispatch_integral(int32_t dtype, const char* name, F&& f) {
   return dispatch_mask<kIntegralMask>(dtype, name, std::forward<F>(f));
 }
 template <class F>
-inline auto dispatch_integral_and_bool(int32_t dtype, const char* name, F&& f)
-    -> decltype(f(TypeTag<int32_t>{})) {
+inline auto dispatch_integral_and_bool(int32_t dtype, const char* name, F&& f) {
   return dispatch_mask<kIntegralMask | kBoolMask>(dtype, name, std::forward<F>(f));
 }
 // Every dtype but bool.
 template <class F>
-inline auto dispatch_numeric(int32_t dtype, const char* name, F&& f) -> decltype(f(TypeTag<float>{})) {
+inline auto dispatch_numeric(int32_t dtype, const char* name, F&& f) {
   return dispatch_mask<kNumericMask>(dtype, name, std::forward<F>(f));
 }
 

@@ -232,13 +232,19 @@ class Tensor {
 struct None {};
 constexpr None none{};
 
-// One op argument. Holds what the boxed value borrows (lists, strings, scalar tensors).
+// One op argument. Holds what the boxed value borrows (lists, strings, temporary tensors).
+// Args are meant to live only for the duration of one call expression; do not store them.
 class Arg {
  public:
   Arg(None) { v_.tag = TSR_VALUE_NONE; }                       // NOLINT
   Arg(std::nullopt_t) { v_.tag = TSR_VALUE_NONE; }             // NOLINT
-  Arg(const Tensor& t) : tensor_(t) { set_tensor(); }          // NOLINT
-  Arg(Tensor&& t) : tensor_(std::move(t)) { set_tensor(); }    // NOLINT
+  // Lvalue tensors are borrowed (an Arg lives only for the call expression, shorter than the
+  // tensor); temporaries are moved in and owned.
+  Arg(const Tensor& t) {  // NOLINT
+    v_.tag = TSR_VALUE_TENSOR;
+    v_.u.tensor = t.get();
+  }
+  Arg(Tensor&& t) : tensor_(std::move(t)) { set_tensor(); }  // NOLINT
   Arg(bool b) {                                                // NOLINT
     v_.tag = TSR_VALUE_BOOL;
     v_.u.b = b;
@@ -287,7 +293,7 @@ class Arg {
   void repoint() {
     if (v_.tag == TSR_VALUE_INT_LIST) v_.u.ints.data = list_.data();
     if (v_.tag == TSR_VALUE_STRING) v_.u.str = str_.c_str();
-    if (v_.tag == TSR_VALUE_TENSOR) v_.u.tensor = tensor_.get();
+    if (v_.tag == TSR_VALUE_TENSOR && tensor_.defined()) v_.u.tensor = tensor_.get();
   }
   Tensor tensor_;
   std::vector<int64_t> list_;
@@ -339,18 +345,22 @@ class Op {
  public:
   explicit Op(const char* name) : name_(name) {}
   tsr_op_t* get(tsr_runtime_t* rt) const {
+    // Per-thread cache keyed by (op, runtime serial): a runtime destroyed and re-created at the
+    // same address gets a new serial, so a stale handle is never used.
     thread_local struct {
       const Op* owner = nullptr;
-      tsr_runtime_t* rt = nullptr;
+      uint64_t serial = 0;
       tsr_op_t* op = nullptr;
     } cache[8];
+    const tsr_api_t* a = api();
+    uint64_t serial = a->runtime_serial(rt);
     size_t slot = (reinterpret_cast<uintptr_t>(this) >> 4) & 7;
     auto& c = cache[slot];
-    if (c.owner != this || c.rt != rt) {
+    if (c.owner != this || c.serial != serial) {
       tsr_op_t* op = nullptr;
-      check(api()->op_find(rt, name_, &op));
+      check(a->op_find(rt, name_, &op));
       c.owner = this;
-      c.rt = rt;
+      c.serial = serial;
       c.op = op;
     }
     return c.op;

@@ -83,7 +83,7 @@ TEST(Iter, ScalarBroadcastInnerDim) {
   const int64_t R = 5, C = 33;
   auto a = random_floats(size_t(R * C), 5);
   float s = 3.5f;
-  std::vector<double> out(size_t(R * C));
+  std::vector<double> out(static_cast<size_t>(R * C));
   tsr_iter_t it = make_iter({C, R}, {{8, 8 * C}, {4, 4 * C}, {0, 0}}, {out.data(), a.data(), &s},
                             {TSR_F64, TSR_F32, TSR_F32});
   tsr::elementwise<double, float, float>(it, [](float x, float y) { return double(x) - y; });
@@ -97,9 +97,9 @@ TEST(Iter, ScalarBroadcastInnerDim) {
 
 TEST(Iter, WhereWithThreeInputsAndFill) {
   const int64_t n = 100;
-  std::vector<uint8_t> cond(size_t(n));
+  std::vector<uint8_t> cond(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) cond[size_t(i)] = uint8_t(i % 3 == 0);
-  std::vector<int32_t> a(size_t(n)), out(size_t(n));
+  std::vector<int32_t> a(static_cast<size_t>(n)), out(static_cast<size_t>(n));
   std::iota(a.begin(), a.end(), 0);
   int32_t other = -7;
   tsr_iter_t it = make_iter({n}, {{4}, {1}, {4}, {0}}, {out.data(), cond.data(), a.data(), &other},
@@ -143,7 +143,7 @@ TEST(Iter, ParallelMatchesSerial) {
   const int64_t A = 37, B = 41, Cn = 61;  // 92537 elements
   const int64_t n = A * B * Cn;
   auto src = random_floats(size_t(2 * n), 11);
-  std::vector<float> out1(size_t(n)), out2(size_t(n));
+  std::vector<float> out1(static_cast<size_t>(n)), out2(static_cast<size_t>(n));
   tsr_iter_t it = make_iter({A, B, Cn}, {{4, 4 * A, 4 * A * B}, {8, 8 * A, 8 * A * B}}, {out1.data(), src.data()},
                             {TSR_F32, TSR_F32});
   tsr::elementwise<float, float>(it, [](float x) { return x * x; }, /*grain=*/1000);
@@ -174,7 +174,7 @@ TEST(Iter, ParallelForCoversAndRethrows) {
 TEST(Iter, ReductionInnerAndOuter) {
   // input [R=6][C=5][D=4] row-major; reduce over D (fastest) and R: out[C].
   const int64_t R = 6, C = 5, D = 4;
-  std::vector<double> in(size_t(R * C * D));
+  std::vector<double> in(static_cast<size_t>(R * C * D));
   std::iota(in.begin(), in.end(), 1.0);
   std::vector<double> out(size_t(C), 0.0);
   // dims fastest first: D (reduced), R (reduced), C (kept)
@@ -203,7 +203,7 @@ TEST(Iter, ReductionInnerAndOuter) {
 TEST(Iter, ParallelReductionManyOutputs) {
   const int64_t rows = 3000, cols = 50;  // 150k elements, 3000 outputs
   auto in = random_floats(size_t(rows * cols), 9);
-  std::vector<float> out(size_t(rows));
+  std::vector<float> out(static_cast<size_t>(rows));
   tsr_iter_t it = make_iter({cols, rows}, {{0, 4}, {4, 4 * cols}}, {out.data(), in.data()}, {TSR_F32, TSR_F32}, 1);
   tsr::parallel_for_each_reduction(it, [](char* o, const tsr::ReduceBlock& b) {
     float m = -1e30f;

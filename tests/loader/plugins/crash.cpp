@@ -1,0 +1,12 @@
+// A plugin that dereferences a null pointer in init (SIGSEGV). Only ever loaded through
+// `tessera check-plugin`, in its child process.
+#include "tessera/plugin.hpp"
+
+namespace {
+void init(tsr::Registrar&) {
+  int* volatile p = nullptr;  // volatile: the compiler cannot prove it null and trap instead
+  *p = 42;
+}
+}  // namespace
+
+TSR_DEFINE_PLUGIN("crasher", "0.1", "segfaults in init", nullptr, init, nullptr)

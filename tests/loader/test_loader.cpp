@@ -1,0 +1,538 @@
+// The loader's fault matrix: each broken plugin sits alone in cases/NAME (see CMakeLists.txt).
+// Every refusal must be recorded with a specific reason, leave nothing half-registered, and
+// leave the host runtime working (checked with the good "toy" plugin, and with the cpu backend
+// when it is built).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tessera/api.h"
+
+namespace {
+
+const tsr_api_t* api() {
+  static const tsr_api_t* a = tsr_get_api(TSR_ABI_VERSION);
+  return a;
+}
+
+std::string case_dir(const std::string& name) { return std::string(TSR_LOADER_CASES) + "/" + name; }
+std::string good_dir() { return case_dir("good"); }
+
+bool have_cpu() {
+#ifdef TSR_HAVE_CPU
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string take_message(tsr_status_t st) {
+  if (!st) return "";
+  std::string m = api()->status_message(st);
+  api()->status_free(st);
+  return m;
+}
+
+struct Record {
+  std::string name, version, path, reason;
+  bool loaded = false;
+  int score = 0;
+};
+
+// A runtime over exactly the given plugin path (no default plugins).
+class Rt {
+ public:
+  explicit Rt(const std::string& plugin_path) {
+    tsr_runtime_options_t o{};
+    o.struct_size = TSR_STRUCT_SIZE(tsr_runtime_options_t);
+    o.plugin_path = plugin_path.c_str();
+    o.no_default_plugins = 1;
+    std::string err = take_message(api()->runtime_create(&o, &rt_));
+    EXPECT_EQ(err, "") << "runtime_create(" << plugin_path << ")";
+  }
+  ~Rt() { destroy(); }
+  Rt(const Rt&) = delete;
+  Rt& operator=(const Rt&) = delete;
+  void destroy() {
+    if (rt_) api()->runtime_destroy(rt_);
+    rt_ = nullptr;
+  }
+  tsr_runtime_t* get() const { return rt_; }
+
+  std::vector<Record> records() const {
+    std::vector<Record> out;
+    for (size_t i = 0; i < api()->plugin_count(rt_); ++i) {
+      tsr_plugin_record_t r{};
+      r.struct_size = TSR_STRUCT_SIZE(tsr_plugin_record_t);
+      EXPECT_EQ(take_message(api()->plugin_record(rt_, i, &r)), "");
+      out.push_back(Record{r.name, r.version, r.path, r.reason, r.loaded != 0, r.score});
+    }
+    return out;
+  }
+  std::vector<Record> records_named(const std::string& name) const {
+    std::vector<Record> out;
+    for (const Record& r : records())
+      if (r.name == name) out.push_back(r);
+    return out;
+  }
+  // The one record of `name`; fails the test when there is not exactly one.
+  Record record(const std::string& name) const {
+    std::vector<Record> rs = records_named(name);
+    EXPECT_EQ(rs.size(), 1u) << "records named '" << name << "'";
+    return rs.empty() ? Record{} : rs.front();
+  }
+  bool has_device_type(const char* name) const {
+    int32_t id = -1;
+    return take_message(api()->device_type_lookup(rt_, name, &id)).empty();
+  }
+  bool has_op(const char* name) const {
+    tsr_op_t* op = nullptr;
+    return take_message(api()->op_find(rt_, name, &op)).empty() && op;
+  }
+
+ private:
+  tsr_runtime_t* rt_ = nullptr;
+};
+
+// Everything a runtime holds that plugins can add, as comparable text.
+struct Snapshot {
+  std::set<std::string> device_types, ops, kernels, extensions_probe;
+  bool operator==(const Snapshot& o) const {
+    return device_types == o.device_types && ops == o.ops && kernels == o.kernels;
+  }
+};
+
+Snapshot snapshot(tsr_runtime_t* rt) {
+  Snapshot s;
+  for (int32_t t = 0; t < api()->device_type_count(rt); ++t) {
+    const char* n = api()->device_type_name(rt, t);
+    int32_t id = -1;
+    if (n && take_message(api()->device_type_lookup(rt, n, &id)).empty())
+      s.device_types.insert(std::string(n) + "#" + std::to_string(api()->device_count(rt, t)));
+  }
+  for (size_t i = 0; i < api()->op_count(rt); ++i) {
+    tsr_op_t* op = api()->op_at(rt, i);
+    s.ops.insert(api()->op_schema(op));
+    for (size_t k = 0; k < api()->op_kernel_count(op); ++k) {
+      tsr_kernel_info_t info{};
+      info.struct_size = TSR_STRUCT_SIZE(tsr_kernel_info_t);
+      EXPECT_EQ(take_message(api()->op_kernel_info(op, k, &info)), "");
+      s.kernels.insert(std::string(api()->op_name(op)) + "/" + info.kernel_name + "/" + info.plugin_name + "/" +
+                       std::to_string(info.device_type) + "/" + std::to_string(info.dtype_mask));
+    }
+  }
+  return s;
+}
+
+// Kernels any op holds that came from `plugin`.
+std::vector<std::string> kernels_of_plugin(tsr_runtime_t* rt, const std::string& plugin) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < api()->op_count(rt); ++i) {
+    tsr_op_t* op = api()->op_at(rt, i);
+    for (size_t k = 0; k < api()->op_kernel_count(op); ++k) {
+      tsr_kernel_info_t info{};
+      info.struct_size = TSR_STRUCT_SIZE(tsr_kernel_info_t);
+      EXPECT_EQ(take_message(api()->op_kernel_info(op, k, &info)), "");
+      if (plugin == info.plugin_name) out.push_back(std::string(api()->op_name(op)) + ":" + info.kernel_name);
+    }
+  }
+  return out;
+}
+
+tsr_value_t tensor_arg(tsr_tensor_t* t) {
+  tsr_value_t v{};
+  v.tag = TSR_VALUE_TENSOR;
+  v.u.tensor = t;
+  return v;
+}
+tsr_value_t double_arg(double d) {
+  tsr_value_t v{};
+  v.tag = TSR_VALUE_DOUBLE;
+  v.u.d = d;
+  return v;
+}
+
+// toy::axpb on toy:1 gives a*x+b (plugin-defined op, meta function and kernel, through op_call).
+void expect_toy_works(tsr_runtime_t* rt) {
+  int32_t toy = -1;
+  ASSERT_EQ(take_message(api()->device_type_lookup(rt, "toy", &toy)), "");
+  ASSERT_EQ(api()->device_count(rt, toy), 2);
+  const float x[4] = {1.f, 2.f, 3.f, 4.f};
+  const int64_t sizes[2] = {2, 2};
+  tsr_tensor_t* xt = nullptr;
+  ASSERT_EQ(take_message(api()->tensor_from_host(rt, x, 2, sizes, TSR_F32, tsr_device_t{toy, 1}, &xt)), "");
+  tsr_op_t* op = nullptr;
+  ASSERT_EQ(take_message(api()->op_find(rt, "toy::axpb", &op)), "");
+  tsr_value_t args[3] = {tensor_arg(xt), double_arg(3.0), double_arg(0.5)};
+  tsr_tensor_t* out = nullptr;
+  ASSERT_EQ(take_message(api()->op_call(op, args, 3, &out, 1)), "");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(api()->tensor_dtype(out), TSR_F32);
+  EXPECT_EQ(api()->tensor_device(out).type, toy);
+  EXPECT_EQ(api()->tensor_device(out).index, 1);
+  ASSERT_EQ(api()->tensor_ndim(out), 2);
+  EXPECT_EQ(api()->tensor_sizes(out)[0], 2);
+  EXPECT_EQ(api()->tensor_sizes(out)[1], 2);
+  float y[4] = {};
+  ASSERT_EQ(take_message(api()->tensor_copy_to_host(out, y, sizeof(y))), "");
+  EXPECT_FLOAT_EQ(y[0], 3.5f);
+  EXPECT_FLOAT_EQ(y[1], 6.5f);
+  EXPECT_FLOAT_EQ(y[2], 9.5f);
+  EXPECT_FLOAT_EQ(y[3], 12.5f);
+  api()->tensor_release(out);
+  api()->tensor_release(xt);
+}
+
+// add on cpu:0 works (only when the cpu backend is built and on the path).
+void expect_cpu_works(tsr_runtime_t* rt) {
+  const float a[3] = {1.f, 2.f, 3.f}, b[3] = {10.f, 20.f, 30.f};
+  const int64_t n[1] = {3};
+  tsr_tensor_t *at = nullptr, *bt = nullptr, *out = nullptr;
+  ASSERT_EQ(take_message(api()->tensor_from_host(rt, a, 1, n, TSR_F32, tsr_device_t{0, 0}, &at)), "");
+  ASSERT_EQ(take_message(api()->tensor_from_host(rt, b, 1, n, TSR_F32, tsr_device_t{0, 0}, &bt)), "");
+  tsr_op_t* add = nullptr;
+  ASSERT_EQ(take_message(api()->op_find(rt, "add", &add)), "");
+  tsr_value_t args[2] = {tensor_arg(at), tensor_arg(bt)};
+  ASSERT_EQ(take_message(api()->op_call(add, args, 2, &out, 1)), "");
+  float y[3] = {};
+  ASSERT_EQ(take_message(api()->tensor_copy_to_host(out, y, sizeof(y))), "");
+  EXPECT_FLOAT_EQ(y[0], 11.f);
+  EXPECT_FLOAT_EQ(y[2], 33.f);
+  api()->tensor_release(out);
+  api()->tensor_release(bt);
+  api()->tensor_release(at);
+}
+
+// The path of a refusal case: the case first, then the good plugin, then the cpu backend.
+std::string with_healthy(const std::string& dir) {
+  std::string p = dir + ":" + good_dir();
+  if (have_cpu()) p += ":" + std::string(TSR_PLUGIN_DIR);
+  return p;
+}
+
+// The common assertions of a refused plugin: one record, refused, reason containing every
+// fragment; the runtime holds exactly what it holds without the case directory; it works.
+Record expect_refused(const std::string& dir, const std::string& name, const std::vector<std::string>& fragments) {
+  Rt rt(with_healthy(dir));
+  Record r = rt.record(name);
+  EXPECT_FALSE(r.loaded) << name;
+  EXPECT_FALSE(r.reason.empty()) << name;
+  for (const std::string& f : fragments) EXPECT_NE(r.reason.find(f), std::string::npos) << "reason: " << r.reason;
+  EXPECT_EQ(r.path.rfind(dir, 0), 0u) << r.path;
+  EXPECT_TRUE(kernels_of_plugin(rt.get(), name).empty());
+  Rt baseline(with_healthy(good_dir()));  // the same minus the case directory
+  EXPECT_TRUE(snapshot(rt.get()) == snapshot(baseline.get())) << name << " left something registered";
+  EXPECT_TRUE(rt.record("toy").loaded);
+  expect_toy_works(rt.get());
+  if (have_cpu()) {
+    EXPECT_TRUE(rt.record("cpu").loaded);
+    expect_cpu_works(rt.get());
+  }
+  return r;
+}
+
+// A per-test log file the test plugins append their lifecycle calls to.
+class LogFile {
+ public:
+  LogFile() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = ::testing::TempDir() + "tsr_loader_" + info->name() + "_" + std::to_string(getpid()) + ".log";
+    std::remove(path_.c_str());
+    setenv("TSR_LOADER_TEST_LOG", path_.c_str(), 1);
+  }
+  ~LogFile() {
+    unsetenv("TSR_LOADER_TEST_LOG");
+    std::remove(path_.c_str());
+  }
+  std::vector<std::string> lines() const {
+    std::vector<std::string> out;
+    std::ifstream in(path_);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  }
+
+ private:
+  std::string path_;
+};
+
+// chmod for the duration of a test (restored even when an assertion fails).
+class ScopedMode {
+ public:
+  ScopedMode(const std::string& path, mode_t mode) : path_(path) {
+    struct stat st;
+    ok_ = ::stat(path.c_str(), &st) == 0;
+    old_ = st.st_mode & 07777;
+    ok_ = ok_ && ::chmod(path.c_str(), mode) == 0;
+  }
+  ~ScopedMode() { ::chmod(path_.c_str(), old_ & ~static_cast<mode_t>(S_IWOTH)); }
+  bool ok() const { return ok_; }
+
+ private:
+  std::string path_;
+  mode_t old_ = 0755;
+  bool ok_ = false;
+};
+
+// ---- the healthy cases -----------------------------------------------------------------------
+
+TEST(LoaderGood, PluginDefinedOpIsCallable) {
+  Rt rt(good_dir());
+  Record r = rt.record("toy");
+  EXPECT_TRUE(r.loaded);
+  EXPECT_EQ(r.version, "1.2.3");
+  EXPECT_EQ(r.reason, "");
+  EXPECT_GE(r.score, 1);
+  expect_toy_works(rt.get());
+
+  // Defaults come from the schema: a=2, b=1.
+  int32_t toy = -1;
+  ASSERT_EQ(take_message(api()->device_type_lookup(rt.get(), "toy", &toy)), "");
+  const float x[2] = {5.f, -1.f};
+  const int64_t n[1] = {2};
+  tsr_tensor_t *xt = nullptr, *out = nullptr;
+  ASSERT_EQ(take_message(api()->tensor_from_host(rt.get(), x, 1, n, TSR_F32, tsr_device_t{toy, 0}, &xt)), "");
+  tsr_op_t* op = nullptr;
+  ASSERT_EQ(take_message(api()->op_find(rt.get(), "toy::axpb", &op)), "");
+  tsr_value_t args[1] = {tensor_arg(xt)};
+  ASSERT_EQ(take_message(api()->op_call(op, args, 1, &out, 1)), "");
+  float y[2] = {};
+  ASSERT_EQ(take_message(api()->tensor_copy_to_host(out, y, sizeof(y))), "");
+  EXPECT_FLOAT_EQ(y[0], 11.f);
+  EXPECT_FLOAT_EQ(y[1], -1.f);
+  api()->tensor_release(out);
+
+  // The meta function rejects other dtypes with a message naming the op.
+  const int64_t xi[2] = {1, 2};
+  tsr_tensor_t* it = nullptr;
+  ASSERT_EQ(take_message(api()->tensor_from_host(rt.get(), xi, 1, n, TSR_I64, tsr_device_t{toy, 0}, &it)), "");
+  tsr_value_t bad[1] = {tensor_arg(it)};
+  tsr_tensor_t* none = nullptr;
+  std::string err = take_message(api()->op_call(op, bad, 1, &none, 1));
+  EXPECT_NE(err.find("toy::axpb"), std::string::npos) << err;
+  EXPECT_NE(err.find("float32"), std::string::npos) << err;
+  EXPECT_EQ(none, nullptr);
+  api()->tensor_release(it);
+  api()->tensor_release(xt);
+
+  // Introspection sees the kernel with its plugin and dtype constraint.
+  ASSERT_EQ(api()->op_kernel_count(op), 1u);
+  tsr_kernel_info_t info{};
+  info.struct_size = TSR_STRUCT_SIZE(tsr_kernel_info_t);
+  ASSERT_EQ(take_message(api()->op_kernel_info(op, 0, &info)), "");
+  EXPECT_STREQ(info.plugin_name, "toy");
+  EXPECT_STREQ(info.kernel_name, "toy::axpb_f32");
+  EXPECT_EQ(info.device_type, toy);
+  EXPECT_EQ(info.dtype_mask, TSR_DTYPE_BIT(TSR_F32));
+}
+
+TEST(LoaderGood, NewerMinorWithAppendedHeaderFieldsLoads) {
+  LogFile log;
+  {
+    Rt rt(case_dir("newer_minor"));
+    Record r = rt.record("newer");
+    EXPECT_TRUE(r.loaded) << r.reason;
+    EXPECT_EQ(r.version, "1.7.0");
+  }
+  EXPECT_EQ(log.lines(), (std::vector<std::string>{"init newer", "shutdown newer"}));
+}
+
+TEST(LoaderGood, HostWorksWithTheCpuBackendAfterACaseDir) {
+  if (!have_cpu()) GTEST_SKIP() << "the cpu backend is not built";
+  Rt rt(good_dir() + ":" + TSR_PLUGIN_DIR);
+  EXPECT_TRUE(rt.record("cpu").loaded);
+  expect_cpu_works(rt.get());
+  expect_toy_works(rt.get());
+}
+
+// ---- symbols, ABI, manifests ------------------------------------------------------------------
+
+TEST(LoaderFault, MissingEntrySymbol) {
+  expect_refused(case_dir("no_entry"), "noentry", {"missing entry symbol", "tsr_plugin_query"});
+}
+
+TEST(LoaderFault, WrongAbiMajorInPluginHeader) {
+  expect_refused(case_dir("abi_header"), "future", {"built for ABI 2.0", "core speaks 1."});
+}
+
+TEST(LoaderFault, WrongAbiMajorInManifest) {
+  expect_refused(case_dir("abi_manifest"), "abi2", {"manifest ABI '2.0'", "incompatible"});
+}
+
+TEST(LoaderFault, MissingManifest) {
+  expect_refused(case_dir("no_manifest"), "nomanifest", {"missing manifest", "nomanifest.json"});
+}
+
+TEST(LoaderFault, MalformedManifestJson) {
+  expect_refused(case_dir("bad_json"), "badjson", {"bad manifest", "badjson.json"});
+}
+
+TEST(LoaderFault, ManifestNameMismatch) {
+  expect_refused(case_dir("name_mismatch"), "alpha", {"'beta'", "'alpha'"});
+}
+
+// ---- init, score ----------------------------------------------------------------------------
+
+TEST(LoaderFault, InitFailureLeavesNothingRegistered) {
+  Record r = expect_refused(case_dir("init_fails"), "ghost", {"init failed", "ghost init failed on purpose (no ectoplasm)"});
+  Rt rt(with_healthy(case_dir("init_fails")));
+  Rt baseline(with_healthy(good_dir()));
+  EXPECT_FALSE(rt.has_op("ghost::haunt"));
+  EXPECT_FALSE(rt.has_device_type("ghost"));
+  EXPECT_EQ(api()->device_type_count(rt.get()), api()->device_type_count(baseline.get()));
+  EXPECT_TRUE(kernels_of_plugin(rt.get(), "ghost").empty());
+  // "add" is a built-in op: the staged ghost::add kernel must not have reached it.
+  tsr_op_t *add = nullptr, *add0 = nullptr;
+  ASSERT_EQ(take_message(api()->op_find(rt.get(), "add", &add)), "");
+  ASSERT_EQ(take_message(api()->op_find(baseline.get(), "add", &add0)), "");
+  EXPECT_EQ(api()->op_kernel_count(add), api()->op_kernel_count(add0));
+}
+
+TEST(LoaderFault, InitThrowingWithoutTheSdkIsCaught) {
+  expect_refused(case_dir("throws_raw"), "thrower_raw", {"exception", "boom from raw init"});
+}
+
+TEST(LoaderFault, InitThrowingThroughTheSdkIsRefused) {
+  expect_refused(case_dir("throws_sdk"), "thrower_sdk", {"init failed", "boom from sdk init"});
+  Rt rt(case_dir("throws_sdk"));
+  EXPECT_FALSE(rt.has_op("thrower::op"));
+}
+
+TEST(LoaderFault, ScoreZeroIsRefusedWithItsReason) {
+  Record r = expect_refused(case_dir("score_zero"), "picky", {"scored 0", "no frobnicator on this machine"});
+  EXPECT_EQ(r.score, 0);
+}
+
+// ---- search path ----------------------------------------------------------------------------
+
+TEST(LoaderFault, DuplicateNameFirstWinsSecondShadowed) {
+  for (bool a_first : {true, false}) {
+    std::string first = case_dir(a_first ? "dup_a" : "dup_b"), second = case_dir(a_first ? "dup_b" : "dup_a");
+    Rt rt(first + ":" + second);
+    std::vector<Record> rs = rt.records_named("dup");
+    ASSERT_EQ(rs.size(), 2u);
+    const Record& winner = rs[0].loaded ? rs[0] : rs[1];
+    const Record& loser = rs[0].loaded ? rs[1] : rs[0];
+    EXPECT_TRUE(winner.loaded);
+    EXPECT_FALSE(loser.loaded);
+    EXPECT_EQ(winner.path.rfind(first + "/", 0), 0u) << winner.path;
+    EXPECT_EQ(loser.path.rfind(second + "/", 0), 0u) << loser.path;
+    EXPECT_NE(loser.reason.find("shadowed"), std::string::npos) << loser.reason;
+    EXPECT_NE(loser.reason.find(winner.path), std::string::npos) << loser.reason;
+    const char* which = static_cast<const char*>(api()->get_extension(rt.get(), "dup.which"));
+    ASSERT_NE(which, nullptr);
+    EXPECT_STREQ(which, a_first ? "first" : "second");
+  }
+}
+
+TEST(LoaderFault, WorldWritableFileIsRefused) {
+  std::string so = case_dir("ww_file") + "/wwfile.so";
+  ::chmod(so.c_str(), 0755);  // a previous run that died mid-test
+  ScopedMode mode(so, 0757);
+  ASSERT_TRUE(mode.ok()) << so;
+  expect_refused(case_dir("ww_file"), "wwfile", {"world-writable"});
+}
+
+TEST(LoaderFault, WorldWritableDirectoryIsRefused) {
+  std::string dir = case_dir("ww_dir");
+  ::chmod(dir.c_str(), 0755);
+  ScopedMode mode(dir, 0777);
+  ASSERT_TRUE(mode.ok()) << dir;
+  Rt rt(with_healthy(dir));
+  EXPECT_TRUE(rt.records_named("wwdir").empty()) << "nothing in a refused directory is even considered";
+  bool found = false;
+  for (const Record& r : rt.records())
+    if (r.path == dir) {
+      found = true;
+      EXPECT_FALSE(r.loaded);
+      EXPECT_NE(r.reason.find("world-writable"), std::string::npos) << r.reason;
+    }
+  EXPECT_TRUE(found) << "no record for the directory " << dir;
+  EXPECT_FALSE(rt.has_device_type("wwdir"));
+  expect_toy_works(rt.get());
+  if (have_cpu()) expect_cpu_works(rt.get());
+}
+
+// ---- dependencies and lifecycle order -----------------------------------------------------------
+
+TEST(LoaderFault, MissingDependency) {
+  expect_refused(case_dir("dep_missing"), "orphan", {"depends on 'nonexistent_dep'", "not found"});
+}
+
+TEST(LoaderFault, DependencyCycle) {
+  Rt rt(with_healthy(case_dir("dep_cycle")));
+  for (const char* n : {"cyc_a", "cyc_b"}) {
+    Record r = rt.record(n);
+    EXPECT_FALSE(r.loaded) << n;
+    EXPECT_NE(r.reason.find("cycle"), std::string::npos) << n << ": " << r.reason;
+    EXPECT_FALSE(rt.has_device_type(n));
+  }
+  expect_toy_works(rt.get());
+}
+
+TEST(LoaderOrder, DependencyInitRunsFirst) {
+  LogFile log;
+  {
+    // a_consumer.so sorts before z_provider.so, but depends on it.
+    Rt rt(case_dir("dep_order"));
+    std::vector<Record> rs = rt.records();
+    ASSERT_EQ(rs.size(), 2u);
+    EXPECT_EQ(rs[0].name, "provider");
+    EXPECT_EQ(rs[1].name, "consumer");
+    EXPECT_TRUE(rs[0].loaded) << rs[0].reason;
+    EXPECT_TRUE(rs[1].loaded) << rs[1].reason;
+    EXPECT_EQ(kernels_of_plugin(rt.get(), "consumer"),
+              (std::vector<std::string>{"provider::twice:consumer::twice"}));
+  }
+  EXPECT_EQ(log.lines(), (std::vector<std::string>{"init provider", "init consumer", "shutdown consumer",
+                                                   "shutdown provider"}));
+}
+
+TEST(LoaderOrder, ShutdownRunsInReverseLoadOrder) {
+  LogFile log;
+  Rt rt(good_dir() + ":" + case_dir("dep_order") + ":" + case_dir("newer_minor"));
+  std::vector<std::string> loaded;
+  for (const Record& r : rt.records())
+    if (r.loaded) loaded.push_back(r.name);
+  EXPECT_EQ(loaded, (std::vector<std::string>{"toy", "provider", "consumer", "newer"}));
+  EXPECT_EQ(log.lines(), (std::vector<std::string>{"init toy", "init provider", "init consumer", "init newer"}));
+  rt.destroy();
+  EXPECT_EQ(log.lines(),
+            (std::vector<std::string>{"init toy", "init provider", "init consumer", "init newer", "shutdown newer",
+                                      "shutdown consumer", "shutdown provider", "shutdown toy"}));
+}
+
+// ---- everything at once ---------------------------------------------------------------------
+
+TEST(LoaderFault, EveryBrokenPluginAtOnceLeavesTheHostWorking) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"no_entry", "noentry"},         {"abi_header", "future"},        {"abi_manifest", "abi2"},
+      {"no_manifest", "nomanifest"},   {"bad_json", "badjson"},         {"name_mismatch", "alpha"},
+      {"init_fails", "ghost"},         {"throws_raw", "thrower_raw"},   {"throws_sdk", "thrower_sdk"},
+      {"score_zero", "picky"},         {"dep_missing", "orphan"},       {"dep_cycle", "cyc_a"},
+      {"dep_cycle", "cyc_b"}};
+  std::string path;
+  std::set<std::string> dirs;
+  for (const auto& c : cases)
+    if (dirs.insert(c.first).second) path += case_dir(c.first) + ":";
+  Rt rt(with_healthy(path.substr(0, path.size() - 1)));
+  for (const auto& c : cases) {
+    Record r = rt.record(c.second);
+    EXPECT_FALSE(r.loaded) << c.second;
+    EXPECT_FALSE(r.reason.empty()) << c.second;
+    EXPECT_TRUE(kernels_of_plugin(rt.get(), c.second).empty()) << c.second;
+  }
+  Rt baseline(with_healthy(good_dir()));
+  EXPECT_TRUE(snapshot(rt.get()) == snapshot(baseline.get()));
+  expect_toy_works(rt.get());
+  if (have_cpu()) expect_cpu_works(rt.get());
+}
+
+}  // namespace

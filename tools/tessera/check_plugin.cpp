@@ -1,0 +1,466 @@
+// `tessera check-plugin PATH`: vets one plugin .so without risking this process.
+//
+// The parent copies PATH (and its manifest) into a fresh private directory, and the plugins
+// it depends on (found beside it, on the plugin path, or in the core's plugin directory) into
+// another, then forks. The child creates a runtime with only the dependencies (the baseline),
+// then one with the plugin too, and sends back through a pipe the loader's records and what
+// the plugin added (device types, ops, kernels). A crash in the child is reported with its
+// signal, a hang is killed after --timeout seconds; the parent always survives.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "cli.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tessera_cli {
+
+namespace {
+
+struct PluginFile {
+  std::string so, manifest, name;
+  std::vector<std::string> depends;
+};
+
+// Reads NAME.json beside NAME.so; false when missing or unreadable (error says why).
+bool read_manifest(const fs::path& so, PluginFile* out, std::string* error) {
+  fs::path manifest = so;
+  manifest.replace_extension(".json");
+  out->so = so.string();
+  std::ifstream in(manifest);
+  if (!in) {
+    if (error) *error = "no manifest " + manifest.string();
+    return false;
+  }
+  out->manifest = manifest.string();
+  try {
+    json j = json::parse(in);
+    out->name = j.at("name").get<std::string>();
+    if (j.contains("depends")) out->depends = j.at("depends").get<std::vector<std::string>>();
+  } catch (const std::exception& e) {
+    if (error) *error = "cannot parse " + manifest.string() + ": " + e.what();
+    return false;
+  }
+  return true;
+}
+
+bool world_writable(const fs::path& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && (st.st_mode & S_IWOTH);
+}
+
+// The plugins `target` depends on, transitively, first match by name along `dirs`.
+std::vector<PluginFile> resolve_dependencies(const PluginFile& target, const std::vector<std::string>& dirs,
+                                             std::vector<std::string>* missing) {
+  std::map<std::string, PluginFile> by_name;
+  std::error_code ec;
+  fs::path target_canon = fs::weakly_canonical(target.so, ec);
+  for (const std::string& d : dirs) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(d, ec))
+      if (e.path().extension() == ".so") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      PluginFile pf;
+      if (!read_manifest(f, &pf, nullptr) || pf.name == target.name) continue;
+      if (fs::weakly_canonical(f, ec) == target_canon) continue;
+      by_name.emplace(pf.name, pf);  // first wins, as in the loader
+    }
+  }
+  std::vector<PluginFile> out;
+  std::vector<std::string> todo = target.depends;
+  std::set<std::string> seen;
+  while (!todo.empty()) {
+    std::string n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n).second) continue;
+    auto it = by_name.find(n);
+    if (it == by_name.end()) {
+      missing->push_back(n);
+      continue;
+    }
+    out.push_back(it->second);
+    for (const std::string& d : it->second.depends) todo.push_back(d);
+  }
+  return out;
+}
+
+// Copies a plugin and its manifest into dir with sane modes; returns the new .so path.
+std::string copy_plugin(const std::string& so, const std::string& manifest, const fs::path& dir,
+                        std::map<std::string, std::string>* origin) {
+  fs::path dst = dir / fs::path(so).filename();
+  for (int k = 1; fs::exists(dst); ++k)  // two dependencies with one file name
+    dst = dir / (std::to_string(k) + "_" + fs::path(so).filename().string());
+  fs::copy_file(so, dst);
+  fs::permissions(dst, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec);
+  (*origin)[dst.string()] = so;
+  if (!manifest.empty()) {
+    fs::path mdst = dst;
+    mdst.replace_extension(".json");
+    fs::copy_file(manifest, mdst);
+    fs::permissions(mdst, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                              fs::perms::others_read);
+  }
+  return dst.string();
+}
+
+// ---- the child ---------------------------------------------------------------------------
+
+struct ChildPlan {
+  std::string plugin_dir, deps_dir;
+};
+
+bool line(int fd, const std::string& s) { return write_all(fd, s + "\n"); }
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+int child_main(int fd, const ChildPlan& plan) {
+  const tsr_api_t* api = core_api();
+  tsr_runtime_options_t opts{};
+  opts.struct_size = TSR_STRUCT_SIZE(tsr_runtime_options_t);
+  opts.no_default_plugins = 1;
+
+  line(fd, "PHASE baseline");
+  opts.plugin_path = plan.deps_dir.c_str();
+  tsr_runtime_t* rt = nullptr;
+  if (tsr_status_t st = api->runtime_create(&opts, &rt)) {
+    line(fd, "ERROR cannot create the baseline runtime: " + one_line(status_text(st)));
+    return kExitInternal;
+  }
+  Inventory before = collect_inventory(api, rt);
+  api->runtime_destroy(rt);
+
+  line(fd, "PHASE load");
+  std::string path = plan.plugin_dir + ":" + plan.deps_dir;
+  opts.plugin_path = path.c_str();
+  rt = nullptr;
+  if (tsr_status_t st = api->runtime_create(&opts, &rt)) {
+    line(fd, "ERROR cannot create a runtime with the plugin: " + one_line(status_text(st)));
+    return kExitInternal;
+  }
+  Inventory after = collect_inventory(api, rt);
+
+  json result;
+  result["records"] = after.plugins;
+  json types = json::array(), ops = json::array(), kernels = json::array();
+  for (const DeviceTypeEntry& t : after.device_types)
+    if (std::none_of(before.device_types.begin(), before.device_types.end(),
+                     [&](const DeviceTypeEntry& b) { return b.name == t.name; }))
+      types.push_back(t);
+  std::vector<KernelEntry> kb, ka;
+  for (const OpEntry& o : before.ops) kb.insert(kb.end(), o.kernels.begin(), o.kernels.end());
+  for (const OpEntry& o : after.ops) {
+    ka.insert(ka.end(), o.kernels.begin(), o.kernels.end());
+    if (std::none_of(before.ops.begin(), before.ops.end(), [&](const OpEntry& b) { return b.name == o.name; })) {
+      json jo = o;
+      jo.erase("kernels");
+      ops.push_back(jo);
+    }
+  }
+  std::sort(kb.begin(), kb.end());
+  std::sort(ka.begin(), ka.end());
+  std::vector<KernelEntry> added;
+  std::set_difference(ka.begin(), ka.end(), kb.begin(), kb.end(), std::back_inserter(added));
+  for (const KernelEntry& k : added) kernels.push_back(k);
+  result["new_device_types"] = types;
+  result["new_ops"] = ops;
+  result["new_kernels"] = kernels;
+  line(fd, "RESULT " + result.dump());
+
+  line(fd, "PHASE shutdown");
+  api->runtime_destroy(rt);
+  line(fd, "DONE");
+  return kExitOk;
+}
+
+// ---- the parent --------------------------------------------------------------------------
+
+struct Report {
+  std::string phase, error;
+  bool have_result = false, done = false;
+  json result;
+};
+
+Report parse_child_output(const std::string& out) {
+  Report r;
+  std::istringstream in(out);
+  std::string l;
+  while (std::getline(in, l)) {
+    if (l.rfind("PHASE ", 0) == 0) {
+      r.phase = l.substr(6);
+    } else if (l.rfind("ERROR ", 0) == 0) {
+      r.error = l.substr(6);
+    } else if (l.rfind("RESULT ", 0) == 0) {
+      try {
+        r.result = json::parse(l.substr(7));
+        r.have_result = true;
+      } catch (const std::exception& e) {
+        r.error = std::string("unreadable result from the child: ") + e.what();
+      }
+    } else if (l == "DONE") {
+      r.done = true;
+    }
+  }
+  return r;
+}
+
+std::string phase_words(const std::string& phase) {
+  if (phase == "baseline") return "loading its dependencies (before the plugin itself)";
+  if (phase == "shutdown") return "shutdown";
+  return "load";
+}
+
+std::string map_path(const std::string& p, const std::map<std::string, std::string>& origin) {
+  auto it = origin.find(p);
+  return it == origin.end() ? p : it->second;
+}
+
+void print_registered(const json& result) {
+  std::printf("registered:\n");
+  const json& types = result.at("new_device_types");
+  const json& ops = result.at("new_ops");
+  const json& kernels = result.at("new_kernels");
+  if (types.empty() && ops.empty() && kernels.empty()) std::printf("  nothing\n");
+  for (const json& t : types) {
+    std::string devs;
+    for (const json& d : t.at("devices")) devs += " " + d.get<std::string>();
+    std::printf("  device type %s: %d device%s%s%s\n", t.at("name").get<std::string>().c_str(),
+                t.at("device_count").get<int>(), t.at("device_count").get<int>() == 1 ? "" : "s",
+                devs.empty() ? "" : ":", devs.c_str());
+  }
+  for (const json& o : ops) std::printf("  op %s\n", o.at("schema").get<std::string>().c_str());
+  for (const json& k : kernels) {
+    KernelEntry ke = k.get<KernelEntry>();
+    std::printf("  kernel %s on %s [%s]%s  (%s, priority %d)\n", ke.op.c_str(), ke.device_type.c_str(),
+                mask_to_names(ke.dtype_mask, false).c_str(), ke.has_predicate ? " with device predicate" : "",
+                ke.name.c_str(), ke.priority);
+  }
+}
+
+}  // namespace
+
+int cmd_check_plugin(int argc, char** argv) {
+  std::vector<OptionSpec> specs = {
+      {"--timeout", true, "seconds the child may take before it is killed (default 30)"},
+      {"--plugin-path", true, "colon-separated directories to find dependencies in (default: $TESSERA_PLUGIN_PATH)"},
+      {"--json", false, "print the report as JSON"},
+      {"--help", false, "this help"},
+  };
+  Args args;
+  if (!parse_args("check-plugin", argc, argv, 2, specs, &args)) return kExitUsage;
+  if (args.has("--help")) {
+    std::printf(
+        "usage: tessera check-plugin [options] PATH.so\n\n"
+        "Loads the plugin (with PATH.json beside it) in a child process and reports what it\n"
+        "registers, or why it was refused, or how it crashed. Exit status: 0 loaded, 1 refused,\n"
+        "2 usage, 3 crashed or hung, 4 could not check. Temporary copies go to $TMPDIR.\n\n");
+    print_options(specs);
+    return kExitOk;
+  }
+  if (args.positional.size() != 1) {
+    std::fprintf(stderr, "usage: tessera check-plugin [options] PATH.so\n");
+    return kExitUsage;
+  }
+  double timeout = 30;
+  if (args.values.count("--timeout")) {
+    char* end = nullptr;
+    std::string t = args.value("--timeout");
+    timeout = std::strtod(t.c_str(), &end);
+    if (!end || *end || !(timeout > 0)) {
+      std::fprintf(stderr, "tessera check-plugin: --timeout needs a positive number of seconds, got '%s'\n",
+                   t.c_str());
+      return kExitUsage;
+    }
+  }
+  const bool as_json = args.has("--json");
+  std::error_code ec;
+  fs::path so = fs::absolute(args.positional[0], ec).lexically_normal();
+  if (ec || !fs::is_regular_file(so, ec)) {
+    std::fprintf(stderr, "tessera check-plugin: %s is not a file\n", args.positional[0].c_str());
+    return kExitUsage;
+  }
+  if (so.extension() != ".so") {
+    std::fprintf(stderr, "tessera check-plugin: %s: the loader only considers files ending in .so\n", so.c_str());
+    return kExitUsage;
+  }
+  if (!core_api()) {
+    std::fprintf(stderr, "tessera check-plugin: the core does not speak ABI major %d\n", TSR_ABI_MAJOR);
+    return kExitInternal;
+  }
+  setenv("TESSERA_LOG_LEVEL", "error", 0);  // the report says it all
+
+  json report;
+  report["path"] = so.string();
+  std::vector<std::string> notes;
+  PluginFile target;
+  std::string manifest_error;
+  bool have_manifest = read_manifest(so, &target, &manifest_error);
+  if (!have_manifest) {
+    target.so = so.string();
+    notes.push_back(manifest_error + " (the loader needs NAME.json beside NAME.so)");
+  }
+  report["manifest"] = target.manifest;
+  if (world_writable(so) || world_writable(so.parent_path()))
+    notes.push_back("warning: " + so.string() +
+                    " or its directory is world-writable: the loader refuses it where it is "
+                    "(checked here from a private copy)");
+
+  // Where dependencies are looked up: beside the plugin, the plugin path, the core's directory.
+  std::vector<std::string> dep_dirs = {so.parent_path().string()};
+  const char* env_path = std::getenv("TESSERA_PLUGIN_PATH");
+  std::string pp = args.values.count("--plugin-path") ? args.value("--plugin-path") : (env_path ? env_path : "");
+  for (const std::string& d : split_path_list(pp)) dep_dirs.push_back(d);
+  if (!default_plugin_dir().empty()) dep_dirs.push_back(default_plugin_dir());
+  std::vector<std::string> missing;
+  std::vector<PluginFile> deps = have_manifest ? resolve_dependencies(target, dep_dirs, &missing)
+                                               : std::vector<PluginFile>{};
+  for (const std::string& m : missing)
+    notes.push_back("dependency '" + m + "' was not found in: " + [&] {
+      std::string s;
+      for (const std::string& d : dep_dirs) s += (s.empty() ? "" : ":") + d;
+      return s;
+    }());
+
+  // Private directories for the copies.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ = (fs::path(tmp && *tmp ? tmp : "/tmp") / "tessera-check-XXXXXX").string();
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) {
+    std::fprintf(stderr, "tessera check-plugin: cannot create a directory from %s: %s\n", templ.c_str(),
+                 std::strerror(errno));
+    return kExitInternal;
+  }
+  fs::path base = buf.data();
+  ChildPlan plan;
+  plan.plugin_dir = (base / "plugin").string();
+  plan.deps_dir = (base / "deps").string();
+  std::map<std::string, std::string> origin;
+  int rc = kExitOk;
+  try {
+    fs::permissions(base, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+    for (const std::string& d : {plan.plugin_dir, plan.deps_dir}) {
+      fs::create_directory(d);
+      fs::permissions(d, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    }
+    copy_plugin(so.string(), target.manifest, plan.plugin_dir, &origin);
+    for (const PluginFile& d : deps) copy_plugin(d.so, d.manifest, plan.deps_dir, &origin);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera check-plugin: cannot prepare the check: %s\n", e.what());
+    fs::remove_all(base, ec);
+    return kExitInternal;
+  }
+
+  ChildOutcome child = run_in_child([&](int fd) { return child_main(fd, plan); }, timeout);
+  fs::remove_all(base, ec);
+  Report r = parse_child_output(child.output);
+
+  std::string status, message;
+  json plugin_record, dependencies = json::array();
+  if (r.have_result) {
+    for (json rec : r.result.at("records")) {
+      std::string tmp_path = rec.at("path").get<std::string>();
+      bool mine = tmp_path.rfind(plan.plugin_dir + "/", 0) == 0;
+      rec["path"] = map_path(tmp_path, origin);
+      if (mine && plugin_record.is_null())
+        plugin_record = rec;
+      else if (!mine)
+        dependencies.push_back(rec);
+    }
+  }
+  if (!child.started) {
+    status = "error";
+    message = "cannot run the check: " + child.error;
+    rc = kExitInternal;
+  } else if (child.timed_out) {
+    status = "hung";
+    char t[64];
+    std::snprintf(t, sizeof(t), "%g", timeout);
+    message = "plugin hung during " + phase_words(r.phase) + ": no answer within " + t +
+              " s; the child process was killed (SIGKILL)";
+    rc = kExitCrashed;
+  } else if (child.signaled) {
+    status = "crashed";
+    message = "plugin crashed during " + phase_words(r.phase) + ": signal " + std::to_string(child.signal) + " (" +
+              signal_name(child.signal) + ")";
+    rc = kExitCrashed;
+  } else if (!r.have_result || child.exit_code != 0) {
+    status = "error";
+    message = r.error.empty() ? "the child process exited with status " + std::to_string(child.exit_code) +
+                                    " without a result"
+                              : r.error;
+    rc = kExitInternal;
+  } else if (plugin_record.is_null()) {
+    status = "error";
+    message = "the loader did not consider " + so.string();
+    rc = kExitInternal;
+  } else if (plugin_record.at("loaded").get<bool>()) {
+    status = "loaded";
+  } else {
+    status = "refused";
+    message = plugin_record.at("reason").get<std::string>();
+    rc = kExitFailure;
+  }
+
+  if (as_json) {
+    report["status"] = status;
+    report["message"] = message;
+    report["phase"] = r.phase;
+    if (child.signaled) report["signal"] = {{"number", child.signal}, {"name", signal_name(child.signal)}};
+    report["plugin"] = plugin_record;
+    report["dependencies"] = dependencies;
+    if (r.have_result) {
+      report["new_device_types"] = r.result.at("new_device_types");
+      report["new_ops"] = r.result.at("new_ops");
+      report["new_kernels"] = r.result.at("new_kernels");
+    }
+    report["notes"] = notes;
+    std::printf("%s\n", report.dump(2).c_str());
+    return rc;
+  }
+
+  std::printf("plugin file: %s\n", so.c_str());
+  if (have_manifest) {
+    std::string d;
+    for (const std::string& x : target.depends) d += (d.empty() ? "" : ", ") + x;
+    std::printf("manifest:    %s (name '%s', depends: %s)\n", target.manifest.c_str(), target.name.c_str(),
+                d.empty() ? "none" : d.c_str());
+  }
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+  if (!plugin_record.is_null()) {
+    std::string v = plugin_record.at("version").get<std::string>();
+    std::printf("result: %s  %s%s%s, score %d\n", status == "loaded" ? "LOADED" : "REFUSED",
+                plugin_record.at("name").get<std::string>().c_str(), v.empty() ? "" : " ", v.c_str(),
+                plugin_record.at("score").get<int>());
+    if (status == "refused") std::printf("reason: %s\n", message.c_str());
+  }
+  if (r.have_result && (status == "loaded" || status == "crashed")) print_registered(r.result);
+  if (!dependencies.empty()) {
+    std::printf("other plugins in the check:\n");
+    for (const json& d : dependencies)
+      std::printf("  %-12s %s  %s%s\n", d.at("name").get<std::string>().c_str(),
+                  d.at("loaded").get<bool>() ? "loaded " : "REFUSED", d.at("path").get<std::string>().c_str(),
+                  d.at("loaded").get<bool>() ? "" : (" (" + d.at("reason").get<std::string>() + ")").c_str());
+  }
+  if (status == "crashed" || status == "hung" || status == "error")
+    std::printf("%s%s\n", status == "error" ? "error: " : "", message.c_str());
+  return rc;
+}
+
+}  // namespace tessera_cli

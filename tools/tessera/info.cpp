@@ -1,0 +1,136 @@
+// `tessera info [--json]`: what the runtime is made of here: core and ABI versions, device
+// types and their devices, loaded and refused plugins (with the reasons), allocator settings.
+#include <cstdio>
+
+#include "cli.hpp"
+
+namespace tessera_cli {
+
+namespace {
+
+struct DeviceMemory {
+  std::string device;
+  tsr_memory_stats_t stats{};
+};
+
+std::vector<DeviceMemory> memory_of(const tsr_api_t* api, tsr_runtime_t* rt, const DeviceTypeEntry& t) {
+  std::vector<DeviceMemory> out;
+  for (int32_t i = 0; i < t.device_count; ++i) {
+    DeviceMemory m;
+    m.device = t.name + ":" + std::to_string(i);
+    m.stats.struct_size = TSR_STRUCT_SIZE(tsr_memory_stats_t);
+    if (tsr_status_t st = api->memory_stats(rt, tsr_device_t{t.id, i}, &m.stats)) {
+      api->status_free(st);  // a device type without an allocator: nothing to report
+      continue;
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
+const char* conf_source(const RuntimeSession& s, const Args& args) {
+  if (args.values.count("--alloc-conf")) return "--alloc-conf";
+  if (s.alloc_conf_from_env()) return "TESSERA_ALLOC_CONF";
+  return "defaults";
+}
+
+json info_json(const tsr_api_t* api, const RuntimeSession& s, const Args& args, const Inventory& inv) {
+  json j;
+  j["core_version"] = api->version_string();
+  j["core_library"] = core_library_path();
+  j["abi"] = {{"major", TSR_ABI_VERSION_MAJOR(api->abi_version)},
+              {"minor", TSR_ABI_VERSION_MINOR(api->abi_version)},
+              {"cli_built_against", std::to_string(TSR_ABI_MAJOR) + "." + std::to_string(TSR_ABI_MINOR)}};
+  j["plugin_search_path"] = s.search_path();
+  json types = json::array();
+  for (const DeviceTypeEntry& t : inv.device_types) {
+    json jt = t;
+    json mem = json::object();
+    for (const DeviceMemory& m : memory_of(api, s.get(), t))
+      mem[m.device] = {{"limit_bytes", m.stats.limit_bytes},
+                       {"reserved_bytes", m.stats.reserved_bytes},
+                       {"allocated_bytes", m.stats.allocated_bytes}};
+    jt["memory"] = mem;
+    types.push_back(jt);
+  }
+  j["device_types"] = types;
+  json loaded = json::array(), refused = json::array();
+  for (const PluginEntry& p : inv.plugins) (p.loaded ? loaded : refused).push_back(p);
+  j["plugins"] = {{"loaded", loaded}, {"refused", refused}};
+  j["allocator"] = {{"conf", s.alloc_conf()}, {"source", conf_source(s, args)}};
+  j["op_count"] = inv.ops.size();
+  size_t nk = 0;
+  for (const OpEntry& o : inv.ops) nk += o.kernels.size();
+  j["kernel_count"] = nk;
+  return j;
+}
+
+void print_info(const tsr_api_t* api, const RuntimeSession& s, const Args& args, const Inventory& inv) {
+  std::printf("Tessera %s  (%s)\n", api->version_string(), core_library_path().c_str());
+  std::printf("ABI %u.%u  (this command was built against %d.%d)\n", TSR_ABI_VERSION_MAJOR(api->abi_version),
+              TSR_ABI_VERSION_MINOR(api->abi_version), TSR_ABI_MAJOR, TSR_ABI_MINOR);
+  std::printf("\nPlugin search path:\n");
+  if (s.search_path().empty()) std::printf("  (empty)\n");
+  for (const std::string& d : s.search_path()) std::printf("  %s\n", d.c_str());
+
+  std::printf("\nDevice types (%zu):\n", inv.device_types.size());
+  if (inv.device_types.empty()) std::printf("  (none: no backend plugin loaded)\n");
+  for (const DeviceTypeEntry& t : inv.device_types) {
+    std::printf("  %-10s %d device%s:", t.name.c_str(), t.device_count, t.device_count == 1 ? "" : "s");
+    for (int32_t i = 0; i < t.device_count; ++i) std::printf(" %s:%d", t.name.c_str(), i);
+    std::printf("\n");
+  }
+
+  size_t nloaded = 0;
+  for (const PluginEntry& p : inv.plugins) nloaded += p.loaded;
+  std::printf("\nPlugins loaded (%zu):\n", nloaded);
+  for (const PluginEntry& p : inv.plugins)
+    if (p.loaded)
+      std::printf("  %-14s %-10s score %-4d %s\n", p.name.c_str(), p.version.empty() ? "-" : p.version.c_str(),
+                  p.score, p.path.c_str());
+  std::printf("\nPlugins refused (%zu):\n", inv.plugins.size() - nloaded);
+  for (const PluginEntry& p : inv.plugins)
+    if (!p.loaded)
+      std::printf("  %-14s %s\n  %14s reason: %s\n", p.name.c_str(), p.path.c_str(), "", p.reason.c_str());
+
+  std::printf("\nAllocator configuration: %s (%s)\n", s.alloc_conf().empty() ? "\"\"" : s.alloc_conf().c_str(),
+              conf_source(s, args));
+  for (const DeviceTypeEntry& t : inv.device_types)
+    for (const DeviceMemory& m : memory_of(api, s.get(), t))
+      if (m.stats.limit_bytes > 0)
+        std::printf("  %s: limit %lld bytes\n", m.device.c_str(), static_cast<long long>(m.stats.limit_bytes));
+
+  size_t nk = 0;
+  for (const OpEntry& o : inv.ops) nk += o.kernels.size();
+  std::printf("\nOps: %zu, kernels: %zu  (see `tessera kernels`)\n", inv.ops.size(), nk);
+}
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+  std::vector<OptionSpec> specs = kRuntimeOptions;
+  specs.push_back({"--json", false, "print as JSON"});
+  specs.push_back({"--help", false, "this help"});
+  Args args;
+  if (!parse_args("info", argc, argv, 2, specs, &args)) return kExitUsage;
+  if (args.has("--help")) {
+    std::printf("usage: tessera info [options]\n\n");
+    print_options(specs);
+    return kExitOk;
+  }
+  if (!args.positional.empty()) {
+    std::fprintf(stderr, "tessera info: unexpected argument '%s'\n", args.positional[0].c_str());
+    return kExitUsage;
+  }
+  RuntimeSession session;
+  if (!session.open(args)) return kExitInternal;
+  const tsr_api_t* api = core_api();
+  Inventory inv = collect_inventory(api, session.get());
+  if (args.has("--json"))
+    std::printf("%s\n", info_json(api, session, args, inv).dump(2).c_str());
+  else
+    print_info(api, session, args, inv);
+  return kExitOk;
+}
+
+}  // namespace tessera_cli

@@ -1,0 +1,125 @@
+// `tessera kernels [--op NAME] [--schema] [--json]`: which op runs on which device type, for
+// which dtypes. The matrix shows each kernel's dtypes in short form (best kernel first);
+// --op NAME shows every kernel of one op in full.
+#include <algorithm>
+#include <cstdio>
+
+#include "cli.hpp"
+
+namespace tessera_cli {
+
+namespace {
+
+std::vector<std::string> column_names(const Inventory& inv) {
+  std::vector<std::string> cols;
+  for (const DeviceTypeEntry& t : inv.device_types) cols.push_back(t.name);
+  for (const OpEntry& o : inv.ops)
+    for (const KernelEntry& k : o.kernels)
+      if (std::find(cols.begin(), cols.end(), k.device_type) == cols.end()) cols.push_back(k.device_type);
+  return cols;
+}
+
+std::string cell(const OpEntry& op, const std::string& type) {
+  std::string s;
+  for (const KernelEntry& k : op.kernels) {
+    if (k.device_type != type) continue;
+    if (!s.empty()) s += " | ";
+    s += mask_to_names(k.dtype_mask, true);
+    if (k.has_predicate) s += "*";
+  }
+  return s.empty() ? "-" : s;
+}
+
+void print_matrix(const std::vector<const OpEntry*>& ops, const std::vector<std::string>& cols, bool schema) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<size_t> width(cols.size() + 1, 2);
+  width[0] = 2;
+  std::vector<std::string> header = {"OP"};
+  for (const std::string& c : cols) header.push_back(c);
+  rows.push_back(header);
+  for (const OpEntry* o : ops) {
+    std::vector<std::string> r = {o->name};
+    for (const std::string& c : cols) r.push_back(cell(*o, c));
+    rows.push_back(r);
+  }
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  for (size_t ri = 0; ri < rows.size(); ++ri) {
+    const auto& r = rows[ri];
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+    if (schema && ri > 0) std::printf("    %s\n", ops[ri - 1]->schema.c_str());
+  }
+  std::printf(
+      "\n%zu ops. Cells: dtypes of each kernel for that device type, best first, '|' between "
+      "kernels;\n'all' = every dtype, '*' = only on devices its predicate accepts, '-' = no kernel.\n",
+      ops.size());
+}
+
+void print_op_detail(const OpEntry& o) {
+  std::printf("%s\n  schema:  %s\n  outputs: %zu\n", o.name.c_str(), o.schema.c_str(), o.num_outputs);
+  if (o.kernels.empty()) {
+    std::printf("  kernels: none (implemented by the core, or not yet provided by any backend)\n");
+    return;
+  }
+  std::printf("  kernels (dispatch order per device type):\n");
+  for (const KernelEntry& k : o.kernels)
+    std::printf("    %-8s %-28s plugin %-10s priority %-3d%s dtypes: %s\n", k.device_type.c_str(), k.name.c_str(),
+                k.plugin.c_str(), k.priority, k.has_predicate ? " (device predicate)" : "",
+                mask_to_names(k.dtype_mask, false).c_str());
+}
+
+}  // namespace
+
+int cmd_kernels(int argc, char** argv) {
+  std::vector<OptionSpec> specs = kRuntimeOptions;
+  specs.push_back({"--op", true, "only this op, with every kernel in full"});
+  specs.push_back({"--schema", false, "print each op's schema under its row (always in --op and --json)"});
+  specs.push_back({"--json", false, "print as JSON"});
+  specs.push_back({"--help", false, "this help"});
+  Args args;
+  if (!parse_args("kernels", argc, argv, 2, specs, &args)) return kExitUsage;
+  if (args.has("--help")) {
+    std::printf("usage: tessera kernels [options]\n\n");
+    print_options(specs);
+    return kExitOk;
+  }
+  if (!args.positional.empty()) {
+    std::fprintf(stderr, "tessera kernels: unexpected argument '%s'\n", args.positional[0].c_str());
+    return kExitUsage;
+  }
+  RuntimeSession session;
+  if (!session.open(args)) return kExitInternal;
+  Inventory inv = collect_inventory(core_api(), session.get());
+  std::sort(inv.ops.begin(), inv.ops.end(), [](const OpEntry& a, const OpEntry& b) { return a.name < b.name; });
+
+  std::vector<const OpEntry*> ops;
+  std::string only = args.value("--op");
+  for (const OpEntry& o : inv.ops)
+    if (only.empty() || o.name == only) ops.push_back(&o);
+  if (!only.empty() && ops.empty()) {
+    std::string near;
+    for (const OpEntry& o : inv.ops)
+      if (o.name.find(only) != std::string::npos) near += (near.empty() ? "" : ", ") + o.name;
+    std::fprintf(stderr, "tessera kernels: no op named '%s'%s\n", only.c_str(),
+                 near.empty() ? "" : (" (similar: " + near + ")").c_str());
+    return kExitFailure;
+  }
+  std::vector<std::string> cols = column_names(inv);
+  if (args.has("--json")) {
+    json jops = json::array();
+    for (const OpEntry* o : ops) jops.push_back(*o);
+    std::printf("%s\n", json{{"device_types", cols}, {"ops", jops}}.dump(2).c_str());
+  } else if (!only.empty()) {
+    print_op_detail(*ops.front());
+  } else {
+    print_matrix(ops, cols, args.has("--schema"));
+  }
+  return kExitOk;
+}
+
+}  // namespace tessera_cli
