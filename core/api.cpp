@@ -1,5 +1,6 @@
 // The exported function table: thin C entry points over the core's C++ implementation.
 // No C++ exception leaves this file.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -16,6 +17,12 @@ void runtime_destroy(tsr_runtime_t* rt);
 using namespace tsr::core;
 
 namespace {
+
+// Nonzero when the device does not exist (no status allocated).
+int check_device_quiet(tsr_runtime_t* rt, tsr_device_t d) {
+  return d.type < 0 || d.type >= rt->num_device_types.load() || !rt->device_types[d.type].def.copy ||
+         d.index < 0 || d.index >= rt->device_types[d.type].count;
+}
 
 #define TSR_GUARD(where, body)                                                              \
   try {                                                                                     \
@@ -369,6 +376,23 @@ tsr_status_t register_extension(tsr_registrar_t* r, const char* n, const void* t
 
 uint64_t runtime_serial(const tsr_runtime_t* rt) { return rt ? rt->serial : 0; }
 
+tsr_status_t device_describe(tsr_runtime_t* rt, tsr_device_t d, char* buf, size_t len) {
+  TSR_CHECK_ARG(rt && buf && len > 0, "device_describe", "runtime and a non-empty buffer are required");
+  TSR_RETURN_IF_ERROR(check_device(rt, d, "device_describe"));
+  const tsr_device_type_def_t& def = rt->device_types[d.type].def;
+  buf[0] = '\0';
+  if (def.describe) def.describe(def.self, d, buf, len);
+  buf[len - 1] = '\0';
+  if (buf[0] == '\0') std::snprintf(buf, len, "%s", device_str(rt, d).c_str());
+  return nullptr;
+}
+
+const char* device_allocator_name(tsr_runtime_t* rt, tsr_device_t d) {
+  if (!rt || check_device_quiet(rt, d)) return nullptr;
+  const DeviceType& dt = rt->device_types[d.type];
+  return dt.allocators[d.index] ? dt.allocator_name.c_str() : nullptr;
+}
+
 const tsr_api_t kApi = {
     sizeof(tsr_api_t), TSR_ABI_VERSION, 0, version_string,
     status_create, status_code, status_message, status_free,
@@ -384,7 +408,7 @@ const tsr_api_t kApi = {
     op_find, op_call, op_name, op_schema, op_num_outputs, op_count, op_at, op_kernel_count, op_kernel_info,
     memory_stats, memory_snapshot, empty_cache, string_free,
     register_device_type, register_allocator, register_op, register_kernel, register_extension,
-    runtime_serial,
+    runtime_serial, device_describe, device_allocator_name,
 };
 
 }  // namespace

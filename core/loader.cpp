@@ -37,7 +37,7 @@ std::vector<boost::dll::shared_library>* g_libs = new std::vector<boost::dll::sh
 std::string core_plugin_dir() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&core_plugin_dir), &info) && info.dli_fname)
-    return (fs::path(info.dli_fname).parent_path() / "tessera" / "plugins").string();
+    return (fs::path(info.dli_fname).lexically_normal().parent_path() / "tessera" / "plugins").string();
   return "";
 }
 
@@ -113,6 +113,12 @@ void load_one(Runtime* rt, const Candidate& c) {
     const char* err = dlerror();
     return refuse(rt, c.name, c.version, c.path, std::string("cannot load: ") + (err ? err : e.what()));
   }
+  {
+    // Once opened, a library stays mapped until exit, refused or not: a GPU runtime that a
+    // plugin initialised in score() must not be unmapped under it.
+    std::lock_guard<std::mutex> lock(g_libs_mutex);
+    g_libs->push_back(lib);
+  }
   if (!lib.has(TSR_PLUGIN_QUERY_SYMBOL))
     return refuse(rt, c.name, c.version, c.path, "missing entry symbol " TSR_PLUGIN_QUERY_SYMBOL);
   auto query = lib.get<const tsr_plugin_t*(uint32_t)>(TSR_PLUGIN_QUERY_SYMBOL);
@@ -175,6 +181,12 @@ void load_one(Runtime* rt, const Candidate& c) {
   if ((st = commit(&reg))) {
     std::string msg = st->message;
     free_status(st);
+    if (p->struct_size >= offsetof(tsr_plugin_t, shutdown) + sizeof(p->shutdown) && p->shutdown) {
+      try {
+        p->shutdown(api_table(), state);
+      } catch (...) {
+      }
+    }
     return refuse(rt, c.name, c.version, c.path, "registration failed: " + msg, score);
   }
   PluginRecord r;
@@ -190,10 +202,6 @@ void load_one(Runtime* rt, const Candidate& c) {
   lp.state = state;
   lp.shutdown = p->struct_size >= offsetof(tsr_plugin_t, shutdown) + sizeof(p->shutdown) ? p->shutdown : nullptr;
   rt->loaded_plugins.push_back(lp);
-  {
-    std::lock_guard<std::mutex> lock(g_libs_mutex);
-    g_libs->push_back(std::move(lib));
-  }
   log(TSR_LOG_INFO, "loaded plugin '" + c.name + "' from " + c.path);
 }
 
@@ -254,7 +262,9 @@ void load_plugins(Runtime* rt, const tsr_runtime_options_t* options) {
         dep_error[c.name] = "depends on '" + d + "', which was not found";
         ok = false;
       } else if (!visit(*it->second)) {
-        if (!dep_error.count(c.name)) dep_error[c.name] = "depends on '" + d + "', which cannot be loaded";
+        if (!dep_error.count(c.name))
+          dep_error[c.name] = "depends on '" + d + "', which cannot be loaded" +
+                              (dep_error.count(d) ? " (" + dep_error[d] + ")" : "");
         ok = false;
       }
     }

@@ -182,6 +182,8 @@ tsr_status_t finalize_allocators(Runtime* rt) {
                                               "' for device type " + dt.name + " (registered: " + known + ")");
       }
     }
+    bool passthrough = native || (raw->flags & TSR_ALLOCATOR_CACHES_ITSELF);
+    dt.allocator_name = std::string(passthrough ? "passthrough(" : "caching(") + raw->name + ")";
     for (int32_t i = 0; i < dt.count; ++i) {
       tsr_device_t dev{t, i};
       std::string dname = dt.name + ":" + std::to_string(i);

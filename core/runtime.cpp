@@ -68,7 +68,7 @@ tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t
   t->dtype = dtype;
   t->device = device;
   t->ndim = ndim;
-  std::memcpy(t->sizes, sizes, sizeof(int64_t) * static_cast<size_t>(ndim));
+  if (ndim > 0) std::memcpy(t->sizes, sizes, sizeof(int64_t) * static_cast<size_t>(ndim));
   contiguous_strides(ndim, sizes, t->strides);
   t->numel = numel;
   t->contiguous = true;
@@ -146,6 +146,8 @@ using namespace tsr::core;
 // ---- runtime lifecycle (exported through the api table in api.cpp) ----
 namespace tsr::core {
 
+void runtime_destroy(tsr_runtime_t* rt);
+
 tsr_status_t runtime_create(const tsr_runtime_options_t* options, tsr_runtime_t** out) {
   if (!out) return make_status(TSR_INVALID_ARGUMENT, "runtime_create: out is NULL");
   static std::atomic<uint64_t> next_serial{1};
@@ -168,8 +170,7 @@ tsr_status_t runtime_create(const tsr_runtime_options_t* options, tsr_runtime_t*
   rt->op_fill = rt->op_by_name.at("_fill");
   load_plugins(rt, options);
   if ((st = finalize_allocators(rt))) {
-    shutdown_plugins(rt);
-    delete rt;
+    runtime_destroy(rt);
     return st;
   }
   *out = rt;
@@ -182,7 +183,6 @@ void runtime_destroy(tsr_runtime_t* rt) {
   for (auto& dt : rt->device_types)
     for (auto& a : dt.allocators) a.reset();
   shutdown_plugins(rt);
-  for (auto& op : rt->ops) delete op->kernels.load();
   delete rt;
 }
 

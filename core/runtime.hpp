@@ -29,6 +29,7 @@ struct DeviceType {
   int32_t count = 0;
   // Per device index; created at commit time from the selected raw allocator.
   std::unique_ptr<DeviceAllocator> allocators[kMaxDevicesPerType];
+  std::string allocator_name;  // e.g. "caching(cpu)", same for every device of the type
   std::vector<tsr_raw_allocator_t> raw_allocators;  // registered for this type (names copied)
   std::vector<std::unique_ptr<std::string>> raw_names;
 };
@@ -99,6 +100,10 @@ struct tsr_runtime_s {
   // Ops the core calls itself, looked up once.
   tsr_op_s* op_copy = nullptr;
   tsr_op_s* op_fill = nullptr;
+
+  ~tsr_runtime_s() {
+    for (auto& op : ops) delete op->kernels.load();  // retired tables free themselves
+  }
 };
 
 namespace tsr::core {

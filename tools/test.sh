@@ -18,6 +18,6 @@ if [ "${TESSERA_SKIP_SANITIZERS:-0}" != 1 ]; then
     -DTESSERA_TEST_SUBSET=sanitized
   echo "== tests (ASan+UBSan) =="
   # OpenMP/OpenBLAS thread pools are reachable at exit; leak checking stays on for our code.
-  ASAN_OPTIONS="detect_leaks=1:abort_on_error=0" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+  ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
     ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" --timeout 900
 fi

@@ -98,7 +98,8 @@ typedef struct tsr_api_t {
   /* The process-wide runtime created on first use from the environment (never destroyed). */
   tsr_status_t (*runtime_default)(tsr_runtime_t** out);
   void (*manual_seed)(tsr_runtime_t* runtime, uint64_t seed);
-  /* Plugins seen by the loader, loaded and refused, in load order then refusal order. */
+  /* Plugins seen by the loader, loaded and refused, in the order the loader decided on them
+   * (refusals found while scanning directories come before any load). */
   size_t (*plugin_count)(tsr_runtime_t* runtime);
   tsr_status_t (*plugin_record)(tsr_runtime_t* runtime, size_t index, tsr_plugin_record_t* out);
   /* Named extension tables a plugin published (e.g. "cuda.graphs"); NULL if none. */
@@ -216,6 +217,13 @@ typedef struct tsr_api_t {
   /* A number unique to this runtime within the process (never reused, unlike its address):
    * caches keyed by runtime use it to notice a destroyed-and-recreated runtime. */
   uint64_t (*runtime_serial)(const tsr_runtime_t* runtime);
+  /* Human-readable description of a device from its backend (e.g. "cpu:0 (2 threads)") into
+   * buf (always NUL-terminated); the plain "type:index" when the backend gives none. */
+  tsr_status_t (*device_describe)(tsr_runtime_t* runtime, tsr_device_t device, char* buf,
+                                  size_t buf_len);
+  /* Name of the allocator serving a device, e.g. "caching(cpu)" or "passthrough(tracking)";
+   * borrowed, lives as long as the runtime. NULL when the device has none. */
+  const char* (*device_allocator_name)(tsr_runtime_t* runtime, tsr_device_t device);
 } tsr_api_t;
 
 #define TSR_ALL_DIMS INT64_MIN

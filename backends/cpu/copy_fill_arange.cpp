@@ -35,6 +35,8 @@ void copy_kernel(KernelCall& c) {
         elementwise<uint8_t, S>(it, [](S v) { return static_cast<uint8_t>(convert<bool>(v)); });
       } else if constexpr (std::is_same<T, S>::value) {
         elementwise<T, S>(it, [](S v) { return v; });
+      } else if constexpr (is_reduced_float<T>::value || is_reduced_float<S>::value) {
+        elementwise_mv<T, S>(it, [](S v) { return convert<T>(v); });
       } else {
         elementwise<T, S>(it, [](S v) { return convert<T>(v); });
       }

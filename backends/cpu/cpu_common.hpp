@@ -35,6 +35,41 @@ inline T wrap_sub(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) - 
 template <class T>
 inline T wrap_mul(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b)); }
 
+// Function multiversioning for compute-bound loops: an x86-64-v3 (AVX2, FMA, F16C) clone and
+// the baseline, chosen once at load time (ifunc). No -march: the plugin runs on any x86-64.
+// `flatten` inlines every callee into each clone, so the whole loop gets the wider ISA. Use it
+// on functions called per chunk *inside* parallel regions (OpenMP-outlined bodies themselves
+// are compiled once for the baseline).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
+    __GNUC__ >= 11 && !defined(TSR_CPU_NO_MULTIVERSION)
+#define TSR_CPU_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#else
+#define TSR_CPU_MULTIVERSION
+#endif
+
+// elementwise<Out, In...> whose per-chunk loops are multiversioned (for compute-bound ops:
+// transcendental math, f16/bf16 conversions). Same semantics as tsr::elementwise.
+template <class Out, class... Ins, class Op>
+TSR_CPU_MULTIVERSION void elementwise_chunk_mv(const tsr_iter_t& it, int64_t begin, int64_t end, const Op& op,
+                                               bool stream) {
+  constexpr int NOPS = 1 + int(sizeof...(Ins));
+  auto body = [&op, stream](char* const* ptrs, const int64_t* strides, int64_t n) {
+    tsr::detail::typed_run<Out, Ins...>(ptrs, strides, n, op, std::index_sequence_for<Ins...>{}, stream);
+  };
+  for_each_run<NOPS>(it, begin, end, body);
+}
+
+template <class Out, class... Ins, class Op>
+void elementwise_mv(const tsr_iter_t& it, const Op& op, int64_t grain = kParallelGrain) {
+  if (it.numel < 2 * grain) {
+    elementwise_chunk_mv<Out, Ins...>(it, 0, it.numel, op, false);
+    return;
+  }
+  const bool stream = it.contiguous && it.numel * int64_t(sizeof(Out)) >= kStreamStoreBytes;
+  parallel_for(0, it.numel, grain,
+               [&](int64_t b, int64_t e) { elementwise_chunk_mv<Out, Ins...>(it, b, e, op, stream); }, 64);
+}
+
 // Total elements of a view.
 inline int64_t view_numel(const tsr_tensor_view_t& v) {
   int64_t n = 1;

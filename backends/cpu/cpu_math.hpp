@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "tessera/dtype.hpp"
@@ -12,7 +13,7 @@ namespace tsr::cpu {
 
 // e^x in float, <= 2 ulp (Cephes expf polynomial), branch-free: inf above 88.72, 0 below
 // -103.97 (denormal results in between), NaN stays NaN.
-TSR_HOST_DEVICE inline float exp_f32(float x) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float exp_f32(float x) {
   const float log2e = 1.44269504088896341f;
   const float ln2_hi = 0.693359375f;
   const float ln2_lo = -2.12194440e-4f;
@@ -44,37 +45,93 @@ TSR_HOST_DEVICE inline float exp_f32(float x) {
   return y;
 }
 
-TSR_HOST_DEVICE inline float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
 
 // Generic math in the compute type C (float or double).
 template <class C>
-TSR_HOST_DEVICE inline C exp_c(C x) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE C exp_c(C x) {
   if constexpr (std::is_same<C, float>::value) return exp_f32(x);
   else return std::exp(x);
 }
 template <class C>
-TSR_HOST_DEVICE inline C sigmoid_c(C x) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE C sigmoid_c(C x) {
   return C(1) / (C(1) + exp_c<C>(-x));
 }
 template <class C>
-TSR_HOST_DEVICE inline C gelu_erf_c(C x) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE C gelu_erf_c(C x) {
   const C inv_sqrt2 = C(0.70710678118654752440);
   return C(0.5) * x * (C(1) + std::erf(x * inv_sqrt2));
 }
 template <class C>
-TSR_HOST_DEVICE inline C gelu_tanh_c(C x) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE C gelu_tanh_c(C x) {
   const C k = C(0.79788456080286535588);  // sqrt(2/pi)
   return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
 }
 
 // NaN-propagating max/min (a NaN in either gives NaN).
 template <class C>
-TSR_HOST_DEVICE inline C max_nan(C a, C b) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE C max_nan(C a, C b) {
   return (b > a || b != b) ? b : a;
 }
 template <class C>
-TSR_HOST_DEVICE inline C min_nan(C a, C b) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE C min_nan(C a, C b) {
   return (b < a || b != b) ? b : a;
+}
+
+
+// max (MAX) or min of p[0..n) and `init`, NaN-propagating for floating C. Written with GCC
+// vector extensions (16-byte vectors, lowered to SSE2 on x86-64 and to whatever the target
+// has elsewhere): GCC does not vectorize a NaN-aware select reduction on its own.
+template <bool MAX, class C>
+inline C maxmin_contig(const C* p, int64_t n, C init) {
+  C r = init;
+  bool nan = false;
+  int64_t i = 0;
+#if defined(__GNUC__) && !defined(__CUDACC__)
+  constexpr int W = 16 / int(sizeof(C));
+  typedef C V __attribute__((vector_size(16)));
+  V m0, m1, m2, m3;
+  for (int k = 0; k < W; ++k) m0[k] = init;
+  m1 = m2 = m3 = m0;
+  using M = decltype(m0 != m0);
+  M nan0 = m0 != m0, nan1 = nan0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    V x0, x1, x2, x3;
+    std::memcpy(&x0, p + i, sizeof(V));
+    std::memcpy(&x1, p + i + W, sizeof(V));
+    std::memcpy(&x2, p + i + 2 * W, sizeof(V));
+    std::memcpy(&x3, p + i + 3 * W, sizeof(V));
+    if constexpr (MAX) {
+      m0 = x0 > m0 ? x0 : m0;
+      m1 = x1 > m1 ? x1 : m1;
+      m2 = x2 > m2 ? x2 : m2;
+      m3 = x3 > m3 ? x3 : m3;
+    } else {
+      m0 = x0 < m0 ? x0 : m0;
+      m1 = x1 < m1 ? x1 : m1;
+      m2 = x2 < m2 ? x2 : m2;
+      m3 = x3 < m3 ? x3 : m3;
+    }
+    if constexpr (std::is_floating_point<C>::value) {
+      nan0 |= (x0 != x0) | (x1 != x1);
+      nan1 |= (x2 != x2) | (x3 != x3);
+    }
+  }
+  for (int k = 0; k < W; ++k) {
+    const C v[4] = {m0[k], m1[k], m2[k], m3[k]};
+    for (C x : v) r = MAX ? (x > r ? x : r) : (x < r ? x : r);
+    nan |= (nan0[k] | nan1[k]) != 0;
+  }
+#endif
+  for (; i < n; ++i) {
+    const C x = p[i];
+    nan |= x != x;
+    r = MAX ? (x > r ? x : r) : (x < r ? x : r);
+  }
+  if constexpr (std::is_floating_point<C>::value) {
+    if (nan || r != r) return std::numeric_limits<C>::quiet_NaN();
+  }
+  return r;
 }
 
 }  // namespace tsr::cpu

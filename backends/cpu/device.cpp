@@ -2,6 +2,7 @@
 // blocks of 2 MiB and more aligned to 2 MiB and advised as transparent huge pages.
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -15,8 +16,9 @@ namespace {
 
 constexpr size_t kHugePage = size_t(2) << 20;
 
-// The api table of the core (static in the core, the same for every runtime).
-const tsr_api_t* g_api = nullptr;
+// The api table of the core (static in the core, the same for every runtime; set by init,
+// possibly from several runtimes at once).
+std::atomic<const tsr_api_t*> g_api{nullptr};
 
 tsr_status_t cpu_copy(void*, tsr_device_t, void* dst, tsr_device_t, const void* src, size_t nbytes,
                       tsr_stream_t*) {
@@ -24,8 +26,12 @@ tsr_status_t cpu_copy(void*, tsr_device_t, void* dst, tsr_device_t, const void* 
   constexpr int64_t kGrain = int64_t(1) << 20;
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
+  if (d < s + nbytes && s < d + nbytes) {  // overlapping ranges: one memmove
+    std::memmove(d, s, nbytes);
+    return nullptr;
+  }
   parallel_for(0, static_cast<int64_t>(nbytes), kGrain,
-               [&](int64_t b, int64_t e) { std::memmove(d + b, s + b, static_cast<size_t>(e - b)); }, 4096);
+               [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, static_cast<size_t>(e - b)); }, 4096);
   return nullptr;
 }
 
@@ -50,7 +56,7 @@ tsr_status_t cpu_alloc(void*, tsr_device_t, size_t nbytes, void** out) {
   }
   if (rc != 0 || !p) {
     const std::string msg = "cpu allocator: out of memory allocating " + std::to_string(nbytes) + " bytes";
-    return g_api->status_create(TSR_RESOURCE_EXHAUSTED, msg.c_str());
+    return g_api.load()->status_create(TSR_RESOURCE_EXHAUSTED, msg.c_str());
   }
   *out = p;
   return nullptr;
@@ -73,7 +79,7 @@ int32_t device_count_from_env() {
 }  // namespace
 
 int32_t register_device(Registrar& r) {
-  g_api = r.api();
+  g_api.store(r.api());
   tsr_device_type_def_t def{};
   def.struct_size = TSR_STRUCT_SIZE(tsr_device_type_def_t);
   def.name = "cpu";

@@ -10,6 +10,13 @@ namespace {
 template <class T>
 using C = compute_t<T>;
 
+// f16/bf16 ops are bound by the conversions: run them through the multiversioned loops.
+template <class T, class... Ins, class Op>
+void ew(const tsr_iter_t& it, const Op& op) {
+  if constexpr (is_reduced_float<T>::value) elementwise_mv<T, Ins...>(it, op);
+  else elementwise<T, Ins...>(it, op);
+}
+
 // out = a + sign*alpha*b
 template <int SIGN>
 void add_sub(KernelCall& c) {
@@ -40,11 +47,11 @@ void add_sub(KernelCall& c) {
       using CT = C<T>;
       const CT alpha = static_cast<CT>(c.arg_scalar<double>(2));
       if (alpha == CT(1)) {
-        elementwise<T, T, T>(it, [](T a, T b) {
+        ew<T, T, T>(it, [](T a, T b) {
           return static_cast<T>(SIGN > 0 ? CT(a) + CT(b) : CT(a) - CT(b));
         });
       } else {
-        elementwise<T, T, T>(it, [alpha](T a, T b) {
+        ew<T, T, T>(it, [alpha](T a, T b) {
           return static_cast<T>(SIGN > 0 ? CT(a) + alpha * CT(b) : CT(a) - alpha * CT(b));
         });
       }
@@ -64,7 +71,7 @@ void mul_kernel(KernelCall& c) {
     } else if constexpr (std::is_integral<T>::value) {
       elementwise<T, T, T>(it, [](T a, T b) { return wrap_mul(a, b); });
     } else {
-      elementwise<T, T, T>(it, [](T a, T b) { return static_cast<T>(C<T>(a) * C<T>(b)); });
+      ew<T, T, T>(it, [](T a, T b) { return static_cast<T>(C<T>(a) * C<T>(b)); });
     }
   });
 }
@@ -73,7 +80,7 @@ void div_kernel(KernelCall& c) {
   const tsr_iter_t& it = c.iter();
   dispatch_floating(c.dtype(), "div", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    elementwise<T, T, T>(it, [](T a, T b) { return static_cast<T>(C<T>(a) / C<T>(b)); });
+    ew<T, T, T>(it, [](T a, T b) { return static_cast<T>(C<T>(a) / C<T>(b)); });
   });
 }
 
@@ -86,7 +93,7 @@ void max_min(KernelCall& c) {
       elementwise<bool, uint8_t, uint8_t>(
           it, [](uint8_t a, uint8_t b) { return MAX ? (a | b) != 0 : (a & b) != 0; });
     } else {
-      elementwise<T, T, T>(it, [](T a, T b) {
+      ew<T, T, T>(it, [](T a, T b) {
         return static_cast<T>(MAX ? max_nan<C<T>>(C<T>(a), C<T>(b)) : min_nan<C<T>>(C<T>(a), C<T>(b)));
       });
     }

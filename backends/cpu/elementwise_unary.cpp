@@ -62,7 +62,7 @@ void float_unary(KernelCall& c, Fn fn) {
   const tsr_iter_t& it = c.iter();
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    elementwise<T, T>(it, [fn](T a) { return static_cast<T>(fn(C<T>(a))); });
+    elementwise_mv<T, T>(it, [fn](T a) { return static_cast<T>(fn(C<T>(a))); });
   });
 }
 

@@ -25,7 +25,7 @@ using C = compute_t<T>;
 constexpr int kLanes = 16;
 constexpr int64_t kSumBlock = 4096;
 constexpr int64_t kChunk = int64_t(1) << 16;
-constexpr int64_t kTile = 256;
+constexpr int64_t kVerticalTile = 2048;  // accumulators on the stack: 16 KiB of doubles
 
 // ---- reducers ----------------------------------------------------------------------------------
 // init(), step(acc, x) (one element), run(p, n, stride_bytes) (a run, fast), combine(a, b),
@@ -120,15 +120,19 @@ struct MaxMinReducer {
   acc_t run(const char* base, int64_t n, int64_t stride) const {
     if (stride == int64_t(sizeof(T))) {
       const T* p = reinterpret_cast<const T*>(base);
-      acc_t acc[kLanes];
-      for (int j = 0; j < kLanes; ++j) acc[j] = init();
-      int64_t i = 0;
-      for (; i + kLanes <= n; i += kLanes)
-        for (int j = 0; j < kLanes; ++j) acc[j] = step(acc[j], p[i + j]);
-      acc_t r = init();
-      for (; i < n; ++i) r = step(r, p[i]);
-      for (int j = 0; j < kLanes; ++j) r = combine(r, acc[j]);
-      return r;
+      if constexpr (std::is_same<T, acc_t>::value) {
+        return maxmin_contig<MAX, acc_t>(p, n, init());
+      } else {
+        // f16/bf16: convert chunks to the compute type, then reduce them.
+        acc_t buf[256];
+        acc_t r = init();
+        for (int64_t b0 = 0; b0 < n; b0 += 256) {
+          const int64_t len = std::min<int64_t>(256, n - b0);
+          for (int64_t j = 0; j < len; ++j) buf[j] = acc_t(p[b0 + j]);
+          r = combine(r, maxmin_contig<MAX, acc_t>(buf, len, init()));
+        }
+        return r;
+      }
     }
     acc_t r = init();
     for (int64_t i = 0; i < n; ++i) r = step(r, *reinterpret_cast<const T*>(base + i * stride));
@@ -158,22 +162,27 @@ void reduce_vertical(const tsr_iter_t& it, const R& r) {
   const int64_t inner = it.sizes[nr];
   int64_t outer = 1;
   for (int d = nr + 1; d < it.ndim; ++d) outer *= it.sizes[d];
-  const int64_t ntiles = (inner + kTile - 1) / kTile;
+  // Tile width: the whole kept row when it fits (sequential reads), split so every thread gets
+  // work; multiples of 64 elements.
+  const int64_t nthreads = std::max(1, max_threads());
+  int64_t tile = (inner + nthreads - 1) / nthreads;
+  tile = std::min<int64_t>(kVerticalTile, std::max<int64_t>(64, (tile + 63) / 64 * 64));
+  const int64_t ntiles = (inner + tile - 1) / tile;
   const int64_t blk = reduction_block_numel(it);
   ReduceBlock rb;
   rb.ndim = nr;
   rb.sizes = it.sizes;
   rb.strides = it.strides[1];
   rb.numel = blk;
-  const int64_t work_per_item = std::max<int64_t>(1, blk * std::min(inner, kTile));
+  const int64_t work_per_item = std::max<int64_t>(1, blk * std::min(inner, tile));
   parallel_for(0, outer * ntiles, std::max<int64_t>(1, kParallelGrain / work_per_item),
                [&](int64_t b, int64_t e) {
-                 acc_t acc[kTile];
+                 acc_t acc[kVerticalTile];
                  ReduceBlock blk_local = rb;
                  for (int64_t item = b; item < e; ++item) {
                    const int64_t o = item / ntiles, t = item % ntiles;
-                   const int64_t j0 = t * kTile;
-                   const int64_t len = std::min(kTile, inner - j0);
+                   const int64_t j0 = t * tile;
+                   const int64_t len = std::min(tile, inner - j0);
                    int64_t out_off, in_off;
                    offsets_of(it, nr + 1, o, out_off, in_off);
                    T* out = reinterpret_cast<T*>(it.data[0] + out_off) + j0;

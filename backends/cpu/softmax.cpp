@@ -19,22 +19,26 @@ template <class T>
 using C = compute_t<T>;
 
 template <class T, bool LOG>
-void softmax_row(const T* x, T* y, int64_t D) {
+TSR_CPU_MULTIVERSION void softmax_row(const T* x, T* y, int64_t D) {
   using CT = C<T>;
-  // max (NaN-propagating) in lanes
-  CT m[kLanes];
-  for (int j = 0; j < kLanes; ++j) m[j] = -std::numeric_limits<CT>::infinity();
-  int64_t i = 0;
-  for (; i + kLanes <= D; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) m[j] = max_nan<CT>(m[j], CT(x[i + j]));
-  CT mx = -std::numeric_limits<CT>::infinity();
-  for (; i < D; ++i) mx = max_nan<CT>(mx, CT(x[i]));
-  for (int j = 0; j < kLanes; ++j) mx = max_nan<CT>(mx, m[j]);
+  // max (NaN-propagating)
+  CT mx;
+  if constexpr (std::is_same<T, CT>::value) {
+    mx = maxmin_contig<true, CT>(x, D, -std::numeric_limits<CT>::infinity());
+  } else {
+    mx = -std::numeric_limits<CT>::infinity();
+    CT buf[256];
+    for (int64_t b0 = 0; b0 < D; b0 += 256) {
+      const int64_t len = std::min<int64_t>(256, D - b0);
+      for (int64_t j = 0; j < len; ++j) buf[j] = CT(x[b0 + j]);
+      mx = max_nan<CT>(mx, maxmin_contig<true, CT>(buf, len, -std::numeric_limits<CT>::infinity()));
+    }
+  }
   // A row of -inf: softmax gives NaN (as PyTorch); keep the subtraction well-defined otherwise.
   const CT shift = mx;
 
   CT s[kLanes] = {};
-  i = 0;
+  int64_t i = 0;
   if constexpr (!LOG && !is_reduced_float<T>::value) {
     // Store e^(x-m) in y, then scale.
     for (; i + kLanes <= D; i += kLanes)
@@ -74,7 +78,7 @@ void softmax_row(const T* x, T* y, int64_t D) {
 
 // Columns j0..j0+len of one [D, inner] slab.
 template <class T, bool LOG>
-void softmax_cols(const T* x, T* y, int64_t D, int64_t inner, int64_t len) {
+TSR_CPU_MULTIVERSION void softmax_cols(const T* x, T* y, int64_t D, int64_t inner, int64_t len) {
   using CT = C<T>;
   CT m[kTile], s[kTile];
   for (int64_t j = 0; j < len; ++j) {
@@ -84,6 +88,24 @@ void softmax_cols(const T* x, T* y, int64_t D, int64_t inner, int64_t len) {
   for (int64_t d = 0; d < D; ++d) {
     const T* row = x + d * inner;
     for (int64_t j = 0; j < len; ++j) m[j] = max_nan<CT>(m[j], CT(row[j]));
+  }
+  if constexpr (!LOG && !is_reduced_float<T>::value) {
+    // One exp per element: store e^(x-m) in y, then scale.
+    for (int64_t d = 0; d < D; ++d) {
+      const T* row = x + d * inner;
+      T* out = y + d * inner;
+      for (int64_t j = 0; j < len; ++j) {
+        const CT e = exp_c<CT>(CT(row[j]) - m[j]);
+        out[j] = e;
+        s[j] += e;
+      }
+    }
+    for (int64_t j = 0; j < len; ++j) s[j] = CT(1) / s[j];
+    for (int64_t d = 0; d < D; ++d) {
+      T* out = y + d * inner;
+      for (int64_t j = 0; j < len; ++j) out[j] = out[j] * s[j];
+    }
+    return;
   }
   for (int64_t d = 0; d < D; ++d) {
     const T* row = x + d * inner;

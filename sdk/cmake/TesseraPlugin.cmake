@@ -2,6 +2,12 @@
 #                    [INSTALL_DIR dir] SOURCES src...)
 # Builds a plugin as a MODULE library named <target>.so linked only against Tessera::sdk (never
 # the core), writes its manifest <target>.json beside it, and installs both.
+# The ABI a plugin is built against (written into its manifest); the top-level project and the
+# installed package set it from abi/tessera/version.h.
+if(NOT DEFINED TESSERA_ABI_VERSION)
+  set(TESSERA_ABI_VERSION "@TESSERA_ABI_VERSION@")
+endif()
+
 function(tessera_add_plugin target)
   cmake_parse_arguments(P "" "NAME;VERSION;OUTPUT_DIR;INSTALL_DIR" "DEPENDS;SOURCES" ${ARGN})
   if(NOT P_NAME)
@@ -35,7 +41,7 @@ function(tessera_add_plugin target)
     string(APPEND deps "\"${d}\"")
   endforeach()
   file(GENERATE OUTPUT ${out_dir}/${target}.json CONTENT
-    "{\"name\": \"${P_NAME}\", \"version\": \"${P_VERSION}\", \"abi\": \"1.0\", \"depends\": [${deps}]}\n")
+    "{\"name\": \"${P_NAME}\", \"version\": \"${P_VERSION}\", \"abi\": \"${TESSERA_ABI_VERSION}\", \"depends\": [${deps}]}\n")
   if(P_INSTALL_DIR)
     install(TARGETS ${target} LIBRARY DESTINATION ${P_INSTALL_DIR})
     install(FILES ${out_dir}/${target}.json DESTINATION ${P_INSTALL_DIR})

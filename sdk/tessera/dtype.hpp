@@ -31,67 +31,70 @@
 #define TSR_HOST_DEVICE
 #endif
 
+// Per-element helpers that must inline into vectorized loops whatever the inliner's budget.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define TSR_ALWAYS_INLINE __forceinline__
+#elif defined(__GNUC__) || defined(__clang__)
+#define TSR_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define TSR_ALWAYS_INLINE inline
+#endif
+
 namespace tsr {
 
 namespace detail {
-TSR_HOST_DEVICE inline uint32_t f32_to_bits(float f) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE uint32_t f32_to_bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof u);
   return u;
 }
-TSR_HOST_DEVICE inline float bits_to_f32(uint32_t u) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float bits_to_f32(uint32_t u) {
   float f;
   std::memcpy(&f, &u, sizeof f);
   return f;
 }
 
-// float -> binary16 bits, round to nearest even.
-TSR_HOST_DEVICE inline uint16_t f32_to_f16_bits(float value) {
-  const uint32_t f = f32_to_bits(value);
-  const uint32_t sign = (f >> 16) & 0x8000u;
-  const uint32_t a = f & 0x7fffffffu;
-  if (a >= 0x7f800000u) {  // inf or NaN
-    if (a == 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u);
-    return static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));  // quiet NaN
-  }
-  if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520: inf
-  if (a >= 0x38800000u) {                                                  // normal half
-    uint32_t r = a - 0x38000000u;  // rebias exponent 127 -> 15
-    r += 0xfffu + ((r >> 13) & 1u);
-    return static_cast<uint16_t>(sign | (r >> 13));
-  }
-  if (a <= 0x33000000u) return static_cast<uint16_t>(sign);  // <= 2^-25: rounds to 0
-  // Subnormal half: value = m * 2^(e-150); in units of 2^-24 that is m >> (126 - e).
-  const uint32_t e = a >> 23;
-  const uint32_t m = (a & 0x7fffffu) | 0x800000u;
-  const uint32_t shift = 126u - e;  // 14..24
-  uint32_t q = m >> shift;
-  const uint32_t rem = m & ((1u << shift) - 1u);
-  const uint32_t half = 1u << (shift - 1u);
-  if (rem > half || (rem == half && (q & 1u))) ++q;
-  return static_cast<uint16_t>(sign | q);
+// The conversions below are branch-free (selects only) so that loops over them vectorize.
+// They use only single float additions/multiplications, so FMA contraction cannot change them.
+
+// float -> binary16 bits, round to nearest even; overflow -> inf; NaN -> quiet NaN keeping the
+// sign and the top payload bits.
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE uint16_t f32_to_f16_bits(float value) {
+  const uint32_t w = f32_to_bits(value);
+  const uint32_t sign = (w >> 16) & 0x8000u;
+  const uint32_t a = w & 0x7fffffffu;
+  const int32_t ai = static_cast<int32_t>(a);  // < 2^31: signed compares are exact (and vectorize)
+  // Normal half: rebias the exponent (127 -> 15) and round the 13 dropped bits to nearest even.
+  uint32_t norm = a - 0x38000000u;
+  norm = (norm + 0xfffu + ((norm >> 13) & 1u)) >> 13;
+  // Subnormal half (|x| < 2^-14): adding 0.5f leaves round_even(|x| * 2^24) in the low bits.
+  const uint32_t sub = f32_to_bits(bits_to_f32(a) + 0.5f) - 0x3f000000u;
+  uint32_t r = ai < 0x38800000 ? sub : norm;
+  r = ai >= 0x477ff000 ? 0x7c00u : r;                               // >= 65520 (and inf) -> inf
+  r = ai > 0x7f800000 ? (0x7e00u | ((a >> 13) & 0x3ffu)) : r;       // NaN stays NaN
+  return static_cast<uint16_t>(sign | r);
 }
 
-TSR_HOST_DEVICE inline float f16_bits_to_f32(uint16_t h) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float f16_bits_to_f32(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  const uint32_t mant = h & 0x3ffu;
-  if (exp == 0) {  // zero or subnormal: mant * 2^-24, exact in float
-    float v = static_cast<float>(mant) * 5.9604644775390625e-08f;
-    return sign ? -v : v;
-  }
-  if (exp == 31) return bits_to_f32(sign | 0x7f800000u | (mant << 13));
-  return bits_to_f32(sign | ((exp + 112u) << 23) | (mant << 13));
+  const uint32_t em = h & 0x7fffu;
+  const int32_t emi = static_cast<int32_t>(em);
+  const uint32_t norm = (em << 13) + 0x38000000u;                    // rebias 15 -> 127
+  const uint32_t infnan = norm + 0x38000000u;                        // exponent 31 -> 255
+  const uint32_t sub = f32_to_bits(static_cast<float>(emi) * 5.9604644775390625e-08f);  // em * 2^-24
+  uint32_t r = emi >= 0x7c00 ? infnan : norm;
+  r = emi < 0x0400 ? sub : r;
+  return bits_to_f32(sign | r);
 }
 
-// float -> bfloat16 bits, round to nearest even.
-TSR_HOST_DEVICE inline uint16_t f32_to_bf16_bits(float value) {
-  uint32_t u = f32_to_bits(value);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x0040u);  // NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
+// float -> bfloat16 bits, round to nearest even; NaN stays a quiet NaN.
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE uint16_t f32_to_bf16_bits(float value) {
+  const uint32_t u = f32_to_bits(value);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t nan = (u >> 16) | 0x0040u;
+  return static_cast<uint16_t>(static_cast<int32_t>(u & 0x7fffffffu) > 0x7f800000 ? nan : rounded);
 }
-TSR_HOST_DEVICE inline float bf16_bits_to_f32(uint16_t b) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float bf16_bits_to_f32(uint16_t b) {
   return bits_to_f32(static_cast<uint32_t>(b) << 16);
 }
 }  // namespace detail
@@ -149,9 +152,9 @@ constexpr from_bits_t from_bits{};
 struct alignas(2) Half {
   uint16_t x;
   Half() = default;
-  TSR_HOST_DEVICE Half(float f) : x(detail::f32_to_f16_bits(f)) {}  // NOLINT: implicit by design
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE Half(float f) : x(detail::f32_to_f16_bits(f)) {}  // NOLINT: implicit by design
   TSR_HOST_DEVICE constexpr Half(uint16_t bits, from_bits_t) : x(bits) {}
-  TSR_HOST_DEVICE operator float() const { return detail::f16_bits_to_f32(x); }  // NOLINT
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE operator float() const { return detail::f16_bits_to_f32(x); }  // NOLINT
   TSR_HOST_DEVICE static constexpr Half from_raw(uint16_t bits) { return Half(bits, from_bits); }
   TSR_HOST_DEVICE constexpr uint16_t bits() const { return x; }
 };
@@ -160,9 +163,9 @@ struct alignas(2) Half {
 struct alignas(2) BFloat16 {
   uint16_t x;
   BFloat16() = default;
-  TSR_HOST_DEVICE BFloat16(float f) : x(detail::f32_to_bf16_bits(f)) {}  // NOLINT
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE BFloat16(float f) : x(detail::f32_to_bf16_bits(f)) {}  // NOLINT
   TSR_HOST_DEVICE constexpr BFloat16(uint16_t bits, from_bits_t) : x(bits) {}
-  TSR_HOST_DEVICE operator float() const { return detail::bf16_bits_to_f32(x); }  // NOLINT
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE operator float() const { return detail::bf16_bits_to_f32(x); }  // NOLINT
   TSR_HOST_DEVICE static constexpr BFloat16 from_raw(uint16_t bits) { return BFloat16(bits, from_bits); }
   TSR_HOST_DEVICE constexpr uint16_t bits() const { return x; }
 };
@@ -207,7 +210,7 @@ using compute_t = typename compute_type<T>::type;
 // Converts between any two element types (through float for Half/BFloat16; float -> integer
 // truncates toward zero; anything -> bool is x != 0).
 template <class To, class From>
-TSR_HOST_DEVICE inline To convert(From v) {
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE To convert(From v) {
   if constexpr (std::is_same<To, From>::value) {
     return v;
   } else if constexpr (std::is_same<To, bool>::value) {

@@ -23,8 +23,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <exception>
+#include <mutex>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -35,10 +37,18 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__SSE2__) && !defined(__CUDACC__)
+#include <emmintrin.h>
+#define TSR_ITER_HAS_STREAM_STORES 1
+#endif
 
 namespace tsr {
 
 constexpr int64_t kParallelGrain = 32768;
+// Contiguous outputs at least this large are written with non-temporal (streaming) stores:
+// they would not stay in cache anyway, and streaming saves the read-for-ownership of every
+// output line (a quarter of the traffic of a binary op).
+constexpr int64_t kStreamStoreBytes = int64_t(8) << 20;
 
 // ---- threading ---------------------------------------------------------------------------------
 
@@ -66,9 +76,11 @@ inline int threads_for(int64_t work, int64_t grain) {
   return static_cast<int>(std::min<int64_t>(mt, by_work));
 }
 
-// Calls f(b, e) on sub-ranges of [begin, end) that together cover it. Uses OpenMP threads when
-// the range holds at least 2*grain units; sub-range boundaries are multiples of `align`
-// (relative to begin). Exceptions thrown by f are rethrown in the caller.
+// Calls f(b, e) on disjoint sub-ranges of [begin, end) that together cover it, possibly several
+// per thread. Uses OpenMP threads when the range holds at least 2*grain units; sub-range
+// boundaries are multiples of `align` (relative to begin). Threads claim chunks (about four per
+// thread) from a shared counter, so a thread that the OS preempts does not hold the others up.
+// Exceptions thrown by f are rethrown in the caller.
 template <class F>
 inline void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& f, int64_t align = 1) {
   const int64_t n = end - begin;
@@ -77,19 +89,22 @@ inline void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& f, int64
   const int nt = threads_for(n, grain < 1 ? 1 : grain);
   if (nt > 1) {
     std::exception_ptr error;
-    int64_t chunk = (n + nt - 1) / nt;
+    int64_t chunk = std::max<int64_t>(grain < 1 ? 1 : grain, (n + 4 * nt - 1) / (4 * nt));
     if (align > 1) chunk = (chunk + align - 1) / align * align;
+    std::atomic<int64_t> next{begin};
+    std::atomic<bool> failed{false};
+    std::mutex error_mutex;
 #pragma omp parallel num_threads(nt)
     {
-      const int64_t tid = omp_get_thread_num();
-      const int64_t b = begin + tid * chunk;
-      const int64_t e = std::min(end, b + chunk);
-      if (b < e) {
+      for (;;) {
+        const int64_t b = next.fetch_add(chunk, std::memory_order_relaxed);
+        if (b >= end || failed.load(std::memory_order_relaxed)) break;
         try {
-          f(b, e);
+          f(b, std::min(end, b + chunk));
         } catch (...) {
-#pragma omp critical(tsr_parallel_for_error)
+          std::lock_guard<std::mutex> lock(error_mutex);
           if (!error) error = std::current_exception();
+          failed.store(true, std::memory_order_relaxed);
         }
       }
     }
@@ -194,11 +209,39 @@ inline void run_scalar(char* const* ptrs, int64_t n, Op& op, std::index_sequence
     out[i] = op(load_or_scalar<I == S>(std::get<I>(in), i, std::get<I>(sv))...);
 }
 
+// All operands contiguous; the output written with streaming stores through an L1 tile.
+template <class Out, class... Ins, class Op, size_t... I>
+inline void run_contiguous_stream(char* const* ptrs, int64_t n, Op& op, std::index_sequence<I...>) {
+  Out* out = reinterpret_cast<Out*>(ptrs[0]);
+  const std::tuple<const Ins*...> in{reinterpret_cast<const Ins*>(ptrs[I + 1])...};
+  int64_t i = 0;
+#ifdef TSR_ITER_HAS_STREAM_STORES
+  if (reinterpret_cast<uintptr_t>(out) % sizeof(Out) == 0) {
+    for (; i < n && (reinterpret_cast<uintptr_t>(out + i) & 15u) != 0; ++i) out[i] = op(std::get<I>(in)[i]...);
+    constexpr int64_t kTileBytes = 4096;
+    constexpr int64_t kTile = kTileBytes / int64_t(sizeof(Out));
+    alignas(64) Out buf[kTile];
+    for (; i + kTile <= n; i += kTile) {
+      for (int64_t j = 0; j < kTile; ++j) buf[j] = op(std::get<I>(in)[i + j]...);
+      __m128i* dst = reinterpret_cast<__m128i*>(out + i);
+      const __m128i* src = reinterpret_cast<const __m128i*>(buf);
+      for (int64_t k = 0; k < kTileBytes / 16; ++k) _mm_stream_si128(dst + k, _mm_load_si128(src + k));
+    }
+    _mm_sfence();
+  }
+#endif
+  for (; i < n; ++i) out[i] = op(std::get<I>(in)[i]...);
+}
+
 template <class Out, class... Ins, class Op, size_t... I>
 inline void typed_run(char* const* ptrs, const int64_t* strides, int64_t n, Op& op,
-                      std::index_sequence<I...> seq) {
+                      std::index_sequence<I...> seq, bool stream = false) {
   const bool out_contig = strides[0] == int64_t(sizeof(Out));
   if (out_contig && ((strides[I + 1] == int64_t(sizeof(Ins))) && ...)) {
+    if (stream) {
+      run_contiguous_stream<Out, Ins...>(ptrs, n, op, seq);
+      return;
+    }
     Out* out = reinterpret_cast<Out*>(ptrs[0]);
     const std::tuple<const Ins*...> in{reinterpret_cast<const Ins*>(ptrs[I + 1])...};
     for (int64_t i = 0; i < n; ++i) out[i] = op(std::get<I>(in)[i]...);
@@ -240,16 +283,21 @@ inline void elementwise_serial(const tsr_iter_t& it, Op&& op) {
   for_each_run<NOPS>(it, 0, it.numel, body);
 }
 
-// out = op(in...) over the iteration, split across threads when numel >= grain.
+// out = op(in...) over the iteration, split across threads when numel >= grain. Large
+// contiguous outputs are written with streaming stores (see kStreamStoreBytes).
 template <class Out, class... Ins, class Op>
 inline void elementwise(const tsr_iter_t& it, Op&& op, int64_t grain = kParallelGrain) {
   constexpr int NOPS = 1 + int(sizeof...(Ins));
-  auto body = [&op](char* const* ptrs, const int64_t* strides, int64_t n) {
-    detail::typed_run<Out, Ins...>(ptrs, strides, n, op, std::index_sequence_for<Ins...>{});
-  };
   if (it.numel < 2 * grain) {
+    auto body = [&op](char* const* ptrs, const int64_t* strides, int64_t n) {
+      detail::typed_run<Out, Ins...>(ptrs, strides, n, op, std::index_sequence_for<Ins...>{});
+    };
     for_each_run<NOPS>(it, 0, it.numel, body);
   } else {
+    const bool stream = it.contiguous && it.numel * int64_t(sizeof(Out)) >= kStreamStoreBytes;
+    auto body = [&op, stream](char* const* ptrs, const int64_t* strides, int64_t n) {
+      detail::typed_run<Out, Ins...>(ptrs, strides, n, op, std::index_sequence_for<Ins...>{}, stream);
+    };
     parallel_for_each_element<NOPS>(it, body, grain);
   }
 }

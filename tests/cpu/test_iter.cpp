@@ -158,6 +158,38 @@ TEST(Iter, ParallelMatchesSerial) {
   EXPECT_EQ(count.load(), n);
 }
 
+// Large contiguous outputs take the streaming-store path: check misaligned starts, the tile
+// body and the tail, and in-place use (output aliasing an input).
+TEST(Iter, LargeContiguousStreamingStores) {
+  const int64_t n = (int64_t(3) << 20) + 77;  // > kStreamStoreBytes of floats
+  for (int64_t shift : {0, 1, 3}) {
+    std::vector<float> a(static_cast<size_t>(n + 4)), out(static_cast<size_t>(n + 4), -1.0f);
+    for (int64_t i = 0; i < n + 4; ++i) a[size_t(i)] = float(i % 1000) * 0.5f;
+    tsr_iter_t it = make_iter({n}, {{4}, {4}}, {out.data() + shift, a.data()}, {TSR_F32, TSR_F32});
+    ASSERT_TRUE(it.contiguous);
+    tsr::elementwise<float, float>(it, [](float x) { return x + 1.0f; });
+    for (int64_t i = 0; i < shift; ++i) ASSERT_EQ(out[size_t(i)], -1.0f);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[size_t(i + shift)], a[size_t(i)] + 1.0f) << i;
+    ASSERT_EQ(out[size_t(n + shift)], -1.0f);
+    // in place: a = a * 2
+    tsr_iter_t ip = make_iter({n}, {{4}, {4}}, {a.data() + shift, a.data() + shift}, {TSR_F32, TSR_F32});
+    tsr::elementwise<float, float>(ip, [](float x) { return x * 2.0f; });
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(a[size_t(i + shift)], float((i + shift) % 1000) * 1.0f) << i;
+  }
+  // 1-byte outputs (bool) and 8-byte outputs
+  const int64_t m = int64_t(9) << 20;
+  std::vector<float> x(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) x[size_t(i)] = float(i % 7) - 3.0f;
+  std::vector<uint8_t> gt(static_cast<size_t>(m));
+  tsr_iter_t ib = make_iter({m}, {{1}, {4}}, {gt.data(), x.data()}, {TSR_BOOL, TSR_F32});
+  tsr::elementwise<uint8_t, float>(ib, [](float v) { return uint8_t(v > 0); });
+  for (int64_t i = 0; i < m; ++i) ASSERT_EQ(gt[size_t(i)], uint8_t(i % 7 > 3)) << i;
+  std::vector<double> d(static_cast<size_t>(m / 4));
+  tsr_iter_t id = make_iter({m / 4}, {{8}, {4}}, {d.data(), x.data()}, {TSR_F64, TSR_F32});
+  tsr::elementwise<double, float>(id, [](float v) { return double(v) * 0.25; });
+  for (int64_t i = 0; i < m / 4; ++i) ASSERT_EQ(d[size_t(i)], double(x[size_t(i)]) * 0.25) << i;
+}
+
 TEST(Iter, ParallelForCoversAndRethrows) {
   std::vector<std::atomic<int>> hits(100000);
   tsr::parallel_for(0, 100000, 100, [&](int64_t b, int64_t e) {

@@ -237,7 +237,9 @@ TEST(CpuRandom, StatisticsAndDeterminism) {
     EXPECT_NEAR(su2 / N - (su / N) * (su / N), 1.0 / 12, 2e-3);
     EXPECT_GE(umin, 0.0);
     EXPECT_LE(umax, 1.0);  // f16/bf16 may round up to 1
-    if (dt == TSR_F32 || dt == TSR_F64) EXPECT_LT(umax, 1.0);
+    if (dt == TSR_F32 || dt == TSR_F64) {
+      EXPECT_LT(umax, 1.0);
+    }
     EXPECT_NEAR(sn / N, 0.0, 5e-3);
     EXPECT_NEAR(sn2 / N - (sn / N) * (sn / N), 1.0, dt == TSR_BF16 ? 2e-2 : 1e-2);
     // same seed, same numbers; the stream advances between calls

@@ -213,6 +213,7 @@ Report parse_child_output(const std::string& out) {
       }
     } else if (l == "DONE") {
       r.done = true;
+      r.phase = "done";
     }
   }
   return r;

@@ -4,7 +4,8 @@
 
 namespace {
 void init(tsr::Registrar&) {
-  int* volatile p = nullptr;  // volatile: the compiler cannot prove it null and trap instead
+  // Both volatile: the compiler may neither assume the pointer's value nor drop the store.
+  volatile int* volatile p = nullptr;
   *p = 42;
 }
 }  // namespace

@@ -1,0 +1,117 @@
+// `tessera check-plugin`, run as a subprocess: a plugin that crashes or hangs in init is
+// reported with the signal (or the time limit) while this test process, and the command's own
+// parent process, survive.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.hpp"
+
+namespace {
+
+#ifdef TSR_CLI
+const char* kCli = TSR_CLI;
+#else
+const char* kCli = nullptr;
+#endif
+
+std::string case_so(const std::string& dir, const std::string& file) {
+  return tsr_test::shell_quote(std::string(TSR_LOADER_CASES) + "/" + dir + "/" + file);
+}
+
+#define REQUIRE_CLI() \
+  if (!kCli) GTEST_SKIP() << "the tessera command is not built (TESSERA_BUILD_TOOLS=OFF)"
+
+TEST(CheckPlugin, CrashInInitIsReportedAndSurvived) {
+  REQUIRE_CLI();
+  tsr_test::CliResult r = tsr_test::run_cli(kCli, "check-plugin " + case_so("crash", "crasher.so"));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("plugin crashed during load: signal 11 (SIGSEGV)"), std::string::npos) << r.output;
+}
+
+TEST(CheckPlugin, CrashReportAsJson) {
+  REQUIRE_CLI();
+  tsr_test::CliResult r = tsr_test::run_cli(kCli, "check-plugin --json " + case_so("crash", "crasher.so"));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("status"), "crashed");
+  EXPECT_EQ(j.at("phase"), "load");
+  EXPECT_EQ(j.at("signal").at("number"), 11);
+  EXPECT_EQ(j.at("signal").at("name"), "SIGSEGV");
+}
+
+TEST(CheckPlugin, HangIsKilledAfterTheTimeLimit) {
+  REQUIRE_CLI();
+  tsr_test::CliResult r = tsr_test::run_cli(kCli, "check-plugin --timeout 1.5 " + case_so("hang", "sleeper.so"));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("plugin hung during load"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("SIGKILL"), std::string::npos) << r.output;
+}
+
+TEST(CheckPlugin, GoodPluginListsWhatItRegisters) {
+  REQUIRE_CLI();
+  tsr_test::CliResult r = tsr_test::run_cli(kCli, "check-plugin " + case_so("good", "toy.so"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("LOADED  toy 1.2.3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("device type toy: 2 devices"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("op toy::axpb(Tensor x"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("kernel toy::axpb on toy [float32]"), std::string::npos) << r.output;
+
+  r = tsr_test::run_cli(kCli, "check-plugin --json " + case_so("good", "toy.so"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("status"), "loaded");
+  EXPECT_EQ(j.at("plugin").at("name"), "toy");
+  EXPECT_EQ(j.at("plugin").at("path"), std::string(TSR_LOADER_CASES) + "/good/toy.so");
+  ASSERT_EQ(j.at("new_device_types").size(), 1u);
+  EXPECT_EQ(j.at("new_device_types")[0].at("name"), "toy");
+  ASSERT_EQ(j.at("new_ops").size(), 1u);
+  EXPECT_EQ(j.at("new_ops")[0].at("name"), "toy::axpb");
+  ASSERT_EQ(j.at("new_kernels").size(), 1u);
+  EXPECT_EQ(j.at("new_kernels")[0].at("dtypes"), nlohmann::json::array({"float32"}));
+}
+
+TEST(CheckPlugin, RefusedPluginReportsTheReason) {
+  REQUIRE_CLI();
+  tsr_test::CliResult r = tsr_test::run_cli(kCli, "check-plugin " + case_so("score_zero", "picky.so"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("REFUSED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no frobnicator on this machine"), std::string::npos) << r.output;
+
+  r = tsr_test::run_cli(kCli, "check-plugin " + case_so("init_fails", "ghost.so"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("ghost init failed on purpose"), std::string::npos) << r.output;
+}
+
+TEST(CheckPlugin, DependenciesAreFoundBesideThePlugin) {
+  REQUIRE_CLI();
+  tsr_test::CliResult r = tsr_test::run_cli(kCli, "check-plugin --json " + case_so("dep_order", "a_consumer.so"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("status"), "loaded");
+  // The provider is part of the baseline: only the consumer's kernel is new.
+  EXPECT_TRUE(j.at("new_ops").empty()) << j.dump(2);
+  ASSERT_EQ(j.at("new_kernels").size(), 1u) << j.dump(2);
+  EXPECT_EQ(j.at("new_kernels")[0].at("kernel"), "consumer::twice");
+  ASSERT_EQ(j.at("dependencies").size(), 1u);
+  EXPECT_EQ(j.at("dependencies")[0].at("name"), "provider");
+  EXPECT_EQ(j.at("dependencies")[0].at("path"), std::string(TSR_LOADER_CASES) + "/dep_order/z_provider.so");
+}
+
+TEST(CheckPlugin, MissingDependencyIsNamed) {
+  REQUIRE_CLI();
+  tsr_test::CliResult r = tsr_test::run_cli(kCli, "check-plugin " + case_so("dep_missing", "orphan.so"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("nonexistent_dep"), std::string::npos) << r.output;
+}
+
+TEST(CheckPlugin, BadArguments) {
+  REQUIRE_CLI();
+  EXPECT_EQ(tsr_test::run_cli(kCli, "check-plugin").exit_code, 2);
+  EXPECT_EQ(tsr_test::run_cli(kCli, "check-plugin /nonexistent/x.so").exit_code, 2);
+  EXPECT_EQ(tsr_test::run_cli(kCli, "check-plugin --timeout -1 " + case_so("good", "toy.so")).exit_code, 2);
+  EXPECT_EQ(tsr_test::run_cli(kCli, "check-plugin " + case_so("good", "toy.json")).exit_code, 2);
+}
+
+}  // namespace

@@ -1,0 +1,149 @@
+// The `tessera` command against the build tree: info, kernels, version, help, errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.hpp"
+
+namespace {
+
+using nlohmann::json;
+using tsr_test::run_cli;
+
+#define REQUIRE_CPU()                                                  \
+  do {                                                                 \
+    if (!kHaveCpu) GTEST_SKIP() << "the cpu backend is not built here"; \
+  } while (0)
+
+#ifdef TSR_HAVE_CPU
+constexpr bool kHaveCpu = true;
+#else
+constexpr bool kHaveCpu = false;
+#endif
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(Cli, InfoListsTheCpuPluginAndDevice) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(TSR_CLI, "info");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "ABI 1.")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Device types")) << r.output;
+  EXPECT_TRUE(contains(r.output, "cpu:0")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Plugins loaded")) << r.output;
+  EXPECT_TRUE(contains(r.output, std::string(TSR_PLUGIN_DIR) + "/tessera_cpu.so")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Allocator configuration")) << r.output;
+}
+
+TEST(Cli, InfoJsonParses) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(TSR_CLI, "info --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = json::parse(r.output);
+  EXPECT_EQ(j.at("abi").at("major"), 1);
+  EXPECT_FALSE(j.at("core_version").get<std::string>().empty());
+  bool cpu_type = false, cpu_plugin = false;
+  for (const json& t : j.at("device_types"))
+    if (t.at("name") == "cpu") {
+      cpu_type = true;
+      EXPECT_GE(t.at("device_count").get<int>(), 1);
+      EXPECT_EQ(t.at("devices")[0], "cpu:0");
+    }
+  for (const json& p : j.at("plugins").at("loaded"))
+    if (p.at("name") == "cpu") {
+      cpu_plugin = true;
+      EXPECT_GE(p.at("score").get<int>(), 1);
+      EXPECT_EQ(p.at("path"), std::string(TSR_PLUGIN_DIR) + "/tessera_cpu.so");
+    }
+  EXPECT_TRUE(cpu_type) << r.output;
+  EXPECT_TRUE(cpu_plugin) << r.output;
+  EXPECT_TRUE(j.at("plugins").at("refused").is_array());
+  EXPECT_EQ(j.at("allocator").at("source"), "defaults");
+}
+
+TEST(Cli, InfoReportsVirtualCpuDevicesAndAllocatorConf) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r =
+      run_cli(TSR_CLI, "info --json", "TESSERA_CPU_DEVICES=3 TESSERA_ALLOC_CONF=max_split_size_mb:64");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = json::parse(r.output);
+  EXPECT_EQ(j.at("allocator").at("conf"), "max_split_size_mb:64");
+  EXPECT_EQ(j.at("allocator").at("source"), "TESSERA_ALLOC_CONF");
+  for (const json& t : j.at("device_types")) {
+    if (t.at("name") == "cpu") {
+      EXPECT_EQ(t.at("device_count"), 3) << r.output;
+    }
+  }
+}
+
+TEST(Cli, InfoWithoutPluginsStillWorks) {
+  tsr_test::CliResult r = run_cli(TSR_CLI, "info --no-default-plugins --plugin-path /nonexistent");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Device types (0)")) << r.output;
+}
+
+TEST(Cli, KernelsShowsAddForCpuWithFloat32) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(TSR_CLI, "kernels");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  bool add_row = false;
+  size_t pos = 0;
+  while (pos < r.output.size()) {
+    size_t end = r.output.find('\n', pos);
+    std::string line = r.output.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    if (line.rfind("add ", 0) == 0) add_row = contains(line, "f32");
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  EXPECT_TRUE(add_row) << r.output;
+  EXPECT_TRUE(contains(r.output.substr(0, r.output.find('\n')), "cpu")) << "header names the cpu column";
+
+  r = run_cli(TSR_CLI, "kernels --op add");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "schema:  add(")) << r.output;
+  EXPECT_TRUE(contains(r.output, "cpu")) << r.output;
+  EXPECT_TRUE(contains(r.output, "float32")) << r.output;
+
+  r = run_cli(TSR_CLI, "kernels --json --op add");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = json::parse(r.output);
+  ASSERT_EQ(j.at("ops").size(), 1u);
+  bool cpu_f32 = false;
+  for (const json& k : j.at("ops")[0].at("kernels"))
+    if (k.at("device_type") == "cpu")
+      for (const json& d : k.at("dtypes")) cpu_f32 = cpu_f32 || d == "float32";
+  EXPECT_TRUE(cpu_f32) << r.output;
+}
+
+TEST(Cli, KernelsSchemaAndUnknownOp) {
+  tsr_test::CliResult r = run_cli(TSR_CLI, "kernels --schema");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "add(Tensor self")) << r.output;
+  r = run_cli(TSR_CLI, "kernels --op no_such_op_anywhere");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "no op named 'no_such_op_anywhere'")) << r.output;
+}
+
+TEST(Cli, UnknownSubcommandExits2WithUsage) {
+  tsr_test::CliResult r = run_cli(TSR_CLI, "frobnicate");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "unknown command 'frobnicate'")) << r.output;
+  EXPECT_TRUE(contains(r.output, "usage: tessera")) << r.output;
+  EXPECT_EQ(run_cli(TSR_CLI, "").exit_code, 2);
+  EXPECT_EQ(run_cli(TSR_CLI, "info --bogus-option").exit_code, 2);
+}
+
+TEST(Cli, HelpAndVersion) {
+  tsr_test::CliResult r = run_cli(TSR_CLI, "--help");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* cmd : {"info", "kernels", "check-plugin", "version"}) EXPECT_TRUE(contains(r.output, cmd)) << cmd;
+  r = run_cli(TSR_CLI, "version");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "ABI 1.")) << r.output;
+  EXPECT_EQ(run_cli(TSR_CLI, "info --help").exit_code, 0);
+  EXPECT_EQ(run_cli(TSR_CLI, "kernels --help").exit_code, 0);
+  EXPECT_EQ(run_cli(TSR_CLI, "check-plugin --help").exit_code, 0);
+}
+
+}  // namespace
