@@ -60,3 +60,16 @@ TEST(Memory, OutOfMemoryIsAStatusWithNumbers) {
   tsr::api()->tensor_release(t);
   tsr::api()->runtime_destroy(rt);
 }
+
+TEST(Devices, DescribeAndAllocatorName) {
+  char buf[128];
+  tsr::check(tsr::api()->device_describe(tsr::runtime(), tsr_device_t{0, 1}, buf, sizeof(buf)));
+  EXPECT_EQ(std::string(buf).rfind("cpu:1", 0), 0u) << buf;
+  const char* name = tsr::api()->device_allocator_name(tsr::runtime(), tsr_device_t{0, 0});
+  ASSERT_NE(name, nullptr);
+  EXPECT_STREQ(name, "caching(cpu)");
+  EXPECT_EQ(tsr::api()->device_allocator_name(tsr::runtime(), tsr_device_t{0, 9}), nullptr);
+  tsr_status_t st = tsr::api()->device_describe(tsr::runtime(), tsr_device_t{5, 0}, buf, sizeof(buf));
+  ASSERT_NE(st, nullptr);
+  tsr::api()->status_free(st);
+}

@@ -10,6 +10,8 @@ namespace {
 
 struct DeviceMemory {
   std::string device;
+  std::string description;  // from the backend
+  std::string allocator;    // e.g. "caching(cpu)"
   tsr_memory_stats_t stats{};
 };
 
@@ -18,6 +20,11 @@ std::vector<DeviceMemory> memory_of(const tsr_api_t* api, tsr_runtime_t* rt, con
   for (int32_t i = 0; i < t.device_count; ++i) {
     DeviceMemory m;
     m.device = t.name + ":" + std::to_string(i);
+    char buf[256];
+    if (tsr_status_t st = api->device_describe(rt, tsr_device_t{t.id, i}, buf, sizeof(buf))) api->status_free(st);
+    else m.description = buf;
+    const char* alloc = api->device_allocator_name(rt, tsr_device_t{t.id, i});
+    m.allocator = alloc ? alloc : "";
     m.stats.struct_size = TSR_STRUCT_SIZE(tsr_memory_stats_t);
     if (tsr_status_t st = api->memory_stats(rt, tsr_device_t{t.id, i}, &m.stats)) {
       api->status_free(st);  // a device type without an allocator: nothing to report
@@ -47,7 +54,9 @@ json info_json(const tsr_api_t* api, const RuntimeSession& s, const Args& args, 
     json jt = t;
     json mem = json::object();
     for (const DeviceMemory& m : memory_of(api, s.get(), t))
-      mem[m.device] = {{"limit_bytes", m.stats.limit_bytes},
+      mem[m.device] = {{"description", m.description},
+                       {"allocator", m.allocator},
+                       {"limit_bytes", m.stats.limit_bytes},
                        {"reserved_bytes", m.stats.reserved_bytes},
                        {"allocated_bytes", m.stats.allocated_bytes}};
     jt["memory"] = mem;
@@ -76,9 +85,9 @@ void print_info(const tsr_api_t* api, const RuntimeSession& s, const Args& args,
   std::printf("\nDevice types (%zu):\n", inv.device_types.size());
   if (inv.device_types.empty()) std::printf("  (none: no backend plugin loaded)\n");
   for (const DeviceTypeEntry& t : inv.device_types) {
-    std::printf("  %-10s %d device%s:", t.name.c_str(), t.device_count, t.device_count == 1 ? "" : "s");
-    for (int32_t i = 0; i < t.device_count; ++i) std::printf(" %s:%d", t.name.c_str(), i);
-    std::printf("\n");
+    std::printf("  %-10s %d device%s\n", t.name.c_str(), t.device_count, t.device_count == 1 ? "" : "s");
+    for (const DeviceMemory& m : memory_of(api, s.get(), t))
+      std::printf("    %-8s %s  [allocator %s]\n", m.device.c_str(), m.description.c_str(), m.allocator.c_str());
   }
 
   size_t nloaded = 0;
