@@ -4,22 +4,6 @@
 
 namespace tsr::core {
 
-const char* dtype_name(int32_t d) {
-  switch (d) {
-    case TSR_BOOL: return "bool";
-    case TSR_U8: return "uint8";
-    case TSR_I8: return "int8";
-    case TSR_I16: return "int16";
-    case TSR_I32: return "int32";
-    case TSR_I64: return "int64";
-    case TSR_F16: return "float16";
-    case TSR_BF16: return "bfloat16";
-    case TSR_F32: return "float32";
-    case TSR_F64: return "float64";
-    default: return "undefined";
-  }
-}
-
 tsr_dtype_t dtype_from_name(const char* n) {
   struct Alias { const char* name; tsr_dtype_t dt; };
   static const Alias aliases[] = {

@@ -4,30 +4,20 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tessera/dtype.hpp"
 #include "tessera/types.h"
 
 namespace tsr::core {
 
-inline bool dtype_valid(int32_t d) { return d >= TSR_BOOL && d <= TSR_F64; }
-
-inline size_t dtype_size(tsr_dtype_t d) {
-  switch (d) {
-    case TSR_BOOL: case TSR_U8: case TSR_I8: return 1;
-    case TSR_I16: case TSR_F16: case TSR_BF16: return 2;
-    case TSR_I32: case TSR_F32: return 4;
-    case TSR_I64: case TSR_F64: return 8;
-    default: return 0;
-  }
-}
-
-const char* dtype_name(int32_t d);  // "float32", ..., "undefined"
+// Sizes, names and categories are the SDK's (one definition for the core and every backend).
+inline bool dtype_valid(int32_t d) { return tsr::is_valid_dtype(d); }
+inline size_t dtype_size(tsr_dtype_t d) { return tsr::itemsize(d); }
+inline const char* dtype_name(int32_t d) { return tsr::dtype_name(d); }
 // Parses "float32"/"f32"/"float"/"int64"/"long"/... ; UNDEFINED when unknown.
 tsr_dtype_t dtype_from_name(const char* name);
 
-inline bool is_floating(tsr_dtype_t d) {
-  return d == TSR_F16 || d == TSR_BF16 || d == TSR_F32 || d == TSR_F64;
-}
-inline bool is_integral(tsr_dtype_t d) { return d >= TSR_U8 && d <= TSR_I64; }
+inline bool is_floating(tsr_dtype_t d) { return tsr::is_floating(d); }
+inline bool is_integral(tsr_dtype_t d) { return tsr::is_integral(d, false); }
 
 // 0 bool, 1 integral, 2 floating.
 inline int dtype_category(tsr_dtype_t d) { return d == TSR_BOOL ? 0 : is_floating(d) ? 2 : 1; }

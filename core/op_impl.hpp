@@ -81,6 +81,21 @@ tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t d
                        const tsr_value_t* args, size_t nargs, Tensor* const* inputs, int ninputs,
                        Tensor* const* outputs, int noutputs, const tsr_iter_t* iter);
 
+// Runs `compute(target)` with target = out when out is dense, else with a dense temporary that
+// is copied into out afterwards (kernels of view-based ops write dense outputs). Skips compute
+// for empty outputs.
+template <class F>
+tsr_status_t into_dense(CallCtx& ctx, Tensor* out, F&& compute) {
+  if (out->numel == 0) return nullptr;
+  if (out->contiguous) return compute(out);
+  Tensor* tmp = nullptr;
+  TSR_RETURN_IF_ERROR(new_tensor(ctx.rt, out->ndim, out->sizes, out->dtype, out->device, ctx.name(), &tmp));
+  tsr_status_t st = compute(tmp);
+  if (!st) st = copy_into(out, tmp, ctx.name());
+  tmp->release();
+  return st;
+}
+
 // Fills t with a scalar through the "_fill" kernel.
 tsr_status_t fill_tensor(Runtime* rt, Tensor* t, const tsr_value_t& value, const char* op);
 

@@ -28,13 +28,9 @@ tsr_status_t run_factory(CallCtx& ctx, int ndim, const int64_t* sizes, tsr_dtype
   TSR_RETURN_IF_ERROR(check_device(ctx.rt, device, ctx.name()));
   Tensor* out = nullptr;
   TSR_RETURN_IF_ERROR(make_output(ctx, 0, ndim, sizes, dtype, device, &out));
-  Tensor* target = out;
-  tsr_status_t st = nullptr;
-  if (!out->contiguous) st = new_tensor(ctx.rt, ndim, sizes, dtype, device, ctx.name(), &target);
-  if (!st && target->numel > 0)
-    st = launch_op(ctx.rt, ctx.op, device, dtype, args, ctx.nargs, nullptr, 0, &target, 1, nullptr);
-  if (!st && target != out) st = copy_into(out, target, ctx.name());
-  if (target != out && target) target->release();
+  tsr_status_t st = into_dense(ctx, out, [&](Tensor* target) {
+    return launch_op(ctx.rt, ctx.op, device, dtype, args, ctx.nargs, nullptr, 0, &target, 1, nullptr);
+  });
   if (st) {
     out->release();
     return st;

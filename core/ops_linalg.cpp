@@ -49,20 +49,16 @@ tsr_status_t matmul_common(CallCtx& ctx, int rank) {
   sizes[m + 1] = b->sizes[m + 1];
   Tensor* out = nullptr;
   TSR_RETURN_IF_ERROR(make_output(ctx, 0, rank, sizes, a->dtype, device, &out));
-  Tensor* target = out;
-  tsr_status_t st = nullptr;
-  if (!out->contiguous) st = new_tensor(ctx.rt, rank, sizes, a->dtype, device, ctx.name(), &target);
   Tensor *la = nullptr, *lb = nullptr;
-  if (!st) st = blas_layout(ctx.rt, a, m, ctx.name(), &la);
+  tsr_status_t st = blas_layout(ctx.rt, a, m, ctx.name(), &la);
   if (!st) st = blas_layout(ctx.rt, b, m, ctx.name(), &lb);
-  if (!st && target->numel > 0) {
-    Tensor* ins[2] = {la, lb};
-    st = launch(ctx, device, a->dtype, ins, 2, &target, 1, nullptr);
-  }
-  if (!st && target != out) st = copy_into(out, target, ctx.name());
+  if (!st)
+    st = into_dense(ctx, out, [&](Tensor* target) {
+      Tensor* ins[2] = {la, lb};
+      return launch(ctx, device, a->dtype, ins, 2, &target, 1, nullptr);
+    });
   if (la) la->release();
   if (lb) lb->release();
-  if (target != out && target) target->release();
   if (st) {
     out->release();
     return st;
@@ -209,17 +205,13 @@ tsr_status_t softmax_impl(CallCtx& ctx) {
   cast->release();
   if (st) return st;
   if (!(st = make_output(ctx, 0, in->ndim, in->sizes, dt, in->device, &out))) {
-    Tensor* target = out;
-    if (!out->contiguous) st = new_tensor(ctx.rt, in->ndim, in->sizes, dt, in->device, ctx.name(), &target);
-    if (!st && target->numel > 0) {
+    st = into_dense(ctx, out, [&](Tensor* target) {
       tsr_value_t args[3] = {ctx.args[0], ctx.args[1], ctx.args[2]};
       args[0].u.tensor = src;
       args[1].tag = TSR_VALUE_INT;
       args[1].u.i = in->ndim == 0 ? 0 : d;
-      st = launch_op(ctx.rt, ctx.op, in->device, dt, args, 3, &src, 1, &target, 1, nullptr);
-    }
-    if (!st && target != out) st = copy_into(out, target, ctx.name());
-    if (target != out && target) target->release();
+      return launch_op(ctx.rt, ctx.op, in->device, dt, args, 3, &src, 1, &target, 1, nullptr);
+    });
   }
   src->release();
   if (st) {
