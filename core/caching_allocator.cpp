@@ -26,6 +26,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
+
+#include "spin_mutex.hpp"
 #include <new>
 #include <set>
 #include <string>
@@ -306,7 +308,7 @@ class CachingAllocator final : public DeviceAllocator {
       return nullptr;
     }
     try {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<SpinMutex> lock(mu_);
       if (nbytes > kMaxRequest) {
         ++num_ooms_;
         return make_status(TSR_RESOURCE_EXHAUSTED, oom_message(name_, nbytes, nbytes, allocated_,
@@ -348,7 +350,7 @@ class CachingAllocator final : public DeviceAllocator {
 
   void deallocate(void* ptr) override {
     if (ptr == nullptr) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinMutex> lock(mu_);
     Block* b = active_.erase(ptr);
     if (b == nullptr) return;  // not ours (a bug elsewhere): ignore
     allocated_ -= static_cast<int64_t>(b->size);
@@ -359,7 +361,7 @@ class CachingAllocator final : public DeviceAllocator {
   }
 
   void stats(tsr_memory_stats_t* out) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinMutex> lock(mu_);
     out->struct_size = sizeof(tsr_memory_stats_t);
     out->allocated_bytes = allocated_;
     out->peak_allocated_bytes = peak_allocated_;
@@ -377,7 +379,7 @@ class CachingAllocator final : public DeviceAllocator {
   }
 
   std::string snapshot_json() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinMutex> lock(mu_);
     std::vector<const Segment*> segs;
     segs.reserve(static_cast<size_t>(num_segments_));
     for (const Segment* s = seg_head_; s != nullptr; s = s->next) segs.push_back(s);
@@ -416,7 +418,7 @@ class CachingAllocator final : public DeviceAllocator {
   }
 
   void empty_cache() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinMutex> lock(mu_);
     release_free_segments(0);
   }
 
@@ -723,7 +725,7 @@ class CachingAllocator final : public DeviceAllocator {
   bool round_pow2_ = true;
   bool round_twice_ = false;
 
-  std::mutex mu_;
+  SpinMutex mu_;  // hot path: see spin_mutex.hpp
   FreeSet small_free_;
   FreeSet large_free_;
   ActiveMap active_;
