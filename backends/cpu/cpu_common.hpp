@@ -61,7 +61,7 @@ TSR_CPU_MULTIVERSION void elementwise_chunk_mv(const tsr_iter_t& it, int64_t beg
 
 template <class Out, class... Ins, class Op>
 void elementwise_mv(const tsr_iter_t& it, const Op& op, int64_t grain = kParallelGrain) {
-  if (it.numel < 2 * grain) {
+  if (it.numel < grain) {
     elementwise_chunk_mv<Out, Ins...>(it, 0, it.numel, op, false);
     return;
   }

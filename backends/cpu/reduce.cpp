@@ -34,6 +34,9 @@ constexpr int64_t kVerticalTile = 2048;  // accumulators on the stack: 16 KiB of
 template <class T, bool MEAN>
 struct SumReducer {
   using acc_t = std::conditional_t<is_float_type<T>::value, double, uint64_t>;
+  // Vertical (column) sums of f16/bf16/f32 accumulate rows in f32 lanes, flushed into the
+  // double accumulators every kVerticalFlush rows.
+  static constexpr bool kVerticalF32 = is_float_type<T>::value && !std::is_same<T, double>::value;
   acc_t init() const { return acc_t(0); }
   acc_t step(acc_t a, T x) const {
     if constexpr (is_float_type<T>::value) return a + double(C<T>(x));
@@ -143,6 +146,13 @@ struct MaxMinReducer {
 
 // ---- drivers -----------------------------------------------------------------------------------
 
+constexpr int64_t kVerticalFlush = 256;
+
+template <class R, class = void>
+struct has_vertical_f32 : std::false_type {};
+template <class R>
+struct has_vertical_f32<R, std::enable_if_t<R::kVerticalF32>> : std::true_type {};
+
 // Linear index over dims [first, ndim) of the iteration -> byte offsets of operands 0 and 1.
 inline void offsets_of(const tsr_iter_t& it, int first, int64_t index, int64_t& out_off, int64_t& in_off) {
   out_off = 0;
@@ -188,12 +198,55 @@ void reduce_vertical(const tsr_iter_t& it, const R& r) {
                    T* out = reinterpret_cast<T*>(it.data[0] + out_off) + j0;
                    blk_local.data = it.data[1] + in_off + j0 * int64_t(sizeof(T));
                    for (int64_t j = 0; j < len; ++j) acc[j] = r.init();
-                   blk_local.for_each_run([&](const char* p, int64_t n, int64_t stride) {
-                     for (int64_t i = 0; i < n; ++i) {
-                       const T* row = reinterpret_cast<const T*>(p + i * stride);
-                       for (int64_t j = 0; j < len; ++j) acc[j] = r.step(acc[j], row[j]);
-                     }
-                   });
+                   if constexpr (has_vertical_f32<R>::value) {
+                     float facc[kVerticalTile];
+                     for (int64_t j = 0; j < len; ++j) facc[j] = 0.0f;
+                     int64_t rows = 0;
+                     auto flush = [&] {
+                       for (int64_t j = 0; j < len; ++j) {
+                         acc[j] += double(facc[j]);
+                         facc[j] = 0.0f;
+                       }
+                       rows = 0;
+                     };
+                     blk_local.for_each_run([&](const char* p, int64_t n, int64_t stride) {
+                       int64_t i = 0;
+                       // Four rows per pass: four memory streams in flight, a quarter of the
+                       // accumulator traffic.
+                       for (; i + 4 <= n; i += 4) {
+                         const T* r0 = reinterpret_cast<const T*>(p + i * stride);
+                         const T* r1 = reinterpret_cast<const T*>(p + (i + 1) * stride);
+                         const T* r2 = reinterpret_cast<const T*>(p + (i + 2) * stride);
+                         const T* r3 = reinterpret_cast<const T*>(p + (i + 3) * stride);
+                         for (int64_t j = 0; j < len; ++j)
+                           facc[j] += (float(r0[j]) + float(r1[j])) + (float(r2[j]) + float(r3[j]));
+                         rows += 4;
+                         if (rows >= kVerticalFlush) flush();
+                       }
+                       for (; i < n; ++i) {
+                         const T* row = reinterpret_cast<const T*>(p + i * stride);
+                         for (int64_t j = 0; j < len; ++j) facc[j] += float(row[j]);
+                         if (++rows >= kVerticalFlush) flush();
+                       }
+                     });
+                     for (int64_t j = 0; j < len; ++j) acc[j] += double(facc[j]);
+                   } else {
+                     blk_local.for_each_run([&](const char* p, int64_t n, int64_t stride) {
+                       int64_t i = 0;
+                       for (; i + 4 <= n; i += 4) {
+                         const T* r0 = reinterpret_cast<const T*>(p + i * stride);
+                         const T* r1 = reinterpret_cast<const T*>(p + (i + 1) * stride);
+                         const T* r2 = reinterpret_cast<const T*>(p + (i + 2) * stride);
+                         const T* r3 = reinterpret_cast<const T*>(p + (i + 3) * stride);
+                         for (int64_t j = 0; j < len; ++j)
+                           acc[j] = r.step(r.step(r.step(r.step(acc[j], r0[j]), r1[j]), r2[j]), r3[j]);
+                       }
+                       for (; i < n; ++i) {
+                         const T* row = reinterpret_cast<const T*>(p + i * stride);
+                         for (int64_t j = 0; j < len; ++j) acc[j] = r.step(acc[j], row[j]);
+                       }
+                     });
+                   }
                    for (int64_t j = 0; j < len; ++j) out[j] = r.finish(acc[j], blk);
                  }
                });

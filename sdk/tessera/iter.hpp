@@ -9,16 +9,18 @@
 //       covering the linear elements [begin, end) (one call when it.contiguous).
 //   for_each_element<NOPS>(it, body) / parallel_for_each_element<NOPS>(it, body, grain)
 //       the same over all elements; the parallel one splits the element range across OpenMP
-//       threads when numel >= grain (default 32768) and runs serially otherwise (and always
-//       when compiled without OpenMP).
+//       threads when numel >= grain (default 32768: 16K+ elements per thread) and runs serially
+//       otherwise (and always when compiled without OpenMP).
 //   elementwise<Out, In...>(it, op) / elementwise_serial<Out, In...>(it, op)
 //       typed: out = op(in...). Runs with unit strides become plain pointer loops the compiler
 //       vectorizes; runs with one broadcast (stride 0) input hoist that value; anything else
-//       uses a strided loop.
+//       uses a strided loop. Contiguous outputs of >= 8 MiB are written with streaming
+//       (non-temporal) stores on x86-64.
 //   for_each_reduction(it, f) / parallel_for_each_reduction(it, f)
 //       for reductions (operands: out, in; the first it.nreduce dims are reduced): for each
 //       output element, f(char* out, const ReduceBlock& block) with the input sub-block.
-//   parallel_for(begin, end, grain, f)  f(b, e) on sub-ranges, OpenMP when worth it.
+//   parallel_for(begin, end, grain, f)  f(b, e) on disjoint sub-ranges, OpenMP when worth it;
+//       threads claim chunks dynamically, so f may run several times per thread.
 // Nothing here allocates; no OpenMP region is opened for small inputs.
 #pragma once
 
@@ -68,16 +70,17 @@ inline bool in_parallel_region() {
 #endif
 }
 
-// Number of threads worth using for `work` units with `grain` units per thread at least.
+// Number of threads worth using for `work` units: 1 below `grain` (or inside a parallel
+// region), else up to one thread per grain/2 units.
 inline int threads_for(int64_t work, int64_t grain) {
-  if (work < 2 * grain || in_parallel_region()) return 1;
-  const int64_t by_work = work / grain;
+  if (work < 2 || work < grain || in_parallel_region()) return 1;
+  const int64_t half = std::max<int64_t>(1, grain / 2);
   const int mt = max_threads();
-  return static_cast<int>(std::min<int64_t>(mt, by_work));
+  return static_cast<int>(std::min<int64_t>(mt, std::max<int64_t>(2, work / half)));
 }
 
 // Calls f(b, e) on disjoint sub-ranges of [begin, end) that together cover it, possibly several
-// per thread. Uses OpenMP threads when the range holds at least 2*grain units; sub-range
+// per thread. Uses OpenMP threads when the range holds at least `grain` units; sub-range
 // boundaries are multiples of `align` (relative to begin). Threads claim chunks (about four per
 // thread) from a shared counter, so a thread that the OS preempts does not hold the others up.
 // Exceptions thrown by f are rethrown in the caller.
@@ -89,7 +92,7 @@ inline void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& f, int64
   const int nt = threads_for(n, grain < 1 ? 1 : grain);
   if (nt > 1) {
     std::exception_ptr error;
-    int64_t chunk = std::max<int64_t>(grain < 1 ? 1 : grain, (n + 4 * nt - 1) / (4 * nt));
+    int64_t chunk = std::max<int64_t>(std::max<int64_t>(1, grain / 2), (n + 4 * nt - 1) / (4 * nt));
     if (align > 1) chunk = (chunk + align - 1) / align * align;
     std::atomic<int64_t> next{begin};
     std::atomic<bool> failed{false};
@@ -177,7 +180,7 @@ inline void for_each_element(const tsr_iter_t& it, Body&& body) {
 template <int NOPS, class Body>
 inline void parallel_for_each_element(const tsr_iter_t& it, Body&& body,
                                       int64_t grain = kParallelGrain) {
-  if (it.numel < 2 * grain) {
+  if (it.numel < grain) {
     for_each_run<NOPS>(it, 0, it.numel, body);
     return;
   }
@@ -288,7 +291,7 @@ inline void elementwise_serial(const tsr_iter_t& it, Op&& op) {
 template <class Out, class... Ins, class Op>
 inline void elementwise(const tsr_iter_t& it, Op&& op, int64_t grain = kParallelGrain) {
   constexpr int NOPS = 1 + int(sizeof...(Ins));
-  if (it.numel < 2 * grain) {
+  if (it.numel < grain) {
     auto body = [&op](char* const* ptrs, const int64_t* strides, int64_t n) {
       detail::typed_run<Out, Ins...>(ptrs, strides, n, op, std::index_sequence_for<Ins...>{});
     };
@@ -404,7 +407,7 @@ template <class F>
 inline void parallel_for_each_reduction(const tsr_iter_t& it, F&& f, int64_t grain = kParallelGrain) {
   const int64_t nout = reduction_num_outputs(it);
   const int64_t blk = std::max<int64_t>(1, reduction_block_numel(it));
-  if (nout < 2 || nout * blk < 2 * grain) {
+  if (nout < 2 || nout * blk < grain) {
     for_each_reduction(it, 0, nout, f);
     return;
   }

@@ -220,9 +220,11 @@ TEST(CpuPlugin, AllocatorCopyDescribe) {
     a.free(a.self, dev, p, n);
   }
   void* p = nullptr;
+#if !defined(__SANITIZE_ADDRESS__)  // ASan aborts on absurd sizes instead of returning null
   const std::string oom = mock::take(a.alloc(a.self, dev, size_t(1) << 62, &p));
   EXPECT_EQ(oom.rfind("8: ", 0), 0u) << oom;
   EXPECT_EQ(p, nullptr);
+#endif
 
   const tsr_device_type_def_t& d = cpu().reg.device_types.at(0).def;
   EXPECT_EQ(d.synchronize, nullptr);
@@ -299,7 +301,7 @@ TEST(CpuKernels, PowMaxMinClampWhere) {
   std::vector<int64_t> base = {2, -3, 1, -1, -1, 5, 0, 3}, ex = {10, 3, -4, -3, -2, -1, 0, 40}, out(8);
   tsr_iter_t it = flat_iter(8, {out.data(), base.data(), ex.data()}, {TSR_I64, TSR_I64, TSR_I64});
   ASSERT_EQ(run_iter("pow", TSR_I64, it), "");
-  EXPECT_EQ(out, (std::vector<int64_t>{1024, -27, 1, -1, 1, 0, 1, 12157665459056928801ull == 0 ? 0 : int64_t(12157665459056928801ull)}));
+  EXPECT_EQ(out, (std::vector<int64_t>{1024, -27, 1, -1, 1, 0, 1, int64_t(12157665459056928801ull)  /* 3^40 wraps */}));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> a = {1, nan, 3, -2}, b = {2, 0, nan, -5}, o(4);
   tsr_iter_t f = flat_iter(4, {o.data(), a.data(), b.data()}, {TSR_F32, TSR_F32, TSR_F32});

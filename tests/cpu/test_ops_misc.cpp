@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <thread>
 
 #include "op_test_util.hpp"
 #include "tessera/philox.h"
@@ -271,6 +272,33 @@ TEST(CpuRandom, FollowsThePhiloxMapping) {
     tsr_philox_normal4_f32(tsr_philox_block(seed, 6 + uint64_t(i / 4)), z);
     EXPECT_EQ(c[size_t(i)], z[i % 4]);
   }
+}
+
+TEST(CpuConcurrency, OpsFromSeveralThreads) {
+  // Kernels are re-entrant: several host threads run large (OpenMP) and small ops at once.
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &ok] {
+      std::mt19937 rng(900 + unsigned(t));
+      Tensor a = tt::random_tensor({300, 700}, TSR_F32, rng), b = tt::random_tensor({700}, TSR_F32, rng);
+      const auto av = tt::values(a), bv = tt::values(b);
+      bool good = true;
+      for (int it = 0; it < 5; ++it) {
+        const auto s = tsr::sum(a * b + 1.0, {1}).to_vector<float>();
+        for (int64_t r = 0; r < 300 && good; r += 37) {
+          double ref = 0;
+          for (int64_t c = 0; c < 700; ++c) ref += double(float(av[size_t(r * 700 + c)] * bv[size_t(c)])) + 1.0;
+          good = std::fabs(s[size_t(r)] - ref) <= 1e-4 * (1 + std::fabs(ref));
+        }
+        const auto one = (tsr::ones({1}) + tsr::ones({1})).to_vector<float>();
+        good = good && one[0] == 2.0f;
+      }
+      ok[size_t(t)] = good ? 1 : 0;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok, std::vector<int>(4, 1));
 }
 
 TEST(CpuDevices, VirtualDevicesFromEnvironment) {
