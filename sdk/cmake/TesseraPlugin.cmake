@@ -24,6 +24,11 @@ function(tessera_add_plugin target)
   endif()
   set_target_properties(${target} PROPERTIES PREFIX "" CXX_VISIBILITY_PRESET hidden
     C_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  # A plugin exports its entry point and nothing else (no symbol of a library it embeds can
+  # clash with the host's or another plugin's).
+  set(map ${CMAKE_CURRENT_BINARY_DIR}/${target}.exports.map)
+  file(WRITE ${map} "{\n  global: tsr_plugin_query;\n  local: *;\n};\n")
+  target_link_options(${target} PRIVATE "-Wl,--version-script=${map}")
   if(P_OUTPUT_DIR)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIR})
     set(out_dir ${P_OUTPUT_DIR})
