@@ -54,15 +54,29 @@ tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t
     return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": invalid dtype " + std::to_string(dtype));
   DeviceAllocator* alloc = nullptr;
   TSR_RETURN_IF_ERROR(device_allocator(rt, device, op, &alloc));
+  return new_tensor_trusted(rt, ndim, sizes, numel, dtype, device, alloc, op, out);
+}
+
+tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int64_t numel, tsr_dtype_t dtype,
+                                tsr_device_t device, DeviceAllocator* alloc, const char* op, Tensor** out) {
   size_t nbytes = static_cast<size_t>(numel) * dtype_size(dtype);
   void* data = nullptr;
   if (tsr_status_t st = alloc->allocate(nbytes, &data)) return prefix_status(st, op);
-  auto* storage = new Storage;
+  TensorBlock* block;
+  try {
+    block = new TensorBlock;
+  } catch (const std::bad_alloc&) {
+    alloc->deallocate(data);
+    return make_status(TSR_RESOURCE_EXHAUSTED, std::string(op) + ": out of host memory");
+  }
+  Storage* storage = &block->storage;
   storage->data = data;
   storage->nbytes = nbytes;
   storage->allocator = alloc;
   storage->device = device;
-  Tensor* t = new Tensor;
+  storage->free_block = &TensorBlock::free_block;
+  Tensor* t = &block->tensor;
+  t->in_block = true;
   t->runtime = rt;
   t->storage = storage;
   t->dtype = dtype;

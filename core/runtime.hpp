@@ -127,6 +127,11 @@ tsr_status_t check_device(Runtime* rt, tsr_device_t device, const char* op);
 // Allocates a contiguous tensor.
 tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t dtype,
                         tsr_device_t device, const char* op, Tensor** out);
+// The same without validation, for shapes, dtypes and devices the core derived from valid
+// tensors (the hot path of every op's output): numel must match sizes, alloc the device's.
+tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int64_t numel,
+                                tsr_dtype_t dtype, tsr_device_t device, DeviceAllocator* alloc,
+                                const char* op, Tensor** out);
 // Copies src into dst (same shape after broadcasting), converting dtype; crosses devices.
 tsr_status_t copy_into(Tensor* dst, Tensor* src, const char* op);
 

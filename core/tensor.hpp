@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 
 #include "allocator.hpp"
@@ -20,12 +21,18 @@ struct Storage {
   size_t nbytes = 0;
   DeviceAllocator* allocator = nullptr;  // frees data; nullptr = not owned
   tsr_device_t device{};
+  // Set when this storage was allocated in one block with the tensor that created it (see
+  // TensorBlock): the block is freed when the storage dies, which is always after that tensor.
+  void (*free_block)(Storage*) = nullptr;
 
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
+  // A count of 1 means we hold the only reference: nobody else can race us, so the common
+  // "last owner" case skips the atomic read-modify-write.
   void release() {
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (refs.load(std::memory_order_acquire) == 1 || refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       if (allocator) allocator->deallocate(data);
-      delete this;
+      if (free_block) free_block(this);
+      else delete this;
     }
   }
 };
@@ -51,13 +58,32 @@ struct tsr_tensor_s {
            offset * static_cast<int64_t>(tsr::core::dtype_size(dtype));
   }
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
-  void release() {
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (storage) storage->release();
-      delete this;
+  bool in_block = false;  // allocated inside a TensorBlock with its storage
+
+  void release() {  // same "sole owner" shortcut as Storage::release
+    if (refs.load(std::memory_order_acquire) == 1 || refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // A tensor in a block holds a storage reference until here, so the storage (which
+      // frees the block) always outlives it.
+      tsr::core::Storage* s = storage;
+      if (!in_block) delete this;
+      if (s) s->release();
     }
   }
 };
+
+namespace tsr::core {
+
+// A new tensor and its storage in one allocation: one malloc/free per op output instead of
+// two (the 1-element op path is dominated by such costs).
+struct TensorBlock {
+  tsr_tensor_s tensor;
+  Storage storage;
+  static void free_block(Storage* s) {
+    delete reinterpret_cast<TensorBlock*>(reinterpret_cast<char*>(s) - offsetof(TensorBlock, storage));
+  }
+};
+
+}  // namespace tsr::core
 
 namespace tsr::core {
 
