@@ -10,9 +10,11 @@
 #include "tessera/tessera.hpp"
 
 static void show(const char* label, const tsr::Tensor& t) {
-  std::vector<float> v = t.to(TSR_F32).to_vector<float>();
   std::printf("%-28s %s = [", label, tsr::describe(t).c_str());
-  for (size_t i = 0; i < v.size() && i < 8; ++i) std::printf("%s%.4f", i ? ", " : "", v[i]);
+  bool integral = tsr::is_integral(t.dtype(), true);
+  std::vector<double> v = t.to_vector<double>();
+  for (size_t i = 0; i < v.size() && i < 8; ++i)
+    std::printf(integral ? "%s%.0f" : "%s%.4f", i ? ", " : "", v[i]);
   std::printf("%s]\n", v.size() > 8 ? ", ..." : "");
 }
 
