@@ -1,6 +1,6 @@
 // The core's device-agnostic caching allocator (in the manner of PyTorch's CUDACachingAllocator)
-// over a backend's tsr_raw_allocator_t, a pass-through allocator with the same stats, and the
-// TESSERA_ALLOC_CONF parser. See allocator.hpp for the contract.
+// over a backend's tsr_raw_allocator_t. See allocator.hpp for the contract;
+// passthrough_allocator.cpp and alloc_conf.cpp hold the other allocator and the configuration.
 //
 // Caching allocator layout:
 //  - A segment is one raw allocation. Its memory is tiled by a doubly linked list of blocks
@@ -20,30 +20,22 @@
 //    hold active blocks (leaked by the caller) are not returned: their memory may still be in
 //    use; only the bookkeeping is released.
 #include <algorithm>
-#include <cctype>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <mutex>
-
-#include "spin_mutex.hpp"
 #include <new>
 #include <set>
 #include <string>
-#include <unordered_map>  // pass-through allocator
 #include <utility>
 #include <vector>
 
 #include "allocator.hpp"
+#include "allocator_util.hpp"
+#include "spin_mutex.hpp"
 #include "status.hpp"
 
 namespace tsr::core {
 namespace {
 
-constexpr size_t kKiB = size_t(1) << 10;
-constexpr size_t kMiB = size_t(1) << 20;
-constexpr size_t kMinAlign = 64;              // every block address and size is a multiple
 constexpr size_t kSmallSize = 1 * kMiB;       // requests <= this use the small pool
 constexpr size_t kSmallSegment = 2 * kMiB;    // segment size of the small pool
 constexpr size_t kMinLargeAlloc = 10 * kMiB;  // large requests below this share 20 MiB segments
@@ -55,108 +47,6 @@ constexpr size_t kMinLargeRemainder = kSmallSize;  // large pool: split if remai
 // less than this much.
 constexpr size_t kLargeBuffer = 20 * kMiB;
 // Requests above this are refused outright (keeps all rounding arithmetic overflow-free).
-constexpr size_t kMaxRequest = size_t(1) << 60;
-
-// "1.50 GiB", "12.0 MiB", "512 bytes": three significant digits.
-std::string format_bytes(uint64_t n) {
-  if (n < kKiB) return std::to_string(n) + " bytes";
-  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(n) / 1024.0;
-  int u = 0;
-  while (v >= 1024.0 && u < 5) {
-    v /= 1024.0;
-    ++u;
-  }
-  const int prec = v < 10.0 ? 2 : (v < 100.0 ? 1 : 0);
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f %s", prec, v, kUnits[u]);
-  return buf;
-}
-
-void append_json_string(std::string& out, const std::string& s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
-
-void append_uint(std::string& out, uint64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
-std::string oom_message(const std::string& device, size_t size, size_t nbytes, int64_t allocated,
-                        int64_t reserved, size_t limit) {
-  std::string m = "out of memory on " + device + " allocating " + format_bytes(size) +
-                  " (requested " + std::to_string(nbytes) +
-                  " bytes): " + format_bytes(static_cast<uint64_t>(allocated)) + " allocated, " +
-                  format_bytes(static_cast<uint64_t>(reserved)) + " reserved, ";
-  m += limit ? "limit " + format_bytes(limit) : std::string("no limit");
-  return m;
-}
-
-// Status for a host-side std::bad_alloc (bookkeeping could not be allocated).
-tsr_status_t host_oom_status(const std::string& device, size_t nbytes) {
-  try {
-    return make_status(TSR_RESOURCE_EXHAUSTED, "out of host memory for allocator bookkeeping on " +
-                                                   device + " (requested " +
-                                                   std::to_string(nbytes) + " bytes)");
-  } catch (...) {
-    return make_status(TSR_RESOURCE_EXHAUSTED, std::string());
-  }
-}
-
-// Calls the raw allocator (under the caller's lock: a raw allocator must not call back into
-// this allocator). On failure returns false and stores the raw allocator's message; its status
-// is deleted here (the core made it through status_create, so it is a tsr_status_s).
-bool raw_alloc(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbytes, void** out,
-               std::string* raw_msg) {
-  void* p = nullptr;
-  tsr_status_t st = raw->alloc(raw->self, device, nbytes, &p);
-  if (st != nullptr) {
-    if (raw_msg != nullptr) {
-      try {
-        *raw_msg = st->message;
-      } catch (...) {
-      }
-    }
-    free_status(st);
-    return false;
-  }
-  if (p == nullptr) return false;
-  *out = p;
-  return true;
-}
-
-std::string raw_name(const tsr_raw_allocator_t* raw) {
-  return raw->name ? std::string(raw->name) : std::string("raw");
-}
 
 // ---- Caching allocator --------------------------------------------------------------------
 
@@ -750,269 +640,13 @@ class CachingAllocator final : public DeviceAllocator {
   int64_t num_segments_ = 0;
 };
 
-// ---- Pass-through allocator ---------------------------------------------------------------
-
-class PassthroughAllocator final : public DeviceAllocator {
- public:
-  PassthroughAllocator(const tsr_raw_allocator_t* raw, tsr_device_t device, std::string name,
-                       const AllocConf& conf)
-      : raw_(raw), device_(device), name_(std::move(name)), limit_(conf.limit_bytes) {}
-
-  // Live allocations are left alone (they may still be in use).
-  ~PassthroughAllocator() override = default;
-
-  tsr_status_t allocate(size_t nbytes, void** out) override {
-    if (nbytes == 0) {
-      *out = nullptr;
-      return nullptr;
-    }
-    try {
-      std::lock_guard<std::mutex> lock(mu_);
-      std::string raw_msg;
-      void* p = nullptr;
-      const bool over_limit = nbytes > kMaxRequest ||
-                              (limit_ != 0 && static_cast<size_t>(allocated_) + nbytes > limit_);
-      if (over_limit || !raw_alloc(raw_, device_, nbytes, &p, &raw_msg)) {
-        ++num_ooms_;
-        std::string m = oom_message(name_, nbytes, nbytes, allocated_, allocated_, limit_);
-        if (!over_limit && !raw_msg.empty()) m += "; " + raw_name(raw_) + ": " + raw_msg;
-        return make_status(TSR_RESOURCE_EXHAUSTED, std::move(m));
-      }
-      try {
-        live_.emplace(p, nbytes);
-      } catch (...) {
-        raw_->free(raw_->self, device_, p, nbytes);
-        throw;
-      }
-      ++num_raw_allocs_;
-      ++num_allocs_;
-      allocated_ += static_cast<int64_t>(nbytes);
-      if (allocated_ > peak_allocated_) peak_allocated_ = allocated_;
-      *out = p;
-      return nullptr;
-    } catch (const std::bad_alloc&) {
-      return host_oom_status(name_, nbytes);
-    }
-  }
-
-  void deallocate(void* ptr) override {
-    if (ptr == nullptr) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = live_.find(ptr);
-    if (it == live_.end()) return;
-    const size_t n = it->second;
-    live_.erase(it);
-    raw_->free(raw_->self, device_, ptr, n);
-    ++num_raw_frees_;
-    ++num_frees_;
-    allocated_ -= static_cast<int64_t>(n);
-  }
-
-  void stats(tsr_memory_stats_t* out) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    out->struct_size = sizeof(tsr_memory_stats_t);
-    out->allocated_bytes = allocated_;
-    out->peak_allocated_bytes = peak_allocated_;
-    out->reserved_bytes = allocated_;
-    out->peak_reserved_bytes = peak_allocated_;
-    out->num_allocs = num_allocs_;
-    out->num_frees = num_frees_;
-    out->num_raw_allocs = num_raw_allocs_;
-    out->num_raw_frees = num_raw_frees_;
-    out->num_cache_hits = 0;
-    out->num_splits = 0;
-    out->num_ooms = num_ooms_;
-    out->num_segments = static_cast<int64_t>(live_.size());
-    out->limit_bytes = static_cast<int64_t>(limit_);
-  }
-
-  std::string snapshot_json() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::vector<std::pair<uintptr_t, size_t>> allocs;
-    allocs.reserve(live_.size());
-    for (const auto& [p, n] : live_) allocs.emplace_back(reinterpret_cast<uintptr_t>(p), n);
-    std::sort(allocs.begin(), allocs.end());
-    std::string j = "{\"device\":";
-    append_json_string(j, name_);
-    j += ",\"allocator\":";
-    append_json_string(j, raw_name(raw_));
-    j += ",\"segments\":[";
-    bool first = true;
-    for (const auto& [addr, n] : allocs) {
-      if (!first) j += ',';
-      first = false;
-      j += "{\"address\":";
-      append_uint(j, addr);
-      j += ",\"size\":";
-      append_uint(j, n);
-      j += ",\"blocks\":[{\"address\":";
-      append_uint(j, addr);
-      j += ",\"size\":";
-      append_uint(j, n);
-      j += ",\"requested\":";
-      append_uint(j, n);
-      j += ",\"state\":\"active\"}]}";
-    }
-    j += "]}";
-    return j;
-  }
-
-  void empty_cache() override {}
-
- private:
-  const tsr_raw_allocator_t* raw_;
-  const tsr_device_t device_;
-  const std::string name_;
-  const size_t limit_;
-  std::mutex mu_;
-  std::unordered_map<void*, size_t> live_;
-  int64_t allocated_ = 0;
-  int64_t peak_allocated_ = 0;
-  int64_t num_allocs_ = 0;
-  int64_t num_frees_ = 0;
-  int64_t num_raw_allocs_ = 0;
-  int64_t num_raw_frees_ = 0;
-  int64_t num_ooms_ = 0;
-};
-
-// ---- TESSERA_ALLOC_CONF -------------------------------------------------------------------
-
-std::string trim(const std::string& s) {
-  size_t b = 0;
-  size_t e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
-bool parse_uint(const std::string& v, uint64_t* out) {
-  if (v.empty()) return false;
-  for (char c : v) {
-    if (c < '0' || c > '9') return false;
-  }
-  auto r = std::from_chars(v.data(), v.data() + v.size(), *out);
-  return r.ec == std::errc() && r.ptr == v.data() + v.size();
-}
-
-bool parse_double(const std::string& v, double* out) {
-  if (v.empty()) return false;
-  auto r = std::from_chars(v.data(), v.data() + v.size(), *out);
-  return r.ec == std::errc() && r.ptr == v.data() + v.size() && std::isfinite(*out);
-}
-
-tsr_status_t bad_value(const std::string& key, const std::string& value, const char* expected) {
-  return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: bad value '" + value +
-                                               "' for key '" + key + "' (expected " + expected +
-                                               ")");
-}
-
-// Validates key:value and stores it into *conf. `full_key` is the key as written (for messages).
-tsr_status_t apply_entry(const std::string& full_key, const std::string& key,
-                         const std::string& value, AllocConf* conf) {
-  constexpr uint64_t kMaxMb = uint64_t(1) << 40;  // keeps N MiB far from overflow
-  if (key == "allocator") {
-    if (value.empty()) return bad_value(full_key, value, "an allocator name");
-    conf->allocator = value;
-  } else if (key == "max_split_size_mb") {
-    uint64_t n = 0;
-    if (!parse_uint(value, &n) || n == 0 || n > kMaxMb) {
-      return bad_value(full_key, value, "a positive integer number of MiB");
-    }
-    conf->max_split_size = static_cast<size_t>(n) * kMiB;
-  } else if (key == "limit_mb") {
-    uint64_t n = 0;
-    if (!parse_uint(value, &n) || n > kMaxMb) {
-      return bad_value(full_key, value, "a non-negative integer number of MiB, 0 for no limit");
-    }
-    conf->limit_bytes = static_cast<size_t>(n) * kMiB;
-  } else if (key == "garbage_collection_threshold") {
-    double f = 0.0;
-    if (!parse_double(value, &f) || f < 0.0 || f > 1.0) {
-      return bad_value(full_key, value, "a number between 0 and 1");
-    }
-    conf->gc_threshold = f;
-  } else if (key == "roundup_bytes") {
-    uint64_t n = 0;
-    if (!parse_uint(value, &n) || n < kMinAlign || n % kMinAlign != 0 || n > (kMaxMb * kMiB)) {
-      return bad_value(full_key, value, "a multiple of 64 bytes, at least 64");
-    }
-    conf->roundup_bytes = static_cast<size_t>(n);
-  } else {
-    return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: unknown key '" + full_key + "'");
-  }
-  return nullptr;
-}
-
 }  // namespace
-
-tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_name,
-                              AllocConf* out) {
-  try {
-    struct Entry {
-      std::string full_key, key, value;
-      bool typed;
-    };
-    std::vector<Entry> entries;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-      size_t comma = text.find(',', pos);
-      if (comma == std::string::npos) comma = text.size();
-      const std::string tok = trim(text.substr(pos, comma - pos));
-      pos = comma + 1;
-      if (tok.empty()) continue;  // "", "a:1,,b:2", trailing comma
-      const size_t colon = tok.find(':');
-      if (colon == std::string::npos) {
-        return make_status(TSR_INVALID_ARGUMENT,
-                           "TESSERA_ALLOC_CONF: entry '" + tok + "' is not key:value");
-      }
-      Entry e;
-      e.full_key = trim(tok.substr(0, colon));
-      e.value = trim(tok.substr(colon + 1));
-      const size_t dot = e.full_key.find('.');
-      e.typed = dot != std::string::npos;
-      std::string prefix;
-      if (e.typed) {
-        prefix = trim(e.full_key.substr(0, dot));
-        e.key = trim(e.full_key.substr(dot + 1));
-        if (prefix.empty()) {
-          return make_status(TSR_INVALID_ARGUMENT,
-                             "TESSERA_ALLOC_CONF: empty device type in '" + e.full_key + "'");
-        }
-      } else {
-        e.key = e.full_key;
-      }
-      AllocConf scratch;  // syntax check of every entry, whatever type it is for
-      TSR_RETURN_IF_ERROR(apply_entry(e.full_key, e.key, e.value, &scratch));
-      if (!e.typed || prefix == type_name) entries.push_back(std::move(e));
-    }
-    // Untyped entries first, then "TYPE." ones, so the type-specific value wins.
-    AllocConf conf;
-    for (int pass = 0; pass < 2; ++pass) {
-      for (const Entry& e : entries) {
-        if (e.typed == (pass == 1)) {
-          TSR_RETURN_IF_ERROR(apply_entry(e.full_key, e.key, e.value, &conf));
-        }
-      }
-    }
-    *out = std::move(conf);
-    return nullptr;
-  } catch (const std::bad_alloc&) {
-    return make_status(TSR_RESOURCE_EXHAUSTED, "TESSERA_ALLOC_CONF: out of memory");
-  }
-}
 
 std::unique_ptr<DeviceAllocator> make_caching_allocator(const tsr_raw_allocator_t* raw,
                                                         tsr_device_t device,
                                                         std::string device_name,
                                                         const AllocConf& conf) {
   return std::make_unique<CachingAllocator>(raw, device, std::move(device_name), conf);
-}
-
-std::unique_ptr<DeviceAllocator> make_passthrough_allocator(const tsr_raw_allocator_t* raw,
-                                                            tsr_device_t device,
-                                                            std::string device_name,
-                                                            const AllocConf& conf) {
-  return std::make_unique<PassthroughAllocator>(raw, device, std::move(device_name), conf);
 }
 
 }  // namespace tsr::core
