@@ -393,6 +393,10 @@ const char* device_allocator_name(tsr_runtime_t* rt, tsr_device_t d) {
   return dt.allocators[d.index] ? dt.allocator_name.c_str() : nullptr;
 }
 
+const char* plugin_search_dir(tsr_runtime_t* rt, size_t i) {
+  return rt && i < rt->plugin_dirs.size() ? rt->plugin_dirs[i].c_str() : nullptr;
+}
+
 const tsr_api_t kApi = {
     sizeof(tsr_api_t), TSR_ABI_VERSION, 0, version_string,
     status_create, status_code, status_message, status_free,
@@ -408,7 +412,7 @@ const tsr_api_t kApi = {
     op_find, op_call, op_name, op_schema, op_num_outputs, op_count, op_at, op_kernel_count, op_kernel_info,
     memory_stats, memory_snapshot, empty_cache, string_free,
     register_device_type, register_allocator, register_op, register_kernel, register_extension,
-    runtime_serial, device_describe, device_allocator_name,
+    runtime_serial, device_describe, device_allocator_name, plugin_search_dir,
 };
 
 }  // namespace

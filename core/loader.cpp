@@ -215,6 +215,7 @@ void load_plugins(Runtime* rt, const tsr_runtime_options_t* options) {
     std::string def = core_plugin_dir();
     if (!def.empty()) dirs.push_back(def);
   }
+  rt->plugin_dirs = dirs;
   // Collect candidates in search order; first name wins.
   std::vector<Candidate> cands;
   std::set<std::string> seen_dirs;

@@ -91,6 +91,7 @@ struct tsr_runtime_s {
   std::vector<std::unique_ptr<const tsr::core::KernelTable>> retired_tables;
   uint64_t kernel_seq = 0;
   std::vector<tsr::core::PluginRecord> plugin_records;
+  std::vector<std::string> plugin_dirs;  // searched, in order
   std::vector<tsr::core::LoadedPlugin> loaded_plugins;
   std::map<std::string, const void*> extensions;
   std::string alloc_conf;

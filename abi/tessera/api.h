@@ -224,6 +224,8 @@ typedef struct tsr_api_t {
   /* Name of the allocator serving a device, e.g. "caching(cpu)" or "passthrough(tracking)";
    * borrowed, lives as long as the runtime. NULL when the device has none. */
   const char* (*device_allocator_name)(tsr_runtime_t* runtime, tsr_device_t device);
+  /* The plugin directories this runtime searched, in order (borrowed; NULL past the end). */
+  const char* (*plugin_search_dir)(tsr_runtime_t* runtime, size_t index);
 } tsr_api_t;
 
 #define TSR_ALL_DIMS INT64_MIN

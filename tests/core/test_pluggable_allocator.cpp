@@ -94,3 +94,15 @@ TEST(Dispatcher, NoKernelNamesOpDeviceDtypeAndWhatIsRegistered) {
   tsr::set_runtime(nullptr);
   tsr::api()->runtime_destroy(rt);
 }
+
+TEST(Loader, ReportsTheDirectoriesItSearched) {
+  tsr_runtime_t* rt = make_runtime("");
+  const char* first = tsr::api()->plugin_search_dir(rt, 0);
+  ASSERT_NE(first, nullptr);
+  EXPECT_STREQ(first, TRACKING_PLUGIN_DIR);
+  const char* second = tsr::api()->plugin_search_dir(rt, 1);
+  ASSERT_NE(second, nullptr);  // the plugins/ directory beside the core
+  EXPECT_NE(std::string(second).find("tessera/plugins"), std::string::npos) << second;
+  EXPECT_EQ(tsr::api()->plugin_search_dir(rt, 2), nullptr);
+  tsr::api()->runtime_destroy(rt);
+}

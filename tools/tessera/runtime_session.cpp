@@ -84,17 +84,14 @@ bool RuntimeSession::open(const Args& args) {
     alloc_conf_ = env_conf;
     alloc_conf_from_env_ = true;
   }
-  search_path_ = split_path_list(plugin_path_);
-  if (!opts.no_default_plugins) {
-    std::string def = default_plugin_dir();
-    if (!def.empty()) search_path_.push_back(def);
-  }
   tsr_status_t st = api->runtime_create(&opts, &rt_);
   if (st) {
     rt_ = nullptr;
     std::fprintf(stderr, "tessera: cannot create a runtime: %s\n", status_text(st).c_str());
     return false;
   }
+  // What the loader really searched (not a re-derivation of its rules).
+  for (size_t i = 0; const char* dir = api->plugin_search_dir(rt_, i); ++i) search_path_.push_back(dir);
   return true;
 }
 
