@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "autograd_engine.hpp"
 #include "op_impl.hpp"
 #include "registry.hpp"
 #include "views.hpp"
@@ -413,6 +414,10 @@ const tsr_api_t kApi = {
     memory_stats, memory_snapshot, empty_cache, string_free,
     register_device_type, register_allocator, register_op, register_kernel, register_extension,
     runtime_serial, device_describe, device_allocator_name, plugin_search_dir,
+    ag_api::tensor_requires_grad, ag_api::tensor_set_requires_grad, ag_api::tensor_is_leaf, ag_api::tensor_grad,
+    ag_api::tensor_set_grad, ag_api::tensor_grad_fn_name, ag_api::tensor_detach, ag_api::tensor_retain_grad,
+    ag_api::tensor_register_hook, ag_api::tensor_version, ag_api::autograd_backward, ag_api::autograd_grad,
+    ag_api::grad_mode_enabled, ag_api::set_grad_mode, ag_api::inference_mode_enabled, ag_api::set_inference_mode,
 };
 
 }  // namespace

@@ -16,6 +16,7 @@ static const char* value_tag_name(int32_t tag) {
     case TSR_VALUE_DTYPE: return "ScalarType";
     case TSR_VALUE_STRING: return "str";
     case TSR_VALUE_DEVICE: return "Device";
+    case TSR_VALUE_TENSOR_LIST: return "Tensor[]";
     default: return "invalid value";
   }
 }
@@ -31,6 +32,7 @@ static bool kind_accepts(ArgKind k, int32_t tag) {
     case ArgKind::Dtype: return tag == TSR_VALUE_DTYPE;
     case ArgKind::Device: return tag == TSR_VALUE_DEVICE;
     case ArgKind::Scalar: return tag == TSR_VALUE_INT || tag == TSR_VALUE_DOUBLE || tag == TSR_VALUE_BOOL;
+    case ArgKind::TensorList: return tag == TSR_VALUE_TENSOR_LIST;
   }
   return false;
 }
@@ -77,6 +79,18 @@ tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_te
     }
     if (a.kind == ArgKind::IntList && ctx.args[i].u.ints.len > 0 && !ctx.args[i].u.ints.data)
       return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' has a NULL list");
+    if (a.kind == ArgKind::TensorList) {
+      const tsr_value_t& v = ctx.args[i];
+      if (v.u.tensors.len < 0 || (v.u.tensors.len > 0 && !v.u.tensors.data))
+        return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' has a NULL list");
+      for (int64_t k = 0; k < v.u.tensors.len; ++k) {
+        if (!v.u.tensors.data[k])
+          return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' has a NULL tensor at " +
+                                                       std::to_string(k));
+        if (v.u.tensors.data[k]->runtime != ctx.rt)
+          return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' belongs to another runtime");
+      }
+    }
     if (a.kind == ArgKind::Tensor && ctx.args[i].u.tensor->runtime != ctx.rt)
       return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name +
                                                    "' belongs to another runtime");

@@ -1,21 +1,57 @@
-// The built-in op table: each ops_*.cpp contributes its ops' schemas and implementations.
+// The built-in op table. Any core file declares ops with
+//
+//   TSR_CORE_OPS(my_family) {
+//     v.push_back({"myop(Tensor self, int dim) -> Tensor", myop_impl, myop_backward, kSaveInputs});
+//   }
+//
+// and they are registered into every runtime (static registration: adding a family touches no
+// other file). Ops are primitive (impl runs with autograd recording off; `backward` gives the
+// gradient) or composite (impl calls other ops, whose recording provides the gradient).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "autograd.hpp"
 #include "runtime.hpp"
 
 namespace tsr::core {
 
-struct OpSpec {
-  std::string schema;
-  OpImplFn impl;
+// What a primitive's backward needs kept from the forward call (bits; kSaveNothing frees every
+// tensor at once, the cheapest). Scalar arguments are always kept.
+enum : uint32_t {
+  kSaveNothing = 0,
+  kSaveInputs = 1u,   // tensor arguments (GradCtx::input)
+  kSaveOutputs = 2u,  // results (GradCtx::output)
+  kSaveAll = 3u,
 };
 
-void elementwise_ops(std::vector<OpSpec>& v);
-void reduction_ops(std::vector<OpSpec>& v);
-void linalg_ops(std::vector<OpSpec>& v);
-void factory_ops(std::vector<OpSpec>& v);
+struct OpSpec {
+  std::string schema;
+  OpImplFn impl = nullptr;
+  BackwardFn backward = nullptr;  // primitive with floating outputs: required to differentiate
+  uint32_t save = kSaveAll;
+  bool composite = false;  // impl is written with other ops: no node of its own
+};
+
+// A composite op: impl calls other ops (through the SDK, see composite.hpp).
+inline OpSpec composite_op(std::string schema, OpImplFn impl) {
+  OpSpec s;
+  s.schema = std::move(schema);
+  s.impl = impl;
+  s.composite = true;
+  return s;
+}
+
+using OpFamilyFn = void (*)(std::vector<OpSpec>& v);
+// Adds a family to the static list; returns true (for a static initializer).
+bool register_op_family(const char* name, OpFamilyFn fn);
+const std::vector<std::pair<const char*, OpFamilyFn>>& op_families();
+
+#define TSR_CORE_OPS(family)                                                                  \
+  static void tsr_core_ops_##family(std::vector<::tsr::core::OpSpec>& v);                     \
+  [[maybe_unused]] static const bool tsr_core_ops_registered_##family =                       \
+      ::tsr::core::register_op_family(#family, tsr_core_ops_##family);                         \
+  static void tsr_core_ops_##family(std::vector<::tsr::core::OpSpec>& v)
 
 }  // namespace tsr::core

@@ -186,7 +186,7 @@ tsr_status_t fill_op_impl(CallCtx& ctx) {  // _fill(Tensor(a!) self, Scalar valu
 
 }  // namespace
 
-void elementwise_ops(std::vector<OpSpec>& v) {
+TSR_CORE_OPS(elementwise) {
   v.push_back({"add(Tensor self, Tensor other, Scalar alpha=1) -> Tensor", add_impl});
   v.push_back({"sub(Tensor self, Tensor other, Scalar alpha=1) -> Tensor", sub_impl});
   v.push_back({"mul(Tensor self, Tensor other) -> Tensor", elementwise_impl<Rule::Promote, 2>});

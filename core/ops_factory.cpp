@@ -105,7 +105,7 @@ tsr_status_t random_impl(CallCtx& ctx) {
 
 }  // namespace
 
-void factory_ops(std::vector<OpSpec>& v) {
+TSR_CORE_OPS(factory) {
   v.push_back({"arange(Scalar start, Scalar end, Scalar step=1, ScalarType? dtype=None, Device? device=None) -> Tensor", arange_impl});
   v.push_back({"full(int[] size, Scalar fill_value, ScalarType? dtype=None, Device? device=None) -> Tensor", full_impl});
   v.push_back({"rand(int[] size, ScalarType? dtype=None, Device? device=None, int seed=-1, int offset=-1) -> Tensor", random_impl<false>});

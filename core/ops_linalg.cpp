@@ -224,7 +224,7 @@ tsr_status_t softmax_impl(CallCtx& ctx) {
 
 }  // namespace
 
-void linalg_ops(std::vector<OpSpec>& v) {
+TSR_CORE_OPS(linalg) {
   v.push_back({"mm(Tensor self, Tensor mat2) -> Tensor", mm_impl});
   v.push_back({"bmm(Tensor self, Tensor mat2) -> Tensor", bmm_impl});
   v.push_back({"matmul(Tensor self, Tensor other) -> Tensor", matmul_impl});

@@ -181,7 +181,7 @@ tsr_status_t argmax_impl(CallCtx& ctx) {
 
 }  // namespace
 
-void reduction_ops(std::vector<OpSpec>& v) {
+TSR_CORE_OPS(reduction) {
   v.push_back({"sum(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor", sum_impl});
   v.push_back({"mean(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor", mean_impl});
   v.push_back({"amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", minmax_impl});

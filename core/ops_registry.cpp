@@ -15,6 +15,11 @@ tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const
   if (op->schema.num_outputs > kMaxOutputs)
     return make_status(TSR_INVALID_ARGUMENT, "op '" + op->schema.name + "': at most " +
                                                  std::to_string(kMaxOutputs) + " outputs");
+  if (!impl)
+    for (const ArgSpec& a : op->schema.args)
+      if (a.kind == ArgKind::TensorList)
+        return make_status(TSR_INVALID_ARGUMENT, "op '" + op->schema.name +
+                                                     "': Tensor[] arguments are not supported in plugin-defined ops");
   op->impl = impl ? impl : plugin_op_impl;
   op->extra = extra;
   rt->op_by_name[op->schema.name] = op.get();
@@ -23,13 +28,28 @@ tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const
   return nullptr;
 }
 
+static std::vector<std::pair<const char*, OpFamilyFn>>& family_list() {
+  static std::vector<std::pair<const char*, OpFamilyFn>> list;  // filled by static initializers
+  return list;
+}
+
+bool register_op_family(const char* name, OpFamilyFn fn) {
+  family_list().emplace_back(name, fn);
+  return true;
+}
+
+const std::vector<std::pair<const char*, OpFamilyFn>>& op_families() { return family_list(); }
+
 tsr_status_t register_builtin_ops(Runtime* rt) {
   std::vector<OpSpec> specs;
-  elementwise_ops(specs);
-  reduction_ops(specs);
-  linalg_ops(specs);
-  factory_ops(specs);
-  for (const OpSpec& s : specs) TSR_RETURN_IF_ERROR(add_op(rt, s.schema, s.impl, OpExtra{}, nullptr));
+  for (const auto& f : family_list()) f.second(specs);
+  for (const OpSpec& s : specs) {
+    tsr_op_s* op = nullptr;
+    TSR_RETURN_IF_ERROR(add_op(rt, s.schema, s.impl, OpExtra{}, &op));
+    op->backward = s.backward;
+    op->save = s.save;
+    op->composite = s.composite;
+  }
   return nullptr;
 }
 

@@ -46,6 +46,7 @@ struct KernelTable {
 };
 
 struct CallCtx;  // op implementation context (op_impl.hpp)
+class GradCtx;   // backward formula context (autograd.hpp)
 using OpImplFn = tsr_status_t (*)(CallCtx& ctx);
 
 struct OpExtra {  // plugin-defined op
@@ -63,6 +64,10 @@ struct tsr_op_s {
   tsr::core::OpImplFn impl = nullptr;
   tsr::core::OpExtra extra;
   std::atomic<const tsr::core::KernelTable*> kernels{nullptr};
+  // Autograd (ops.hpp OpSpec): primitive ops record a node running `backward`.
+  void (*backward)(tsr::core::GradCtx&) = nullptr;
+  uint32_t save = 3;
+  bool composite = false;
 };
 
 namespace tsr::core {

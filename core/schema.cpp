@@ -14,6 +14,7 @@ const char* arg_kind_name(ArgKind k) {
     case ArgKind::Float: return "float";
     case ArgKind::Bool: return "bool";
     case ArgKind::IntList: return "int[]";
+    case ArgKind::TensorList: return "Tensor[]";
     case ArgKind::Str: return "str";
     case ArgKind::Dtype: return "ScalarType";
     case ArgKind::Device: return "Device";
@@ -118,6 +119,7 @@ tsr_status_t parse_schema(const std::string& text, Schema* out) {
       type.pop_back();
     }
     if (type == "Tensor") a.kind = ArgKind::Tensor;
+    else if (type == "Tensor[]") a.kind = ArgKind::TensorList;
     else if (type == "int" || type == "SymInt") a.kind = ArgKind::Int;
     else if (type == "float") a.kind = ArgKind::Float;
     else if (type == "bool") a.kind = ArgKind::Bool;

@@ -8,7 +8,7 @@
 
 namespace tsr::core {
 
-enum class ArgKind { Tensor, Int, Float, Bool, IntList, Str, Dtype, Device, Scalar };
+enum class ArgKind { Tensor, Int, Float, Bool, IntList, Str, Dtype, Device, Scalar, TensorList };
 
 struct ArgSpec {
   std::string name;

@@ -226,6 +226,59 @@ typedef struct tsr_api_t {
   const char* (*device_allocator_name)(tsr_runtime_t* runtime, tsr_device_t device);
   /* The plugin directories this runtime searched, in order (borrowed; NULL past the end). */
   const char* (*plugin_search_dir)(tsr_runtime_t* runtime, size_t index);
+
+  /* --- autograd (1.0) ---------------------------------------------------------------------
+   * Reverse-mode automatic differentiation recorded by the core: an op called while grad mode
+   * is on (per thread, default on) with any floating input that requires grad records a graph
+   * node; its floating outputs then require grad. Gradients flow to leaves (tensors whose
+   * requires_grad was set by the user) and accumulate in their .grad. Backward formulas are
+   * written with ops, so they run on the tensors' own device.
+   * Thread-safety: a graph may be built from several threads; one backward pass must not run
+   * concurrently with another over the same graph. Grad and inference modes are per thread. */
+  int32_t (*tensor_requires_grad)(const tsr_tensor_t* tensor);
+  /* Leaves only (a non-leaf's flag follows from its inputs); floating dtypes only. */
+  tsr_status_t (*tensor_set_requires_grad)(tsr_tensor_t* tensor, int32_t requires_grad);
+  int32_t (*tensor_is_leaf)(const tsr_tensor_t* tensor);
+  /* The accumulated gradient (a new reference) or *out = NULL when there is none. */
+  tsr_status_t (*tensor_grad)(const tsr_tensor_t* tensor, tsr_tensor_t** out);
+  /* Replaces the gradient (retained); NULL clears it (zero_grad with set_to_none). */
+  tsr_status_t (*tensor_set_grad)(tsr_tensor_t* tensor, tsr_tensor_t* grad);
+  /* Name of the node that produced the tensor ("MulBackward"), NULL for leaves and tensors
+   * outside any graph. Borrowed, valid while the tensor lives. */
+  const char* (*tensor_grad_fn_name)(const tsr_tensor_t* tensor);
+  /* A new tensor sharing storage, outside the graph (requires_grad false). */
+  tsr_status_t (*tensor_detach)(tsr_tensor_t* tensor, tsr_tensor_t** out);
+  /* Keep .grad for a non-leaf tensor during backward (no-op for leaves). */
+  tsr_status_t (*tensor_retain_grad)(tsr_tensor_t* tensor);
+  /* Calls fn on the gradient of `tensor` each time one is computed, before it is accumulated
+   * or passed on; fn may set *replacement to a new reference that replaces the gradient.
+   * free_user (may be NULL) is called with user when the hook is dropped. */
+  tsr_status_t (*tensor_register_hook)(tsr_tensor_t* tensor,
+                                       tsr_status_t (*fn)(void* user, tsr_tensor_t* grad,
+                                                          tsr_tensor_t** replacement),
+                                       void* user, void (*free_user)(void* user));
+  /* Counter bumped by every in-place write to the tensor's storage (shared by its views). */
+  uint32_t (*tensor_version)(const tsr_tensor_t* tensor);
+  /* Backpropagates from n tensors; grads[i] may be NULL for a one-element tensor (implicit
+   * ones) or grads itself NULL. retain_graph keeps saved tensors for another pass;
+   * create_graph records the backward itself (higher-order gradients). */
+  tsr_status_t (*autograd_backward)(size_t n, tsr_tensor_t* const* tensors,
+                                    tsr_tensor_t* const* grads, int32_t retain_graph,
+                                    int32_t create_graph);
+  /* Gradients of outputs with respect to inputs, returned in grads_out[ninputs] (new
+   * references) instead of accumulated in .grad. An input the outputs do not depend on is an
+   * error unless allow_unused (then its slot is NULL). */
+  tsr_status_t (*autograd_grad)(size_t noutputs, tsr_tensor_t* const* outputs,
+                                tsr_tensor_t* const* grad_outputs, size_t ninputs,
+                                tsr_tensor_t* const* inputs, int32_t retain_graph,
+                                int32_t create_graph, int32_t allow_unused,
+                                tsr_tensor_t** grads_out);
+  int32_t (*grad_mode_enabled)(void);
+  void (*set_grad_mode)(int32_t enabled); /* this thread */
+  /* Inference mode: no recording and no version counting (lower per-op overhead). Tensors
+   * made in it must not be saved for backward later. This thread. */
+  int32_t (*inference_mode_enabled)(void);
+  void (*set_inference_mode)(int32_t enabled);
 } tsr_api_t;
 
 #define TSR_ALL_DIMS INT64_MIN

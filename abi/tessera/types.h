@@ -60,7 +60,8 @@ typedef enum tsr_value_tag_t {
   TSR_VALUE_INT_LIST = 5,
   TSR_VALUE_DTYPE = 6,
   TSR_VALUE_STRING = 7,
-  TSR_VALUE_DEVICE = 8
+  TSR_VALUE_DEVICE = 8,
+  TSR_VALUE_TENSOR_LIST = 9 /* "Tensor[]" in a schema: u.tensors */
 } tsr_value_tag_t;
 
 /* A boxed argument. Borrowed: the caller keeps tensors, lists and strings alive for the call. */
@@ -79,6 +80,10 @@ typedef struct tsr_value_t {
     int32_t dtype; /* tsr_dtype_t */
     const char* str;
     tsr_device_t device;
+    struct {
+      tsr_tensor_t* const* data; /* no NULL entries */
+      int64_t len;
+    } tensors;
   } u;
 } tsr_value_t;
 

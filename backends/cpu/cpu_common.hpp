@@ -24,6 +24,18 @@ void register_softmax_kernels(Registrar& r, int32_t device_type);          // so
 void register_matmul_kernels(Registrar& r, int32_t device_type);           // matmul.cpp
 void register_random_kernels(Registrar& r, int32_t device_type);           // random.cpp
 
+// Further kernel files register themselves (no edit elsewhere needed):
+//   TSR_CPU_KERNELS(sort) { r.kernel(...); }   // r: Registrar&, device_type: int32_t
+using KernelFamilyFn = void (*)(Registrar& r, int32_t device_type);
+bool register_kernel_family(const char* name, KernelFamilyFn fn);
+void register_kernel_families(Registrar& r, int32_t device_type);
+
+#define TSR_CPU_KERNELS(family)                                                             \
+  static void tsr_cpu_kernels_##family(::tsr::Registrar& r, int32_t device_type);           \
+  [[maybe_unused]] static const bool tsr_cpu_kernels_registered_##family =                  \
+      ::tsr::cpu::register_kernel_family(#family, tsr_cpu_kernels_##family);                 \
+  static void tsr_cpu_kernels_##family(::tsr::Registrar& r, [[maybe_unused]] int32_t device_type)
+
 // Unsigned type wide enough that arithmetic on it wraps (no promotion to int, no UB).
 template <class T>
 using wrap_t = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;

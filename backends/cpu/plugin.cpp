@@ -1,9 +1,28 @@
 // The CPU backend's plugin entry.
+#include <utility>
+#include <vector>
+
 #include "cpu_common.hpp"
 
 #ifndef TSR_CPU_PLUGIN_VERSION
 #define TSR_CPU_PLUGIN_VERSION "0.0.0"
 #endif
+
+namespace tsr::cpu {
+
+static std::vector<std::pair<const char*, KernelFamilyFn>>& families() {
+  static std::vector<std::pair<const char*, KernelFamilyFn>> list;  // filled by static initializers
+  return list;
+}
+bool register_kernel_family(const char* name, KernelFamilyFn fn) {
+  families().emplace_back(name, fn);
+  return true;
+}
+void register_kernel_families(Registrar& r, int32_t device_type) {
+  for (const auto& f : families()) f.second(r, device_type);
+}
+
+}  // namespace tsr::cpu
 
 namespace {
 
@@ -19,6 +38,7 @@ void cpu_init(tsr::Registrar& r) {
   tsr::cpu::register_softmax_kernels(r, dt);
   tsr::cpu::register_matmul_kernels(r, dt);
   tsr::cpu::register_random_kernels(r, dt);
+  tsr::cpu::register_kernel_families(r, dt);
 }
 
 }  // namespace

@@ -42,6 +42,12 @@ inline std::atomic<tsr_runtime_t*>& runtime_slot() {
 }
 }  // namespace detail
 
+namespace detail {
+inline tsr_runtime_t*& thread_runtime() {
+  thread_local tsr_runtime_t* rt = nullptr;
+  return rt;
+}
+}  // namespace detail
 inline void set_api(const tsr_api_t* api) { detail::api_slot().store(api); }
 
 inline const tsr_api_t* api() {
@@ -67,6 +73,17 @@ inline tsr_runtime_t* runtime() {
 }
 // Routes factories to `rt` (nullptr: back to the default runtime).
 inline void set_runtime(tsr_runtime_t* rt) { detail::runtime_slot().store(rt); }
+// Routes this thread's factories to `rt` for the scope's lifetime (nests).
+class RuntimeScope {
+ public:
+  explicit RuntimeScope(tsr_runtime_t* rt) : prev_(detail::thread_runtime()) { detail::thread_runtime() = rt; }
+  ~RuntimeScope() { detail::thread_runtime() = prev_; }
+  RuntimeScope(const RuntimeScope&) = delete;
+  RuntimeScope& operator=(const RuntimeScope&) = delete;
+
+ private:
+  tsr_runtime_t* prev_;
+};
 inline void manual_seed(uint64_t seed) { api()->manual_seed(runtime(), seed); }
 
 // ---- devices ---------------------------------------------------------------------------------
@@ -212,6 +229,24 @@ class Tensor {
   // In-place fill.
   Tensor& fill_(double v);
 
+  // Autograd (defined in tessera/autograd.hpp).
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool on = true);  // leaves only
+  bool is_leaf() const;
+  Tensor grad() const;                     // undefined when none
+  void set_grad(const Tensor& g);          // an undefined g clears it
+  Tensor detach() const;
+  void retain_grad();
+  // grad may be undefined for a one-element tensor (implicit 1).
+  void backward() const;
+  void backward(const Tensor& grad, bool retain_graph = false, bool create_graph = false) const;
+  const char* grad_fn_name() const;  // nullptr for leaves
+  uint32_t version() const;
+  // fn(const Tensor& grad) -> Tensor: return an undefined Tensor to keep the gradient, or a
+  // replacement.
+  template <class F>
+  void register_hook(F fn);
+
  private:
   tsr_tensor_t* h() const {
     if (!t_) throw Error(TSR_FAILED_PRECONDITION, "use of an undefined tsr::Tensor");
@@ -273,6 +308,13 @@ class Arg {
     v_.u.ints.len = static_cast<int64_t>(list_.size());
   }
   Arg(std::initializer_list<int64_t> list) : Arg(std::vector<int64_t>(list)) {}  // NOLINT
+  // Tensor[]: the handles are borrowed from the tensors, which must outlive the call.
+  Arg(const std::vector<Tensor>& ts) {  // NOLINT
+    for (const Tensor& t : ts) handles_.push_back(t.get());
+    v_.tag = TSR_VALUE_TENSOR_LIST;
+    v_.u.tensors.data = handles_.data();
+    v_.u.tensors.len = static_cast<int64_t>(handles_.size());
+  }
   Arg(std::string s) : str_(std::move(s)) {                                     // NOLINT
     v_.tag = TSR_VALUE_STRING;
     v_.u.str = str_.c_str();
@@ -280,7 +322,7 @@ class Arg {
   Arg(const char* s) : Arg(std::string(s)) {}  // NOLINT
   template <class T>
   Arg(const std::optional<T>& o) : Arg(o ? Arg(*o) : Arg(none)) {}  // NOLINT
-  Arg(const Arg& o) : tensor_(o.tensor_), list_(o.list_), str_(o.str_), v_(o.v_) { repoint(); }
+  Arg(const Arg& o) : tensor_(o.tensor_), list_(o.list_), str_(o.str_), handles_(o.handles_), v_(o.v_) { repoint(); }
   Arg& operator=(const Arg&) = delete;
 
   const tsr_value_t& value() const { return v_; }
@@ -293,11 +335,13 @@ class Arg {
   void repoint() {
     if (v_.tag == TSR_VALUE_INT_LIST) v_.u.ints.data = list_.data();
     if (v_.tag == TSR_VALUE_STRING) v_.u.str = str_.c_str();
+    if (v_.tag == TSR_VALUE_TENSOR_LIST) v_.u.tensors.data = handles_.data();
     if (v_.tag == TSR_VALUE_TENSOR && tensor_.defined()) v_.u.tensor = tensor_.get();
   }
   Tensor tensor_;
   std::vector<int64_t> list_;
   std::string str_;
+  std::vector<tsr_tensor_t*> handles_;
   tsr_value_t v_{};
 };
 
@@ -351,10 +395,10 @@ class Op {
       const Op* owner = nullptr;
       uint64_t serial = 0;
       tsr_op_t* op = nullptr;
-    } cache[8];
+    } cache[64];
     const tsr_api_t* a = api();
     uint64_t serial = a->runtime_serial(rt);
-    size_t slot = (reinterpret_cast<uintptr_t>(this) >> 4) & 7;
+    size_t slot = (reinterpret_cast<uintptr_t>(this) >> 3) & 63;
     auto& c = cache[slot];
     if (c.owner != this || c.serial != serial) {
       tsr_op_t* op = nullptr;
@@ -648,3 +692,13 @@ inline std::string describe(const Tensor& t) {
 }
 
 }  // namespace tsr
+
+// Autograd (requires_grad, backward, guards) and the op families' wrappers.
+#include "tessera/autograd.hpp"
+#include "tessera/ops/unary.hpp"
+#include "tessera/ops/binary.hpp"
+#include "tessera/ops/reduce.hpp"
+#include "tessera/ops/shape.hpp"
+#include "tessera/ops/index.hpp"
+#include "tessera/ops/linalg.hpp"
+#include "tessera/ops/nn.hpp"

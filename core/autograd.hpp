@@ -1,0 +1,67 @@
+// Autograd: the interface backward formulas are written against (GradCtx), and the engine's
+// entry points the op dispatcher and the API call. Formulas use SDK tensors and ops
+// (tessera/tessera.hpp), so every formula runs on whatever device holds the tensors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/tessera.hpp"
+
+namespace tsr::core {
+
+// What a backward formula sees of one recorded call. Argument indices are schema positions.
+class GradCtx {
+ public:
+  // Saved tensor argument i (needs kSaveInputs). Throws when it was not saved.
+  const tsr::Tensor& input(size_t i) const;
+  // Elements of a saved Tensor[] argument i.
+  const std::vector<tsr::Tensor>& input_list(size_t i) const;
+  // Saved result i (needs kSaveOutputs).
+  const tsr::Tensor& output(size_t i = 0) const;
+  // Non-tensor arguments as passed (after defaults).
+  const tsr_value_t& arg(size_t i) const { return args_[i]; }
+  bool is_none(size_t i) const { return args_[i].tag == TSR_VALUE_NONE; }
+  int64_t int_arg(size_t i) const { return args_[i].u.i; }
+  double double_arg(size_t i) const;  // int, bool or float Scalar as double
+  bool bool_arg(size_t i) const { return args_[i].u.b != 0; }
+  std::vector<int64_t> ints(size_t i) const;
+  std::string str(size_t i) const { return args_[i].u.str ? args_[i].u.str : ""; }
+  // Shape/dtype of tensor argument i at record time (available even when not saved).
+  const std::vector<int64_t>& input_sizes(size_t i) const { return in_sizes_[i]; }
+  tsr_dtype_t input_dtype(size_t i) const { return in_dtypes_[i]; }
+  // Incoming gradient of result i; undefined (!defined()) when none arrived: treat as zero.
+  const tsr::Tensor& grad(size_t i = 0) const { return grads_[i]; }
+  // Whether tensor argument i (or element k of Tensor[] argument i) needs a gradient.
+  bool needs(size_t i) const { return needs_[i] != 0; }
+  bool needs(size_t i, size_t k) const { return k < list_needs_[i].size() && list_needs_[i][k] != 0; }
+  // Gradient for tensor argument i. The engine sums a gradient of the broadcast shape down to
+  // the input's shape and casts it to the input's dtype, so formulas need not.
+  void set(size_t i, tsr::Tensor g) { results_[i] = std::move(g); }
+  void set(size_t i, size_t k, tsr::Tensor g);
+  const char* op_name() const { return op_name_; }
+  tsr_runtime_t* runtime() const { return runtime_; }
+
+  // ---- filled by the engine -------------------------------------------------------------
+  const char* op_name_ = "";
+  tsr_runtime_t* runtime_ = nullptr;
+  const tsr_value_t* args_ = nullptr;
+  std::vector<tsr::Tensor> saved_inputs_;              // per arg (undefined if not a tensor/not saved)
+  std::vector<std::vector<tsr::Tensor>> saved_lists_;  // per arg
+  std::vector<tsr::Tensor> saved_outputs_;
+  std::vector<std::vector<int64_t>> in_sizes_;
+  std::vector<tsr_dtype_t> in_dtypes_;
+  std::vector<tsr::Tensor> grads_;
+  std::vector<uint8_t> needs_;
+  std::vector<std::vector<uint8_t>> list_needs_;
+  std::vector<tsr::Tensor> results_;                   // per arg
+  std::vector<std::vector<tsr::Tensor>> list_results_; // per arg
+  bool saved_ = true;
+};
+
+// A primitive op's backward: reads ctx.grad(...), calls ctx.set(...) for the inputs that
+// need() it. Throw tsr::Error for failures (it becomes the backward's status).
+using BackwardFn = void (*)(GradCtx& ctx);
+
+}  // namespace tsr::core

@@ -1,0 +1,6 @@
+// Tessera SDK: host wrappers of the nn op family (included by tessera/tessera.hpp).
+#pragma once
+
+#include "tessera/tessera.hpp"
+
+namespace tsr {}  // namespace tsr
