@@ -54,4 +54,20 @@ const std::vector<std::pair<const char*, OpFamilyFn>>& op_families();
       ::tsr::core::register_op_family(#family, tsr_core_ops_##family);                         \
   static void tsr_core_ops_##family(std::vector<::tsr::core::OpSpec>& v)
 
+// Backward formulas attached to ops declared elsewhere (e.g. the first op set), by name:
+//   TSR_CORE_BACKWARDS(binary) { b.push_back({"add", add_backward, kSaveNothing}); }
+struct BackwardSpec {
+  std::string op;
+  BackwardFn backward;
+  uint32_t save;
+};
+using BackwardFamilyFn = void (*)(std::vector<BackwardSpec>& b);
+bool register_backward_family(const char* name, BackwardFamilyFn fn);
+
+#define TSR_CORE_BACKWARDS(family)                                                            \
+  static void tsr_core_backwards_##family(std::vector<::tsr::core::BackwardSpec>& b);         \
+  [[maybe_unused]] static const bool tsr_core_backwards_registered_##family =                 \
+      ::tsr::core::register_backward_family(#family, tsr_core_backwards_##family);             \
+  static void tsr_core_backwards_##family(std::vector<::tsr::core::BackwardSpec>& b)
+
 }  // namespace tsr::core
