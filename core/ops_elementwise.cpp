@@ -2,6 +2,7 @@
 // canonical iteration. See docs/kernel-contracts.md for what kernels receive.
 #include <cstring>
 
+#include "elementwise.hpp"
 #include "op_impl.hpp"
 #include "ops.hpp"
 
@@ -9,15 +10,10 @@ namespace tsr::core {
 
 namespace {
 
-enum class Rule {
-  Promote,        // common dtype in, common dtype out
-  IntToFloat,     // common dtype, ints/bool -> f32
-  Compare,        // common dtype in, bool out
-  NoBool,         // common dtype, bool rejected
-};
+using Rule = ElementwiseRule;
 
-// Runs an elementwise op whose tensor inputs are args [first, first+n) (nullptrs not allowed),
-// with out dtype/compute dtype decided by `rule`. `cond` (where) is passed through as bool.
+}  // namespace
+
 tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t compute,
                              tsr_dtype_t out_dtype, const bool* keep_dtype) {
   tsr_device_t device;
@@ -75,9 +71,8 @@ tsr_dtype_t result_type(Tensor* const* in, int n) {
   return s.result();
 }
 
-template <Rule R, int N>
-tsr_status_t elementwise_impl(CallCtx& ctx) {
-  Tensor* in[N];
+tsr_status_t elementwise_op(CallCtx& ctx, ElementwiseRule R, int N) {
+  Tensor* in[TSR_ITER_MAX_OPERANDS];
   for (int i = 0; i < N; ++i) in[i] = ctx.tensor(i);
   tsr_dtype_t common = result_type(in, N);
   tsr_dtype_t compute = common, out = common;
@@ -95,6 +90,8 @@ tsr_status_t elementwise_impl(CallCtx& ctx) {
   }
   return run_elementwise(ctx, in, N, compute, out, nullptr);
 }
+
+namespace {
 
 tsr_status_t check_alpha(CallCtx& ctx) {
   Tensor* in[2] = {ctx.tensor(0), ctx.tensor(1)};
