@@ -231,26 +231,61 @@ tsr_status_t tensor_copy_to_host(const tsr_tensor_t* ct, void* dst, size_t nbyte
   })
 }
 
-#define VIEW_ENTRY(name, params, call)               \
-  tsr_status_t tensor_##name params {                \
-    TSR_CHECK_ARG(t && out, #name, "tensor and out are required"); \
-    TSR_GUARD(#name, return call;)                   \
+// Views record their autograd history (autograd_views.cpp) when the base requires grad.
+template <class Make, class Params>
+static tsr_status_t view_entry(const char* name, Tensor* t, Tensor** out, ViewKind kind, Make&& make, Params&& params) {
+  try {
+    TSR_RETURN_IF_ERROR(make());
+    if (!t->autograd) return nullptr;
+    tsr_status_t st = record_view(t, *out, kind, params());
+    if (st) {
+      (*out)->release();
+      *out = nullptr;
+    }
+    return st;
+  } catch (const std::bad_alloc&) {
+    return make_status(TSR_RESOURCE_EXHAUSTED, std::string(name) + ": out of host memory");
+  } catch (const std::exception& e) {
+    return make_status(TSR_INTERNAL, std::string(name) + ": " + e.what());
+  }
+}
+
+#define VIEW_ENTRY(name, params, call, kind, ...)                                   \
+  tsr_status_t tensor_##name params {                                               \
+    TSR_CHECK_ARG(t && out, #name, "tensor and out are required");                  \
+    return view_entry(#name, t, out, kind, [&]() { return call; },                   \
+                      [&]() { return ViewParams{__VA_ARGS__}; });                   \
   }
 
+static int64_t wrapped(int64_t d, int n) { return d < 0 ? d + n : d; }
+
 VIEW_ENTRY(as_strided, (tsr_tensor_t * t, int32_t n, const int64_t* s, const int64_t* st, int64_t off, tsr_tensor_t** out),
-           view_as_strided(t, n, s, st, off, out))
-VIEW_ENTRY(view, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t** out), view_shape(t, n, s, out))
-VIEW_ENTRY(reshape, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t** out), reshape(t, n, s, out))
-VIEW_ENTRY(transpose, (tsr_tensor_t * t, int64_t a, int64_t b, tsr_tensor_t** out), transpose(t, a, b, out))
-VIEW_ENTRY(permute, (tsr_tensor_t * t, int32_t n, const int64_t* d, tsr_tensor_t** out), permute(t, n, d, out))
-VIEW_ENTRY(expand, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t** out), expand(t, n, s, out))
+           view_as_strided(t, n, s, st, off, out), ViewKind::AsStrided)
+VIEW_ENTRY(view, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t** out), view_shape(t, n, s, out),
+           ViewKind::Reshape)
+VIEW_ENTRY(reshape, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t** out), reshape(t, n, s, out),
+           ViewKind::Reshape)
+VIEW_ENTRY(transpose, (tsr_tensor_t * t, int64_t a, int64_t b, tsr_tensor_t** out), transpose(t, a, b, out),
+           ViewKind::Transpose, a, b)
+VIEW_ENTRY(permute, (tsr_tensor_t * t, int32_t n, const int64_t* d, tsr_tensor_t** out), permute(t, n, d, out),
+           ViewKind::Permute, 0, 0, 0, 0, [&] {
+             std::vector<int64_t> v(d, d + n);
+             for (auto& x : v) x = wrapped(x, n);
+             return v;
+           }())
+VIEW_ENTRY(expand, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t** out), expand(t, n, s, out),
+           ViewKind::Expand)
 VIEW_ENTRY(slice, (tsr_tensor_t * t, int64_t d, int64_t a, int64_t b, int64_t s, tsr_tensor_t** out),
-           slice(t, d, a, b, s, out))
-VIEW_ENTRY(select, (tsr_tensor_t * t, int64_t d, int64_t i, tsr_tensor_t** out), select(t, d, i, out))
-VIEW_ENTRY(narrow, (tsr_tensor_t * t, int64_t d, int64_t a, int64_t l, tsr_tensor_t** out), narrow(t, d, a, l, out))
-VIEW_ENTRY(squeeze, (tsr_tensor_t * t, int64_t d, tsr_tensor_t** out), squeeze(t, d, out))
-VIEW_ENTRY(unsqueeze, (tsr_tensor_t * t, int64_t d, tsr_tensor_t** out), unsqueeze(t, d, out))
-VIEW_ENTRY(contiguous, (tsr_tensor_t * t, tsr_tensor_t** out), make_contiguous(t->runtime, t, "contiguous", out))
+           slice(t, d, a, b, s, out), ViewKind::Slice, d, a, b, s)
+VIEW_ENTRY(select, (tsr_tensor_t * t, int64_t d, int64_t i, tsr_tensor_t** out), select(t, d, i, out),
+           ViewKind::Select, d, i)
+VIEW_ENTRY(narrow, (tsr_tensor_t * t, int64_t d, int64_t a, int64_t l, tsr_tensor_t** out), narrow(t, d, a, l, out),
+           ViewKind::Slice, d,
+           a < 0 ? a + t->sizes[wrapped(d, t->ndim)] : a, (a < 0 ? a + t->sizes[wrapped(d, t->ndim)] : a) + l, 1)
+VIEW_ENTRY(squeeze, (tsr_tensor_t * t, int64_t d, tsr_tensor_t** out), squeeze(t, d, out), ViewKind::Reshape)
+VIEW_ENTRY(unsqueeze, (tsr_tensor_t * t, int64_t d, tsr_tensor_t** out), unsqueeze(t, d, out), ViewKind::Reshape)
+VIEW_ENTRY(contiguous, (tsr_tensor_t * t, tsr_tensor_t** out), make_contiguous(t->runtime, t, "contiguous", out),
+           ViewKind::Identity)
 
 tsr_status_t tensor_to(tsr_tensor_t* t, tsr_dtype_t dtype, tsr_device_t device, int32_t copy, tsr_tensor_t** out) {
   TSR_CHECK_ARG(t && out, "to", "tensor and out are required");
@@ -265,7 +300,9 @@ tsr_status_t tensor_to(tsr_tensor_t* t, tsr_dtype_t dtype, tsr_device_t device, 
     }
     Tensor* r = nullptr;
     TSR_RETURN_IF_ERROR(new_tensor(rt, t->ndim, t->sizes, dtype, device, "to", &r));
-    if (tsr_status_t st = copy_into(r, t, "to")) {
+    tsr_status_t st = copy_into(r, t, "to");
+    if (!st) st = record_view(t, r, ViewKind::Identity, ViewParams{});
+    if (st) {
       r->release();
       return st;
     }
@@ -276,7 +313,11 @@ tsr_status_t tensor_to(tsr_tensor_t* t, tsr_dtype_t dtype, tsr_device_t device, 
 
 tsr_status_t tensor_copy_(tsr_tensor_t* dst, tsr_tensor_t* src) {
   TSR_CHECK_ARG(dst && src, "copy_", "dst and src are required");
-  TSR_GUARD("copy_", return copy_into(dst, src, "copy_");)
+  TSR_GUARD("copy_", {
+    TSR_RETURN_IF_ERROR(check_copy_allowed(dst, src));
+    TSR_RETURN_IF_ERROR(copy_into(dst, src, "copy_"));
+    return record_copy(dst, src);
+  })
 }
 
 tsr_status_t op_find(tsr_runtime_t* rt, const char* name, tsr_op_t** out) {

@@ -29,13 +29,17 @@ class GradCtx {
   std::vector<int64_t> ints(size_t i) const;
   std::string str(size_t i) const { return args_[i].u.str ? args_[i].u.str : ""; }
   // Shape/dtype of tensor argument i at record time (available even when not saved).
-  const std::vector<int64_t>& input_sizes(size_t i) const { return in_sizes_[i]; }
+  std::vector<int64_t> input_sizes(size_t i) const {
+    return std::vector<int64_t>(in_sizes_[i], in_sizes_[i] + in_ndim_[i]);
+  }
   tsr_dtype_t input_dtype(size_t i) const { return in_dtypes_[i]; }
   // Incoming gradient of result i; undefined (!defined()) when none arrived: treat as zero.
-  const tsr::Tensor& grad(size_t i = 0) const { return grads_[i]; }
+  const tsr::Tensor& grad(size_t i = 0) const { return (*grads_)[i]; }
   // Whether tensor argument i (or element k of Tensor[] argument i) needs a gradient.
   bool needs(size_t i) const { return needs_[i] != 0; }
-  bool needs(size_t i, size_t k) const { return k < list_needs_[i].size() && list_needs_[i][k] != 0; }
+  bool needs(size_t i, size_t k) const {
+    return i < list_needs_.size() && k < list_needs_[i].size() && list_needs_[i][k] != 0;
+  }
   // Gradient for tensor argument i. The engine sums a gradient of the broadcast shape down to
   // the input's shape and casts it to the input's dtype, so formulas need not.
   void set(size_t i, tsr::Tensor g) { results_[i] = std::move(g); }
@@ -43,21 +47,23 @@ class GradCtx {
   const char* op_name() const { return op_name_; }
   tsr_runtime_t* runtime() const { return runtime_; }
 
-  // ---- filled by the engine -------------------------------------------------------------
+  // ---- filled by the engine (fixed arrays: no allocation per backward call) ------------------
+  static constexpr size_t kMaxArgs = 16;
   const char* op_name_ = "";
   tsr_runtime_t* runtime_ = nullptr;
   const tsr_value_t* args_ = nullptr;
-  std::vector<tsr::Tensor> saved_inputs_;              // per arg (undefined if not a tensor/not saved)
-  std::vector<std::vector<tsr::Tensor>> saved_lists_;  // per arg
+  size_t nargs_ = 0;
+  tsr::Tensor saved_inputs_[kMaxArgs];                 // per arg (undefined if not a tensor/not saved)
+  std::vector<std::vector<tsr::Tensor>> saved_lists_;  // per arg, only when the op has Tensor[] args
   std::vector<tsr::Tensor> saved_outputs_;
-  std::vector<std::vector<int64_t>> in_sizes_;
-  std::vector<tsr_dtype_t> in_dtypes_;
-  std::vector<tsr::Tensor> grads_;
-  std::vector<uint8_t> needs_;
-  std::vector<std::vector<uint8_t>> list_needs_;
-  std::vector<tsr::Tensor> results_;                   // per arg
-  std::vector<std::vector<tsr::Tensor>> list_results_; // per arg
-  bool saved_ = true;
+  const int64_t* in_sizes_[kMaxArgs] = {};
+  int32_t in_ndim_[kMaxArgs] = {};
+  tsr_dtype_t in_dtypes_[kMaxArgs] = {};
+  const std::vector<tsr::Tensor>* grads_ = nullptr;
+  uint8_t needs_[kMaxArgs] = {};
+  std::vector<std::vector<uint8_t>> list_needs_;        // only with Tensor[] args
+  tsr::Tensor results_[kMaxArgs];
+  std::vector<std::vector<tsr::Tensor>> list_results_;  // only with Tensor[] args
 };
 
 // A primitive op's backward: reads ctx.grad(...), calls ctx.set(...) for the inputs that

@@ -4,7 +4,7 @@
 namespace tsr::core {
 
 const tsr::Tensor& GradCtx::input(size_t i) const {
-  if (i >= saved_inputs_.size() || !saved_inputs_[i].defined())
+  if (i >= nargs_ || !saved_inputs_[i].defined())
     throw tsr::Error(TSR_INTERNAL, std::string(op_name_) + " backward: input " + std::to_string(i) +
                                        " was not saved (the op's save flags lack kSaveInputs)");
   return saved_inputs_[i];
@@ -36,6 +36,7 @@ std::vector<int64_t> GradCtx::ints(size_t i) const {
 }
 
 void GradCtx::set(size_t i, size_t k, tsr::Tensor g) {
+  if (list_results_.size() <= i) list_results_.resize(i + 1);
   if (list_results_[i].size() <= k) list_results_[i].resize(k + 1);
   list_results_[i][k] = std::move(g);
 }

@@ -26,8 +26,40 @@ tsr_status_t check_inplace_allowed(const CallCtx& ctx, Tensor* self);
 // After `self` was overwritten with `result` in place: self takes result's history.
 tsr_status_t rebase_history(Tensor* self, Tensor* result);
 
-// Frees a tensor's autograd state (tensor release path).
-void free_autograd_meta(Tensor* t);
+// The engine (autograd_engine.cpp).
+tsr_status_t backward(size_t n, tsr_tensor_t* const* tensors, tsr_tensor_t* const* grads, bool retain_graph,
+                      bool create_graph);
+tsr_status_t grad(size_t noutputs, tsr_tensor_t* const* outputs, tsr_tensor_t* const* grad_outputs, size_t ninputs,
+                  tsr_tensor_t* const* inputs, bool retain_graph, bool create_graph, bool allow_unused,
+                  tsr_tensor_t** grads_out);
+
+// Sets this thread's grad mode for the guard's lifetime.
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool on) : prev_(grad_mode_raw()) { set_grad_mode(on); }
+  ~GradModeGuard() { set_grad_mode(prev_); }
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
+  static bool grad_mode_raw();
+
+ private:
+  bool prev_;
+};
+
+struct Node;
+bool is_view_node(const Node* n);
+
+// View and copy autograd (API entries): `view` was made from `base` by `kind`.
+enum class ViewKind { Reshape, Transpose, Permute, Expand, Slice, Select, AsStrided, Identity };
+struct ViewParams {
+  int64_t a = 0, b = 0, c = 0, d = 0;  // Transpose(a,b); Slice(dim a, start b, end c, step d); Select(dim a, index b)
+  std::vector<int64_t> dims;           // Permute
+};
+// Records the view's history when grad mode is on and base requires grad.
+tsr_status_t record_view(Tensor* base, Tensor* view, ViewKind kind, const ViewParams& p);
+// dst.copy_(src) history: dst takes a node passing the gradient to src.
+tsr_status_t record_copy(Tensor* dst, Tensor* src);
+tsr_status_t check_copy_allowed(Tensor* dst, Tensor* src);
 
 // The API table's autograd entries (tsr_api_t, "autograd" section).
 namespace ag_api {

@@ -1,5 +1,7 @@
 #include "op_impl.hpp"
 
+#include "autograd_engine.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -98,7 +100,11 @@ tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_te
   for (size_t i = 0; i < nouts; ++i)
     if (outs[i] && outs[i]->runtime != ctx.rt)
       return make_status(TSR_INVALID_ARGUMENT, s.name + ": out tensor belongs to another runtime");
-  return op->impl(ctx);
+  tsr_status_t st = (!op->composite && should_record(ctx)) ? call_recorded(ctx) : op->impl(ctx);
+  if (!st && op->mutates)
+    for (size_t i = 0; i < s.args.size(); ++i)
+      if (s.args[i].mutable_ && ctx.args[i].tag == TSR_VALUE_TENSOR) ctx.args[i].u.tensor->bump_version();
+  return st;
 }
 
 std::string describe(Runtime* rt, const Tensor* t) {
@@ -174,6 +180,7 @@ tsr_status_t make_output(CallCtx& ctx, size_t i, int ndim, const int64_t* sizes,
                        "out tensor " + std::to_string(i) + " is " + describe(ctx.rt, o) + " but the result is " +
                            shape_str(sizes, ndim) + " " + dtype_name(dtype) + " on " + device_str(ctx.rt, device));
     o->retain();
+    o->bump_version();
     *out = o;
     return nullptr;
   }
@@ -397,6 +404,7 @@ tsr_status_t launch(CallCtx& ctx, tsr_device_t device, int32_t dtype, Tensor* co
 
 tsr_status_t fill_tensor(Runtime* rt, Tensor* t, const tsr_value_t& value, const char* op) {
   if (t->numel == 0) return nullptr;
+  t->bump_version();
   tsr_value_t args[2];
   args[0].tag = TSR_VALUE_TENSOR;
   args[0].u.tensor = t;

@@ -21,6 +21,11 @@ tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const
         return make_status(TSR_INVALID_ARGUMENT, "op '" + op->schema.name +
                                                      "': Tensor[] arguments are not supported in plugin-defined ops");
   op->impl = impl ? impl : plugin_op_impl;
+  for (const ArgSpec& a : op->schema.args) op->mutates |= a.mutable_;
+  std::string bn = op->schema.name;
+  while (!bn.empty() && bn[0] == '_') bn.erase(0, 1);
+  if (!bn.empty() && bn[0] >= 'a' && bn[0] <= 'z') bn[0] = static_cast<char>(bn[0] - 'a' + 'A');
+  op->backward_name = bn + "Backward";
   op->extra = extra;
   rt->op_by_name[op->schema.name] = op.get();
   if (out) *out = op.get();

@@ -109,6 +109,7 @@ static tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, 
 tsr_status_t copy_into(Tensor* dst, Tensor* src, const char* op) {
   Runtime* rt = dst->runtime;
   if (dst->numel == 0) return nullptr;
+  dst->bump_version();
   bool same_dev = dst->device.type == src->device.type && dst->device.index == src->device.index;
   bool same_shape = dst->ndim == src->ndim && std::equal(dst->sizes, dst->sizes + dst->ndim, src->sizes);
   if (!same_dev) {

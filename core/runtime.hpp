@@ -68,6 +68,8 @@ struct tsr_op_s {
   void (*backward)(tsr::core::GradCtx&) = nullptr;
   uint32_t save = 3;
   bool composite = false;
+  bool mutates = false;  // the schema has a Tensor(a!) argument
+  std::string backward_name;  // "MulBackward": the name of its graph nodes
 };
 
 namespace tsr::core {

@@ -14,9 +14,14 @@ struct tsr_runtime_s;
 
 namespace tsr::core {
 
+struct AutogradMeta;  // autograd_node.hpp
+void free_autograd_meta(AutogradMeta* m);
+
 // A block of device memory shared by every view of it.
 struct Storage {
   std::atomic<int64_t> refs{1};
+  // Bumped by every in-place write through any view (autograd's saved-tensor check).
+  std::atomic<uint32_t> version{0};
   void* data = nullptr;
   size_t nbytes = 0;
   DeviceAllocator* allocator = nullptr;  // frees data; nullptr = not owned
@@ -59,9 +64,18 @@ struct tsr_tensor_s {
   }
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
   bool in_block = false;  // allocated inside a TensorBlock with its storage
+  tsr::core::AutogradMeta* autograd = nullptr;  // null unless the tensor is part of a graph
+
+  void bump_version() {
+    if (storage) storage->version.fetch_add(1, std::memory_order_relaxed);
+  }
 
   void release() {  // same "sole owner" shortcut as Storage::release
     if (refs.load(std::memory_order_acquire) == 1 || refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (autograd) {
+        tsr::core::free_autograd_meta(autograd);
+        autograd = nullptr;
+      }
       // A tensor in a block holds a storage reference until here, so the storage (which
       // frees the block) always outlives it.
       tsr::core::Storage* s = storage;

@@ -275,8 +275,8 @@ typedef struct tsr_api_t {
                                 tsr_tensor_t** grads_out);
   int32_t (*grad_mode_enabled)(void);
   void (*set_grad_mode)(int32_t enabled); /* this thread */
-  /* Inference mode: no recording and no version counting (lower per-op overhead). Tensors
-   * made in it must not be saved for backward later. This thread. */
+  /* Inference mode: no recording whatever grad mode says (lower per-op overhead). This
+   * thread. */
   int32_t (*inference_mode_enabled)(void);
   void (*set_inference_mode)(int32_t enabled);
 } tsr_api_t;

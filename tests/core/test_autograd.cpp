@@ -1,0 +1,307 @@
+// The autograd engine: recording, backward over DAGs with broadcasting and dtype changes,
+// accumulation, retain_graph, retain_grad, hooks, grad modes, version counters, views and
+// higher-order gradients. Formulas of individual ops are tested with their op families.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "tessera/tessera.hpp"
+
+using tsr::Tensor;
+
+namespace {
+
+Tensor rnd(std::vector<int64_t> shape, uint64_t seed, tsr_dtype_t dt = TSR_F64) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(0.25, 2.0);
+  int64_t n = 1;
+  for (auto s : shape) n *= s;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (auto& x : v) x = (rng() & 1) ? d(rng) : -d(rng);
+  return tsr::from_vector(v, shape).to(dt);
+}
+
+std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
+
+void expect_near(const std::vector<double>& a, const std::vector<double>& b, double tol = 1e-12) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], tol) << "at " << i;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tsr::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Autograd, LeafFlagsAndRecording) {
+  Tensor x = rnd({3}, 1);
+  EXPECT_FALSE(x.requires_grad());
+  EXPECT_TRUE(x.is_leaf());
+  x.requires_grad_();
+  EXPECT_TRUE(x.requires_grad());
+  Tensor y = x * x;
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_FALSE(y.is_leaf());
+  EXPECT_STREQ(y.grad_fn_name(), "MulBackward");
+  EXPECT_EQ(x.grad_fn_name(), nullptr);
+  Tensor c = rnd({3}, 2);
+  Tensor z = c * c;  // nothing requires grad: nothing recorded
+  EXPECT_FALSE(z.requires_grad());
+  EXPECT_EQ(z.grad_fn_name(), nullptr);
+}
+
+TEST(Autograd, ProductRuleAndAccumulationOverADag) {
+  Tensor x = rnd({5}, 3).requires_grad_();
+  Tensor y = x * x + x;  // dy/dx = 2x + 1, x used three times
+  tsr::sum(y).backward();
+  std::vector<double> xv = vals(x), expect;
+  for (double v : xv) expect.push_back(2 * v + 1);
+  expect_near(vals(x.grad()), expect);
+}
+
+TEST(Autograd, BroadcastGradientsAreSummedToInputShapes) {
+  Tensor a = rnd({3, 1}, 4).requires_grad_();
+  Tensor b = rnd({4}, 5).requires_grad_();
+  tsr::sum(a * b).backward();
+  ASSERT_EQ(a.grad().sizes(), (std::vector<int64_t>{3, 1}));
+  ASSERT_EQ(b.grad().sizes(), (std::vector<int64_t>{4}));
+  double sb = 0, sa = 0;
+  for (double v : vals(b)) sb += v;
+  for (double v : vals(a)) sa += v;
+  for (double g : vals(a.grad())) EXPECT_NEAR(g, sb, 1e-12);
+  for (double g : vals(b.grad())) EXPECT_NEAR(g, sa, 1e-12);
+}
+
+TEST(Autograd, GradientTakesTheInputDtype) {
+  Tensor x = rnd({4}, 6, TSR_F32).requires_grad_();
+  Tensor w = rnd({4}, 7, TSR_F64);
+  Tensor y = x * w;  // promoted to float64
+  EXPECT_EQ(y.dtype(), TSR_F64);
+  tsr::sum(y).backward();
+  EXPECT_EQ(x.grad().dtype(), TSR_F32);
+  expect_near(vals(x.grad()), vals(w.to(TSR_F32)), 0);
+}
+
+TEST(Autograd, BackwardTwiceNeedsRetainGraphAndAccumulates) {
+  Tensor x = rnd({3}, 8).requires_grad_();
+  Tensor y = tsr::sum(tsr::exp(x));
+  y.backward(Tensor(), /*retain_graph=*/true);
+  std::vector<double> g1 = vals(x.grad());
+  y.backward();
+  std::vector<double> g2 = vals(x.grad());
+  for (size_t i = 0; i < g1.size(); ++i) EXPECT_NEAR(g2[i], 2 * g1[i], 1e-12);
+  std::string msg = error_of([&] { y.backward(); });
+  EXPECT_NE(msg.find("second time"), std::string::npos) << msg;
+}
+
+TEST(Autograd, ImplicitGradOnlyForOneElementOutputs) {
+  Tensor x = rnd({3}, 9).requires_grad_();
+  Tensor y = x * x;
+  std::string msg = error_of([&] { y.backward(); });
+  EXPECT_NE(msg.find("one-element"), std::string::npos) << msg;
+  Tensor g = rnd({3}, 10);
+  y.backward(g);
+  std::vector<double> xv = vals(x), gv = vals(g), gx = vals(x.grad());
+  for (size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(gx[i], 2 * xv[i] * gv[i], 1e-12);
+  Tensor plain = rnd({1}, 11);
+  EXPECT_NE(error_of([&] { plain.backward(); }).find("does not require grad"), std::string::npos);
+}
+
+TEST(Autograd, RetainGradKeepsNonLeafGradients) {
+  Tensor x = rnd({4}, 12).requires_grad_();
+  Tensor h = x * x;
+  h.retain_grad();
+  Tensor y = tsr::sum(h * x);
+  y.backward();
+  expect_near(vals(h.grad()), vals(x));  // dy/dh = x
+  Tensor other = x * x;
+  EXPECT_FALSE(other.grad().defined());  // not retained
+}
+
+TEST(Autograd, HooksSeeAndReplaceGradients) {
+  Tensor x = rnd({3}, 13).requires_grad_();
+  int calls = 0;
+  x.register_hook([&](const Tensor& g) {
+    ++calls;
+    return g * 2.0;
+  });
+  Tensor h = x * 3.0;
+  std::vector<double> seen;
+  h.register_hook([&](const Tensor& g) {
+    seen = vals(g);
+    return Tensor();
+  });
+  tsr::sum(h).backward();
+  EXPECT_EQ(calls, 1);
+  expect_near(seen, {1, 1, 1});
+  expect_near(vals(x.grad()), {6, 6, 6});
+}
+
+TEST(Autograd, NoGradAndInferenceModeRecordNothing) {
+  Tensor x = rnd({3}, 14).requires_grad_();
+  {
+    tsr::NoGradGuard g;
+    EXPECT_FALSE(tsr::is_grad_enabled());
+    Tensor y = x * x;
+    EXPECT_FALSE(y.requires_grad());
+    {
+      tsr::EnableGradGuard e;
+      EXPECT_TRUE((x * x).requires_grad());
+    }
+  }
+  EXPECT_TRUE(tsr::is_grad_enabled());
+  {
+    tsr::InferenceMode im;
+    EXPECT_FALSE((x * x).requires_grad());
+  }
+  EXPECT_TRUE((x * x).requires_grad());
+}
+
+TEST(Autograd, DetachStopsGradientsAndSharesStorage) {
+  Tensor x = rnd({3}, 15).requires_grad_();
+  Tensor d = x.detach();
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_TRUE(d.shares_storage(x));
+  tsr::sum(x * d).backward();
+  expect_near(vals(x.grad()), vals(x));  // d is a constant
+}
+
+TEST(Autograd, ModifiedSavedTensorIsAClearError) {
+  Tensor x = rnd({3}, 16).requires_grad_();
+  Tensor y = tsr::exp(x);  // saves its output
+  Tensor s = tsr::sum(y);
+  uint32_t v0 = y.version();
+  {
+    tsr::NoGradGuard g;
+    y.fill_(1.0);
+  }
+  EXPECT_GT(y.version(), v0);
+  std::string msg = error_of([&] { s.backward(); });
+  EXPECT_NE(msg.find("modified by an in-place operation"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ExpBackward"), std::string::npos) << msg;
+}
+
+TEST(Autograd, InPlaceOnLeafThatRequiresGradIsRefused) {
+  Tensor x = rnd({3}, 17).requires_grad_();
+  std::vector<double> before = vals(x);
+  EXPECT_NE(error_of([&] { x.copy_(rnd({3}, 18)); }).find("leaf"), std::string::npos);
+  expect_near(vals(x), before, 0);  // nothing written
+  Tensor out = tsr::empty({3}, TSR_F64);
+  std::string msg = error_of([&] { tsr::call_multi(tsr::Op("mul"), {x, x}, {out}); });
+  EXPECT_NE(msg.find("out="), std::string::npos) << msg;
+}
+
+TEST(Autograd, RequiresGradOnlyForFloatingLeaves) {
+  Tensor i = tsr::arange(int64_t{4});
+  EXPECT_NE(error_of([&] { i.requires_grad_(); }).find("floating point"), std::string::npos);
+  Tensor x = rnd({2}, 19).requires_grad_();
+  Tensor y = x * x;
+  EXPECT_NE(error_of([&] { y.requires_grad_(false); }).find("leaf"), std::string::npos);
+}
+
+TEST(Autograd, ViewsPropagateGradientsToTheBase) {
+  Tensor x = rnd({3, 4}, 20).requires_grad_();
+  // transpose -> slice -> select -> unsqueeze -> expand -> reshape
+  Tensor t = x.transpose(0, 1).slice(0, 1, 4, 2);  // rows 1 and 3 of x^T = columns 1, 3 of x
+  Tensor s = t.select(1, 2).unsqueeze(0).expand({2, 2}).reshape({4});
+  Tensor w = rnd({4}, 21);
+  tsr::sum(s * w).backward();
+  std::vector<double> g = vals(x.grad()), wv = vals(w);
+  // s = [x[2,1], x[2,3], x[2,1], x[2,3]]
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) {
+      double expect = 0;
+      if (r == 2 && c == 1) expect = wv[0] + wv[2];
+      if (r == 2 && c == 3) expect = wv[1] + wv[3];
+      EXPECT_NEAR(g[r * 4 + c], expect, 1e-12) << r << "," << c;
+    }
+}
+
+TEST(Autograd, PermuteNarrowAsStridedAndConversions) {
+  Tensor x = rnd({2, 3, 4}, 22).requires_grad_();
+  Tensor p = x.permute({2, 0, 1}).narrow(0, -2, 2);  // x[:, :, 2:4] permuted
+  Tensor a = x.as_strided({2, 2}, {12, 1}, 1);       // x[0..1, 0, 1..2]
+  Tensor f = p.to(TSR_F32).contiguous();
+  tsr::sum(f.to(TSR_F64)).backward(Tensor(), true);
+  tsr::sum(a * 2.0).backward();
+  std::vector<double> g = vals(x.grad());
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) {
+        double expect = (k >= 2 ? 1.0 : 0.0) + ((j == 0 && (k == 1 || k == 2)) ? 2.0 : 0.0);
+        EXPECT_NEAR(g[(i * 3 + j) * 4 + k], expect, 1e-12) << i << j << k;
+      }
+  EXPECT_EQ(x.grad().dtype(), TSR_F64);
+}
+
+TEST(Autograd, CopyIntoAFreshTensorPassesTheGradientToTheSource) {
+  Tensor x = rnd({3}, 23).requires_grad_();
+  Tensor buf = tsr::zeros({2, 3}, TSR_F64);
+  buf.copy_(x * 2.0);  // broadcast copy
+  EXPECT_TRUE(buf.requires_grad());
+  tsr::sum(buf).backward();
+  expect_near(vals(x.grad()), {4, 4, 4});
+}
+
+TEST(Autograd, GradApiAndDoubleBackward) {
+  Tensor x = rnd({4}, 24).requires_grad_();
+  Tensor y = tsr::sum(x * x * x);
+  auto g = tsr::autograd::grad({y}, {x}, {}, false, /*create_graph=*/true);
+  std::vector<double> xv = vals(x), gv = vals(g[0]);
+  for (size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(gv[i], 3 * xv[i] * xv[i], 1e-12);
+  EXPECT_FALSE(x.grad().defined());  // grad() does not accumulate
+  ASSERT_TRUE(g[0].requires_grad());
+  auto gg = tsr::autograd::grad({tsr::sum(g[0])}, {x});
+  std::vector<double> ggv = vals(gg[0]);
+  for (size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(ggv[i], 6 * xv[i], 1e-12);
+  Tensor unused = rnd({2}, 25).requires_grad_();
+  Tensor z = tsr::sum(x * x);
+  EXPECT_NE(error_of([&] { tsr::autograd::grad({z}, {unused}); }).find("not used"), std::string::npos);
+  auto r = tsr::autograd::grad({tsr::sum(x * x)}, {unused, x}, {}, false, false, /*allow_unused=*/true);
+  EXPECT_FALSE(r[0].defined());
+  EXPECT_TRUE(r[1].defined());
+}
+
+TEST(Autograd, GradientOfANonLeafThroughGradApi) {
+  Tensor x = rnd({3}, 26).requires_grad_();
+  Tensor h = x * 2.0;
+  Tensor y = tsr::sum(h * h);
+  auto g = tsr::autograd::grad({y}, {h});
+  std::vector<double> hv = vals(h), gv = vals(g[0]);
+  for (size_t i = 0; i < hv.size(); ++i) EXPECT_NEAR(gv[i], 2 * hv[i], 1e-12);
+}
+
+TEST(Autograd, VeryLongChainsBackwardAndFreeWithoutRecursion) {
+  Tensor x = rnd({1}, 27).requires_grad_();
+  Tensor y = x;
+  for (int i = 0; i < 200000; ++i) y = y + 1.0;
+  y.backward();
+  expect_near(vals(x.grad()), {1});
+  Tensor z = x;
+  for (int i = 0; i < 200000; ++i) z = z + 1.0;
+  z = Tensor();  // frees the whole chain
+  SUCCEED();
+}
+
+TEST(Autograd, GraphsBuiltAndRunOnSeveralThreads) {
+  std::vector<std::thread> ts;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&, t] {
+      Tensor x = rnd({16}, 100 + t).requires_grad_();
+      Tensor y = x;
+      for (int i = 0; i < 50; ++i) y = y * 1.01 + x;
+      tsr::sum(y).backward();
+      ok[t] = x.grad().defined() && x.grad().numel() == 16;
+    });
+  for (auto& th : ts) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(ok[t], 1);
+}
