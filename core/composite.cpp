@@ -119,8 +119,19 @@ tsr_status_t inplace_impl(CallCtx& ctx) {
   Tensor* self = ctx.tensor(0);
   if (!self) return ctx.error(TSR_INVALID_ARGUMENT, "self must be a tensor");
   TSR_RETURN_IF_ERROR(check_inplace_allowed(ctx, self));
+  // A formula that saves its inputs would find self overwritten at backward time: give the
+  // functional op a copy of self when this call is being recorded.
+  tsr_value_t args[kMaxArgs];
+  std::copy(ctx.args, ctx.args + ctx.nargs, args);
+  tsr::Tensor self_copy;
+  if ((it->second->save & kSaveInputs) && !it->second->composite && should_record(ctx)) {
+    tsr_tensor_t* c = nullptr;
+    TSR_RETURN_IF_ERROR(api_table()->tensor_to(self, TSR_DTYPE_UNDEFINED, self->device, 1, &c));
+    self_copy = tsr::Tensor::adopt(c);
+    args[0].u.tensor = c;
+  }
   Tensor* result = nullptr;
-  TSR_RETURN_IF_ERROR(call_op(it->second, ctx.args, ctx.nargs, &result, 1));
+  TSR_RETURN_IF_ERROR(call_op(it->second, args, ctx.nargs, &result, 1));
   tsr_status_t st = nullptr;
   bool same_shape = result->ndim == self->ndim && std::equal(self->sizes, self->sizes + self->ndim, result->sizes);
   if (!same_shape) {
