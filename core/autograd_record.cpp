@@ -1,11 +1,13 @@
 // Recording op calls into the autograd graph: one OpNode per primitive call whose inputs
 // require grad; its backward runs the op's formula (GradCtx) over the saved values.
+#include <algorithm>
 #include <cstring>
 
 #include "autograd.hpp"
 #include "autograd_engine.hpp"
 #include "autograd_node.hpp"
 #include "dtype.hpp"
+#include "op_impl.hpp"
 #include "ops.hpp"
 
 namespace tsr::core {
@@ -36,13 +38,15 @@ SavedTensor save_tensor(Tensor* t, bool is_output, uint32_t output_nr) {
 
 struct OpNode : Node {
   tsr_op_s* op = nullptr;
-  std::vector<tsr_value_t> args;
+  // Fixed arrays (ops have at most kMaxArgs arguments): no allocation per recorded call.
+  tsr_value_t args[kMaxArgs];
+  size_t nargs = 0;
   std::vector<std::vector<int64_t>> int_lists;  // storage of list args
   std::vector<std::string> strings;             // storage of str args
-  std::vector<SavedTensor> saved_inputs;        // per arg (undefined when not saved)
+  SavedTensor saved_inputs[kMaxArgs];           // per arg (undefined when not saved)
   std::vector<std::vector<SavedTensor>> saved_lists;
   std::vector<SavedTensor> saved_outputs;
-  std::vector<int> first_slot;                  // per arg: first input slot, -1 if none
+  int first_slot[kMaxArgs];                     // per arg: first input slot, -1 if none
   bool has_lists = false;
 
   tsr::Tensor unpack(const SavedTensor& s, bool create_graph) {
@@ -68,8 +72,8 @@ struct OpNode : Node {
     GradCtx g;
     g.op_name_ = op->schema.name.c_str();
     g.runtime_ = op->runtime;
-    g.args_ = args.data();
-    size_t n = args.size();
+    g.args_ = args;
+    size_t n = nargs;
     g.nargs_ = n;
     bool lists = !saved_lists.empty() || has_lists;
     if (lists) {
@@ -78,7 +82,7 @@ struct OpNode : Node {
       g.list_results_.resize(n);
     }
     for (size_t i = 0; i < n; ++i) {
-      if (i < saved_inputs.size()) g.saved_inputs_[i] = unpack(saved_inputs[i], create_graph);
+      if (saved_inputs[i].t.defined()) g.saved_inputs_[i] = unpack(saved_inputs[i], create_graph);
       if (i < saved_lists.size())
         for (const SavedTensor& s : saved_lists[i]) g.saved_lists_[i].push_back(unpack(s, create_graph));
       int slot = first_slot[i];
@@ -113,7 +117,7 @@ struct OpNode : Node {
   }
 
   void release_saved() override {
-    saved_inputs.clear();
+    for (SavedTensor& st : saved_inputs) st = SavedTensor();
     saved_lists.clear();
     saved_outputs.clear();
   }
@@ -222,17 +226,15 @@ tsr_status_t call_recorded(CallCtx& ctx) {
   node->input_meta.reserve(nslots);
   if (opn) {
     opn->op = ctx.op;
-    opn->args.assign(ctx.args, ctx.args + n);
+    std::copy(ctx.args, ctx.args + n, opn->args);
+    opn->nargs = n;
     opn->has_lists = has_lists;
     if (has_owned) {
       opn->int_lists.resize(n);
       opn->strings.resize(n);
     }
-    opn->first_slot.assign(n, -1);
-    if (save & kSaveInputs) {
-      opn->saved_inputs.resize(n);
-      if (has_lists) opn->saved_lists.resize(n);
-    }
+    std::fill(opn->first_slot, opn->first_slot + kMaxArgs, -1);
+    if ((save & kSaveInputs) && has_lists) opn->saved_lists.resize(n);
   }
   for (size_t i = 0; i < n; ++i) {
     tsr_value_t& v = ctx.args[i];

@@ -120,7 +120,6 @@ tsr_status_t record_view(Tensor* base, Tensor* view, ViewKind kind, const ViewPa
   n->next.push_back(gradient_edge(base));
   n->input_meta.emplace_back();
   fill_input_meta(&n->input_meta.back(), base);
-  n->out_hooks.assign(1, nullptr);
   if (kind == ViewKind::AsStrided) {
     n->base_sizes.assign(base->sizes, base->sizes + base->ndim);
     n->base_strides.assign(base->strides, base->strides + base->ndim);
@@ -153,7 +152,6 @@ tsr_status_t record_copy(Tensor* dst, Tensor* src) {
   n->next.push_back(is_floating(src->dtype) ? gradient_edge(src) : Edge{});
   n->input_meta.emplace_back();
   fill_input_meta(&n->input_meta.back(), src);
-  n->out_hooks.assign(1, nullptr);
   set_history(dst, n, 0);
   n->release();
   return nullptr;
