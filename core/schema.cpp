@@ -110,6 +110,11 @@ tsr_status_t parse_schema(const std::string& text, Schema* out) {
     if (sp == std::string::npos) return fail("argument '" + p + "' needs a type and a name");
     std::string type = trim(decl.substr(0, sp));
     a.name = trim(decl.substr(sp + 1));
+    // "Tensor(a!)", "Tensor(a!)?" and "Tensor?(a!)" all parse (PyTorch writes the first two).
+    if (!type.empty() && type.back() == '?') {
+      a.optional = true;
+      type.pop_back();
+    }
     if (type.size() > 4 && type.compare(type.size() - 4, 4, "(a!)") == 0) {
       a.mutable_ = true;
       type = type.substr(0, type.size() - 4);

@@ -346,39 +346,44 @@ class Arg {
 };
 
 // A scalar as a wrapped-number 0-dim tensor (participates in promotion like a Python scalar).
-inline Tensor scalar_tensor(double v, tsr_dtype_t dt = TSR_DTYPE_UNDEFINED, bool wrapped = true) {
+// `rt`: the runtime to create it in (the other operand's: tensors of one call must share a
+// runtime); nullptr means tsr::runtime().
+inline Tensor scalar_tensor(double v, tsr_dtype_t dt = TSR_DTYPE_UNDEFINED, bool wrapped = true,
+                            tsr_runtime_t* rt = nullptr) {
   tsr_value_t val;
   val.tag = TSR_VALUE_DOUBLE;
   val.u.d = v;
   tsr_tensor_t* out = nullptr;
-  check(api()->tensor_scalar(runtime(), &val, dt == TSR_DTYPE_UNDEFINED ? TSR_F64 : dt,
+  check(api()->tensor_scalar(rt ? rt : runtime(), &val, dt == TSR_DTYPE_UNDEFINED ? TSR_F64 : dt,
                              tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, wrapped ? 1 : 0, &out));
   return Tensor::adopt(out);
 }
-inline Tensor scalar_tensor_int(int64_t v, tsr_dtype_t dt = TSR_I64, bool wrapped = true) {
+inline Tensor scalar_tensor_int(int64_t v, tsr_dtype_t dt = TSR_I64, bool wrapped = true,
+                                tsr_runtime_t* rt = nullptr) {
   tsr_value_t val;
   val.tag = TSR_VALUE_INT;
   val.u.i = v;
   tsr_tensor_t* out = nullptr;
-  check(api()->tensor_scalar(runtime(), &val, dt, tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, wrapped ? 1 : 0, &out));
+  check(api()->tensor_scalar(rt ? rt : runtime(), &val, dt, tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, wrapped ? 1 : 0, &out));
   return Tensor::adopt(out);
 }
 
 // Any C++ arithmetic scalar as a wrapped number: integers stay integers (int * Tensor<int>
 // stays int), floating point values promote integer tensors to the default float dtype.
+// `rt` as for scalar_tensor: pass the other operand's runtime (`t.runtime()`).
 template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
-inline Tensor wrap_scalar(S s) {
+inline Tensor wrap_scalar(S s, tsr_runtime_t* rt = nullptr) {
   if constexpr (std::is_same_v<S, bool>) {
     tsr_value_t val;
     val.tag = TSR_VALUE_BOOL;
     val.u.b = s;
     tsr_tensor_t* out = nullptr;
-    check(api()->tensor_scalar(runtime(), &val, TSR_BOOL, tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, 1, &out));
+    check(api()->tensor_scalar(rt ? rt : runtime(), &val, TSR_BOOL, tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, 1, &out));
     return Tensor::adopt(out);
   } else if constexpr (std::is_integral_v<S>) {
-    return scalar_tensor_int(static_cast<int64_t>(s));
+    return scalar_tensor_int(static_cast<int64_t>(s), TSR_I64, true, rt);
   } else {
-    return scalar_tensor(static_cast<double>(s));
+    return scalar_tensor(static_cast<double>(s), TSR_DTYPE_UNDEFINED, true, rt);
   }
 }
 
@@ -416,10 +421,26 @@ class Op {
 };
 
 namespace detail {
+// The runtime of the first tensor argument (inside Tensor[] too), else tsr::runtime().
 inline tsr_runtime_t* runtime_of(std::initializer_list<Arg> args) {
-  for (const Arg& a : args)
-    if (a.value().tag == TSR_VALUE_TENSOR) return api()->tensor_runtime(a.value().u.tensor);
+  for (const Arg& a : args) {
+    const tsr_value_t& v = a.value();
+    if (v.tag == TSR_VALUE_TENSOR && v.u.tensor) return api()->tensor_runtime(v.u.tensor);
+    if (v.tag == TSR_VALUE_TENSOR_LIST && v.u.tensors.len > 0) return api()->tensor_runtime(v.u.tensors.data[0]);
+  }
   return runtime();
+}
+
+// A Scalar argument from a double: integral values pass as int so that integer tensors keep
+// their dtype (alpha=2 on an int tensor), others as float.
+inline Arg scalar_arg(double v) {
+  if (v == static_cast<double>(static_cast<int64_t>(v))) return Arg(static_cast<int64_t>(v));
+  return Arg(v);
+}
+// An optional tensor argument (Tensor?): None when absent or undefined.
+inline Arg opt_tensor_arg(const std::optional<Tensor>& t) {
+  if (!t || !t->defined()) return Arg(none);
+  return Arg(*t);
 }
 }  // namespace detail
 
@@ -562,7 +583,7 @@ inline Tensor& Tensor::fill_(double v) {
   }                                                         \
   template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
   inline Tensor name(const Tensor& a, S b) {                \
-    return name(a, wrap_scalar(b));                         \
+    return name(a, wrap_scalar(b, a.runtime()));            \
   }
 
 TSR_SDK_UNARY(neg)
@@ -596,7 +617,7 @@ inline Tensor add(const Tensor& a, const Tensor& b, double alpha = 1) {
 }
 template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
 inline Tensor add(const Tensor& a, S b) {
-  return add(a, wrap_scalar(b));
+  return add(a, wrap_scalar(b, a.runtime()));
 }
 inline Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1) {
   static const Op op("sub");
@@ -605,7 +626,7 @@ inline Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1) {
 }
 template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
 inline Tensor sub(const Tensor& a, S b) {
-  return sub(a, wrap_scalar(b));
+  return sub(a, wrap_scalar(b, a.runtime()));
 }
 inline Tensor gelu(const Tensor& a, const char* approximate = "none") {
   static const Op op("gelu");
@@ -669,11 +690,11 @@ inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 #define TSR_SDK_SCALAR_OPERATOR(sym, fn)                                  \
   template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>  \
   inline Tensor operator sym(const Tensor& a, S b) {                      \
-    return fn(a, wrap_scalar(b));                                         \
+    return fn(a, wrap_scalar(b, a.runtime()));                            \
   }                                                                       \
   template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>  \
   inline Tensor operator sym(S a, const Tensor& b) {                      \
-    return fn(wrap_scalar(a), b);                                         \
+    return fn(wrap_scalar(a, b.runtime()), b);                            \
   }
 TSR_SDK_SCALAR_OPERATOR(+, add)
 TSR_SDK_SCALAR_OPERATOR(-, sub)
