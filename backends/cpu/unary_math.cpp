@@ -3,7 +3,9 @@
 // the float activations (leaky_relu, elu, mish, softplus, hardswish, hardsigmoid). The core has
 // already cast integer inputs to float32 (or rejected them); f16/bf16 compute in float.
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "cpu_common.hpp"
 #include "cpu_math.hpp"
@@ -40,8 +42,8 @@ TSR_UNARY_FN(Log2Fn, return std::log2(x);)
 TSR_UNARY_FN(Log10Fn, return std::log10(x);)
 TSR_UNARY_FN(Log1pFn, return std::log1p(x);)
 TSR_UNARY_FN(ReciprocalFn, return X(1) / x;)
-TSR_UNARY_FN(SinFn, return sin_c<X>(x);)
-TSR_UNARY_FN(CosFn, return cos_c<X>(x);)
+TSR_UNARY_FN(SinFn, return std::sin(x);)
+TSR_UNARY_FN(CosFn, return std::cos(x);)
 TSR_UNARY_FN(TanFn, return std::tan(x);)
 TSR_UNARY_FN(AsinFn, return std::asin(x);)
 TSR_UNARY_FN(AcosFn, return std::acos(x);)
@@ -52,10 +54,10 @@ TSR_UNARY_FN(AsinhFn, return std::asinh(x);)
 TSR_UNARY_FN(AcoshFn, return std::acosh(x);)
 TSR_UNARY_FN(AtanhFn, return std::atanh(x);)
 TSR_UNARY_FN(ErfFn, return erf_c<X>(x);)
-TSR_UNARY_FN(ErfcFn, return std::erfc(x);)
+TSR_UNARY_FN(ErfcFn, return erfc_c<X>(x);)
 TSR_UNARY_FN(ErfinvFn, return static_cast<X>(erfinv_f64(static_cast<double>(x)));)
 TSR_UNARY_FN(FracFn, return x - std::trunc(x);)
-TSR_UNARY_FN(MishFn, return x * std::tanh(std::log1p(std::exp(x)));)
+TSR_UNARY_FN(MishFn, return mish_c<X>(x);)
 TSR_UNARY_FN(HardswishFn, {
   X r = x + X(3);
   r = r < X(0) ? X(0) : r;
@@ -69,6 +71,49 @@ TSR_UNARY_FN(HardsigmoidFn, {
   return r / X(6);
 })
 #undef TSR_UNARY_FN
+
+// sin/cos: f32 goes through the vectorized polynomial, then arguments beyond its range (and
+// only those) are recomputed with libm. Blocks are staged through a local copy of the input, so
+// an out= tensor that is the input itself still sees the original arguments in the fix-up.
+template <bool COS>
+TSR_CPU_MULTIVERSION void sincos_f32_chunk(const tsr_iter_t& it, int64_t begin, int64_t end) {
+  for_each_run<2>(it, begin, end, [](char* const* ptrs, const int64_t* strides, int64_t n) {
+    char* o = ptrs[0];
+    const char* in = ptrs[1];
+    constexpr int64_t kBlock = 256;
+    float x[kBlock], y[kBlock];
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const int64_t m = n - b < kBlock ? n - b : kBlock;
+      if (strides[1] == int64_t(sizeof(float))) {
+        std::memcpy(x, in + b * sizeof(float), size_t(m) * sizeof(float));
+      } else {
+        for (int64_t i = 0; i < m; ++i) std::memcpy(&x[i], in + (b + i) * strides[1], sizeof(float));
+      }
+      for (int64_t i = 0; i < m; ++i) y[i] = sincos_f32(x[i], COS ? 1 : 0);
+      for (int64_t i = 0; i < m; ++i)
+        if (!(std::fabs(x[i]) <= kSinCosFastMax)) y[i] = COS ? std::cos(x[i]) : std::sin(x[i]);
+      if (strides[0] == int64_t(sizeof(float))) {
+        std::memcpy(o + b * sizeof(float), y, size_t(m) * sizeof(float));
+      } else {
+        for (int64_t i = 0; i < m; ++i) std::memcpy(o + (b + i) * strides[0], &y[i], sizeof(float));
+      }
+    }
+  });
+}
+
+template <bool COS>
+void sincos_kernel(KernelCall& c) {
+  if (c.dtype() != TSR_F32) {
+    float_kernel<std::conditional_t<COS, CosFn, SinFn>>(c);
+    return;
+  }
+  const tsr_iter_t& it = c.iter();
+  if (it.numel < kParallelGrain) {
+    sincos_f32_chunk<COS>(it, 0, it.numel);
+    return;
+  }
+  parallel_for(0, it.numel, kParallelGrain, [&](int64_t b, int64_t e) { sincos_f32_chunk<COS>(it, b, e); }, 64);
+}
 
 struct LogitFn {
   double eps;  // < 0: no clamping
@@ -124,8 +169,8 @@ TSR_CPU_KERNELS(unary_math) {
       {"log10", "cpu::log10", TSR_KERNEL(float_kernel<Log10Fn>)},
       {"log1p", "cpu::log1p", TSR_KERNEL(float_kernel<Log1pFn>)},
       {"reciprocal", "cpu::reciprocal", TSR_KERNEL(float_kernel<ReciprocalFn>)},
-      {"sin", "cpu::sin", TSR_KERNEL(float_kernel<SinFn>)},
-      {"cos", "cpu::cos", TSR_KERNEL(float_kernel<CosFn>)},
+      {"sin", "cpu::sin", TSR_KERNEL(sincos_kernel<false>)},
+      {"cos", "cpu::cos", TSR_KERNEL(sincos_kernel<true>)},
       {"tan", "cpu::tan", TSR_KERNEL(float_kernel<TanFn>)},
       {"asin", "cpu::asin", TSR_KERNEL(float_kernel<AsinFn>)},
       {"acos", "cpu::acos", TSR_KERNEL(float_kernel<AcosFn>)},
