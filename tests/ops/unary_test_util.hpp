@@ -63,7 +63,7 @@ inline double ref_erfinv(double y) {
   if (y == 1) return INFINITY;
   if (y == -1) return -INFINITY;
   double lo = -6, hi = 6;
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 64; ++i) {  // 12 * 2^-64: below double resolution
     double mid = 0.5 * (lo + hi);
     (std::erf(mid) < y ? lo : hi) = mid;
   }
