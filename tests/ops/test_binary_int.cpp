@@ -344,3 +344,18 @@ TEST(BinaryOps, MixedDtypePromotion) {
   EXPECT_EQ(fmod(randu({3}, 3, -1, 1, TSR_F32), randu({}, 4, 1, 2)).dtype(), TSR_F32);
   EXPECT_EQ(bitwise_or(randint({3}, 3, 0, 4, TSR_I8), randint({}, 4, 0, 4)).dtype(), TSR_I8);
 }
+
+TEST(BinaryOps, WhereScalarBranchesAndFloatPowerInplace) {
+  Tensor c = from_bools({true, false, true}, {3});
+  Tensor x = randu({3}, 1, -1, 1, TSR_F32);
+  Tensor r = where(c, x, 2.5);
+  EXPECT_EQ(r.dtype(), TSR_F32);
+  EXPECT_EQ(values(r)[1], 2.5);
+  EXPECT_EQ(values(where(c, -1, from_vector<int64_t>({4, 5, 6}))), (std::vector<double>{-1, 5, -1}));
+  Tensor d = from_vector<double>({2, 3});
+  float_power_(d, from_vector<int64_t>({3, 2}));
+  EXPECT_EQ(values(d), (std::vector<double>{8, 9}));
+  Tensor f = from_vector<float>({2, 3});
+  EXPECT_TRUE(throws_with([&] { float_power_(f, 2); }, {"float_power_", "float32", "float64"}));
+  EXPECT_EQ(values(f), (std::vector<double>{2, 3}));
+}
