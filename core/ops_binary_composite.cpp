@@ -23,6 +23,15 @@ tsr::Tensor float_power_fn(CArgs& a) {
   return tsr::pow(a.tensor(0).to(TSR_F64), a.tensor(1).to(TSR_F64));
 }
 
+// float_power_ computes in float64, so self must already be float64 (as PyTorch).
+tsr::Tensor float_power_inplace_fn(CArgs& a) {
+  tsr::Tensor self = a.tensor(0);
+  if (self.dtype() != TSR_F64)
+    a.fail(TSR_INVALID_ARGUMENT, std::string("the base given to float_power_ has dtype ") + tsr::dtype_name(self.dtype()) +
+                                     " but the operation's result requires dtype float64");
+  return tsr::pow_(self, a.tensor(1).to(TSR_F64));
+}
+
 tsr::Tensor lerp_scalar_fn(CArgs& a) {
   tsr::Tensor self = a.tensor(0);
   if (!tsr::is_floating(self.dtype()))
@@ -125,6 +134,8 @@ TSR_CORE_OPS(binary_composite) {
                         "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt",
                         "le", "gt", "ge"})
     v.push_back(inplace_op(std::string(f) + "_(Tensor(a!) self, Tensor other) -> Tensor(a!)"));
+  v.push_back(composite_op("float_power_(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
+                           composite<float_power_inplace_fn>));
   v.push_back(inplace_op("div_mode_(Tensor(a!) self, Tensor other, str rounding_mode) -> Tensor(a!)"));
   v.push_back(inplace_op("pow_tensor_scalar_(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"));
   v.push_back(inplace_op("logical_not_(Tensor(a!) self) -> Tensor(a!)"));

@@ -105,6 +105,16 @@ inline Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-05, dou
   return call(op, {a, b, rtol, atol, equal_nan});
 }
 
+// where with a scalar branch (a wrapped number: the tensor branch decides the dtype).
+template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
+inline Tensor where(const Tensor& c, const Tensor& a, S b) {
+  return where(c, a, wrap_scalar(b, a.runtime()));
+}
+template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
+inline Tensor where(const Tensor& c, S a, const Tensor& b) {
+  return where(c, wrap_scalar(a, b.runtime()), b);
+}
+
 // In-place forms (self is written; its dtype must be able to hold the result).
 #define TSR_BINARY_INPLACE(fn, opname)                                   \
   inline Tensor& fn(Tensor& self, const Tensor& other) {                 \
@@ -126,6 +136,7 @@ TSR_BINARY_INPLACE(hypot_, "hypot_")
 TSR_BINARY_INPLACE(copysign_, "copysign_")
 TSR_BINARY_INPLACE(xlogy_, "xlogy_")
 TSR_BINARY_INPLACE(floor_divide_, "floor_divide_")
+TSR_BINARY_INPLACE(float_power_, "float_power_")
 TSR_BINARY_INPLACE(logical_and_, "logical_and_")
 TSR_BINARY_INPLACE(logical_or_, "logical_or_")
 TSR_BINARY_INPLACE(logical_xor_, "logical_xor_")
