@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <random>
 
 #include "op_test.hpp"
 
@@ -622,6 +623,67 @@ TEST(ReduceOps, OutVariantsCheckFirst) {
   auto ref = tsr::sort(x, 1);
   EXPECT_TRUE(close(vals, ref.first, 0, 0));
   EXPECT_TRUE(close(idx, ref.second, 0, 0));
+}
+
+TEST(ReduceOps, OrderStatisticsInEveryFloatDtype) {
+  // distinct multiples of 1/4: exact in float16 and bfloat16, so no new ties appear
+  Shape shape{3, 8};
+  Vals base(24);
+  std::iota(base.begin(), base.end(), 0.0);
+  std::mt19937_64 g(49);
+  std::shuffle(base.begin(), base.end(), g);
+  for (double& b : base) b = (b - 12) * 0.25;
+  Tensor x64 = from_vector(base, shape);
+  for (tsr_dtype_t dt : {TSR_F32, TSR_F16, TSR_BF16}) {
+    Tensor x = noncontig(x64.to(dt));
+    auto t = tsr::topk(x, 3, 1), t64 = tsr::topk(x64, 3, 1);
+    EXPECT_EQ(t.first.dtype(), dt);
+    EXPECT_TRUE(close(t.first, t64.first, 0, 0)) << dtype_name(dt);
+    EXPECT_TRUE(close(t.second, t64.second, 0, 0)) << dtype_name(dt);
+    auto m = tsr::median_dim(x, 0), m64 = tsr::median_dim(x64, 0);
+    EXPECT_TRUE(close(m.first, m64.first, 0, 0)) << dtype_name(dt);
+    EXPECT_TRUE(close(m.second, m64.second, 0, 0)) << dtype_name(dt);
+    auto k = tsr::kthvalue(x, 5, 1, true), k64 = tsr::kthvalue(x64, 5, 1, true);
+    EXPECT_TRUE(close(k.second, k64.second, 0, 0)) << dtype_name(dt);
+    auto c = tsr::cummin(x, 1), c64 = tsr::cummin(x64, 1);
+    EXPECT_TRUE(close(c.first, c64.first, 0, 0)) << dtype_name(dt);
+    EXPECT_TRUE(close(c.second, c64.second, 0, 0)) << dtype_name(dt);
+    EXPECT_TRUE(close(tsr::prod(x, {1}), tsr::prod(x64, {1}), 2e-2, 1e-3)) << dtype_name(dt);
+    EXPECT_TRUE(close(tsr::logsumexp(x, {0}), tsr::logsumexp(x64, {0}), 2e-2, 2e-2)) << dtype_name(dt);
+  }
+}
+
+TEST(ReduceOps, TwoOutputOutVariants) {
+  Tensor x = randu({4, 6}, 50);
+  static const Op topk_op("topk");
+  Tensor v = tsr::empty({4, 2}, TSR_F64), i = tsr::empty({4, 2}, TSR_I64);
+  call_multi(topk_op, {x, int64_t{2}, int64_t{1}, true, true}, {v, i});
+  auto ref = tsr::topk(x, 2, 1);
+  EXPECT_TRUE(close(v, ref.first, 0, 0));
+  EXPECT_TRUE(close(i, ref.second, 0, 0));
+  // a wrong index dtype is refused before anything is written
+  Tensor v2 = tsr::full({4, 2}, 5.0, TSR_F64), i2 = tsr::full({4, 2}, 5.0, TSR_I32);
+  EXPECT_TRUE(throws_with([&] { call_multi(topk_op, {x, int64_t{2}, int64_t{1}, true, true}, {v2, i2}); },
+                          {"topk", "int32"}));
+  EXPECT_TRUE(close(v2, Vals(8, 5.0), {4, 2}, 0, 0));
+  static const Op max_dim_op("max_dim");
+  Tensor mv = tsr::empty({4}, TSR_F64), mi = tsr::empty({4}, TSR_I64);
+  call_multi(max_dim_op, {x, int64_t{1}, false}, {mv, mi});
+  EXPECT_TRUE(close(mi, tsr::argmax(x, 1), 0, 0));
+}
+
+TEST(ReduceOps, InternalRowOpsCheckTheirIndices) {
+  Tensor x = randu({2, 4}, 51);
+  static const Op gather_op("_gather_rows");
+  Tensor bad = from_vector<int64_t>({0, 4, 1, 2}, {2, 2});
+  EXPECT_TRUE(throws_with([&] { call(gather_op, {x, bad}); }, {"_gather_rows", "index 4", "size 4"}));
+  EXPECT_TRUE(throws_with([&] { call(gather_op, {x, bad.to(TSR_I32)}); }, {"_gather_rows", "int64"}));
+  static const Op scatter_op("_scatter_add_rows");
+  EXPECT_TRUE(throws_with([&] { call(scatter_op, {x, from_vector<int64_t>({0, 1}, {2, 1}), int64_t{3}}); },
+                          {"_scatter_add_rows", "[2, 1]", "[2, 4]"}));
+  Tensor s = call(scatter_op, {x, from_vector<int64_t>({0, 0, 1, 2, 2, 2, 2, 0}, {2, 4}), int64_t{3}});
+  Vals v = values(x);
+  EXPECT_TRUE(close(s, Vals{v[0] + v[1], v[2], v[3], v[7], 0, v[4] + v[5] + v[6]}, {2, 3}, 1e-12, 1e-12));
 }
 
 TEST(ReduceOps, SecondOrderThroughSort) {
