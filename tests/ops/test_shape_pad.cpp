@@ -1,5 +1,7 @@
 // Shape family tests: tril/triu, diagonal/diag_embed/diag, constant_pad_nd and pad (constant,
 // reflect, replicate, circular; negative pads crop). References by index arithmetic, exact.
+#include <limits>
+
 #include "shape_test_util.hpp"
 
 namespace tsr::optest {
@@ -21,6 +23,10 @@ TEST(ShapeOps, TrilTriu) {
   EXPECT_TRUE(close(tril(tall, 1), ref_map(tall.contiguous(), {4, 3}, [](std::vector<int64_t>& i) { return i[1] - i[0] <= 1; }),
                     {4, 3}, 0, 0));
   EXPECT_EQ(tril(empty({0, 3})).sizes(), Shape({0, 3}));
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  EXPECT_TRUE(close(tril(m, huge), values(m), {3, 4}, 0, 0));
+  EXPECT_TRUE(close(triu(m, -huge), values(m), {3, 4}, 0, 0));
+  EXPECT_TRUE(close(tril(m, -huge), std::vector<double>(12, 0.0), {3, 4}, 0, 0));
   EXPECT_EQ(triu(empty({2, 0, 3})).sizes(), Shape({2, 0, 3}));
   // In place and out=.
   Tensor c = m.clone();
