@@ -166,5 +166,20 @@ TEST(ShapeOps, ReflectReplicateCircularPad) {
   EXPECT_TRUE(throws_with([&] { pad(x, {1, 1}, "wrap"); }, {"pad", "'wrap'"}));
 }
 
+// Large enough that the kernels split rows across threads.
+TEST(ShapeOps, LargeInputsParallelKernels) {
+  Tensor x = sample({2, 256, 300}, TSR_F32, 21);
+  Tensor xn = noncontig(x);
+  EXPECT_TRUE(close(flip(xn, {1, 2}), ref_map(x, {2, 256, 300}, [](std::vector<int64_t>& i) {
+    i[1] = 255 - i[1];
+    i[2] = 299 - i[2];
+    return true;
+  }), {2, 256, 300}, 0, 0));
+  EXPECT_TRUE(close(triu(xn, 3), ref_map(x, {2, 256, 300}, [](std::vector<int64_t>& i) { return i[2] - i[1] >= 3; }),
+                    {2, 256, 300}, 0, 0));
+  Tensor y = sample({2, 256, 300}, TSR_I16, 22);
+  EXPECT_TRUE(close(cat({x, y}, 2), ref_cat({x, y}, 2), {2, 256, 600}, 0, 0));
+}
+
 }  // namespace
 }  // namespace tsr::optest
