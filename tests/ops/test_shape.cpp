@@ -137,6 +137,9 @@ TEST(ShapeOps, FlattenUnflattenMovedimSwapaxes) {
   EXPECT_EQ(movedim(x, std::vector<int64_t>{0, 1}, std::vector<int64_t>{2, 0}).sizes(), Shape({3, 5, 2}));
   EXPECT_TRUE(throws_with([&] { movedim(x, std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 2}); }, {"movedim", "repeated"}));
   EXPECT_TRUE(close(swapaxes(x, 0, 2), values(x.transpose(0, 2).contiguous()), {5, 3, 2}, 0, 0));
+  EXPECT_TRUE(close(swapdims(x, -1, 1), values(x.transpose(1, 2).contiguous()), {2, 5, 3}, 0, 0));
+  EXPECT_TRUE(close(moveaxis(x, {2}, {0}), values(x.permute({2, 0, 1}).contiguous()), {5, 2, 3}, 0, 0));
+  EXPECT_TRUE(throws_with([&] { swapaxes(x, 0, 3); }, {"swapaxes", "out of range", "3"}));
   Tensor f = randu({2, 3, 4}, 2);
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return flatten(noncontig(in[0]), 1); }, {f}));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return movedim(in[0], 2, 0); }, {f}));

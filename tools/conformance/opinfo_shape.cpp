@@ -90,6 +90,8 @@ TSR_OPINFOS(shape) {
                                {{{}}, "0-dim", [](const Tensors& t) { return tsr::flatten(t[0]).contiguous(); }}}));
   v.push_back(info("unflatten", {{{{2, 6}}, "dim 1 -> [3, -1]", [](const Tensors& t) { return tsr::unflatten(t[0], 1, {3, -1}); }}}));
   v.push_back(info("movedim", {{{{2, 3, 5}}, "0 -> 2", [](const Tensors& t) { return tsr::movedim(t[0], 0, 2); }}}));
+  v.push_back(info("moveaxis", {{{{2, 3, 5}}, "[0, 1] -> [2, 0]", [](const Tensors& t) { return tsr::moveaxis(t[0], {0, 1}, {2, 0}); }}}));
+  v.push_back(info("swapdims", {{{{2, 3, 5}}, "-1, 1", [](const Tensors& t) { return tsr::swapdims(t[0], -1, 1); }}}));
   v.push_back(info("swapaxes", {{{{2, 3, 5}}, "0, 2", [](const Tensors& t) { return tsr::swapaxes(t[0], 0, 2); }}}));
   v.push_back(info_out("flip", {{3, 5}, {2, 3, 4}, {0, 3}, {7}}, [](const Tensors& in, Tensors outs) {
     static const tsr::Op op("flip");
