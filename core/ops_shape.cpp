@@ -421,6 +421,9 @@ TSR_CORE_OPS(shape) {
   v.push_back(composite_op("unflatten(Tensor self, int dim, int[] sizes) -> Tensor", composite<unflatten_fn>));
   v.push_back(composite_op("movedim(Tensor self, int[] source, int[] destination) -> Tensor", composite<movedim_fn>));
   v.push_back(composite_op("swapaxes(Tensor self, int axis0, int axis1) -> Tensor", composite<swapaxes_fn>));
+  // PyTorch's aliases.
+  v.push_back(composite_op("moveaxis(Tensor self, int[] source, int[] destination) -> Tensor", composite<movedim_fn>));
+  v.push_back(composite_op("swapdims(Tensor self, int dim0, int dim1) -> Tensor", composite<swapaxes_fn>));
   v.push_back({"flip(Tensor self, int[] dims) -> Tensor", composite<flip_fn>, flip_backward, kSaveNothing});
   v.push_back(composite_op("fliplr(Tensor self) -> Tensor", composite<fliplr_fn>));
   v.push_back(composite_op("flipud(Tensor self) -> Tensor", composite<flipud_fn>));

@@ -23,7 +23,10 @@ Tensor tri_fn(CArgs& a) {
   args[0].tag = TSR_VALUE_TENSOR;
   args[0].u.tensor = x.get();
   args[1].tag = TSR_VALUE_INT;
-  args[1].u.i = a.int_arg(1);
+  // Beyond +-(rows + cols) every diagonal selects the same: clamping keeps kernels' index
+  // arithmetic from overflowing.
+  int64_t lim = x.size(-1) + x.size(-2) + 1;
+  args[1].u.i = std::min(std::max(a.int_arg(1), -lim), lim);
   launch_kernel(a, x, out, args, 2);
   return out;
 }

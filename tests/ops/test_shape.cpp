@@ -137,6 +137,9 @@ TEST(ShapeOps, FlattenUnflattenMovedimSwapaxes) {
   EXPECT_EQ(movedim(x, std::vector<int64_t>{0, 1}, std::vector<int64_t>{2, 0}).sizes(), Shape({3, 5, 2}));
   EXPECT_TRUE(throws_with([&] { movedim(x, std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 2}); }, {"movedim", "repeated"}));
   EXPECT_TRUE(close(swapaxes(x, 0, 2), values(x.transpose(0, 2).contiguous()), {5, 3, 2}, 0, 0));
+  EXPECT_TRUE(close(swapdims(x, -1, 1), values(x.transpose(1, 2).contiguous()), {2, 5, 3}, 0, 0));
+  EXPECT_TRUE(close(moveaxis(x, {2}, {0}), values(x.permute({2, 0, 1}).contiguous()), {5, 2, 3}, 0, 0));
+  EXPECT_TRUE(throws_with([&] { swapaxes(x, 0, 3); }, {"swapaxes", "out of range", "3"}));
   Tensor f = randu({2, 3, 4}, 2);
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return flatten(noncontig(in[0]), 1); }, {f}));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return movedim(in[0], 2, 0); }, {f}));
@@ -241,6 +244,50 @@ TEST(ShapeOps, RepeatInterleave) {
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) {
     return repeat_interleave(in[0], from_vector<int64_t>({2, 0, 1}), 0);
   }, {x}));
+}
+
+TEST(ShapeOps, EmptyInputs) {
+  Tensor e = sample({2, 0, 3}, TSR_F32, 1);
+  EXPECT_EQ(cat({e, e}, 1).sizes(), Shape({2, 0, 3}));
+  EXPECT_EQ(cat({e, sample({2, 4, 3}, TSR_F32, 2)}, 1).sizes(), Shape({2, 4, 3}));
+  EXPECT_EQ(stack({e, e}, 0).sizes(), Shape({2, 2, 0, 3}));
+  EXPECT_EQ(flip(e, {0, 1, 2}).sizes(), Shape({2, 0, 3}));
+  EXPECT_EQ(roll(e, {1, 2}, {1, 2}).sizes(), Shape({2, 0, 3}));
+  EXPECT_EQ(repeat(e, {2, 2, 2}).sizes(), Shape({4, 0, 6}));
+  EXPECT_EQ(tile(e, {3}).sizes(), Shape({2, 0, 9}));
+  EXPECT_EQ(repeat_interleave(e, 2, 1).sizes(), Shape({2, 0, 3}));
+  EXPECT_EQ(flatten(e, 1).sizes(), Shape({2, 0}));
+  EXPECT_EQ(movedim(e, 1, 0).sizes(), Shape({0, 2, 3}));
+  EXPECT_EQ(split(e, 2, 1).size(), 1u);
+  EXPECT_EQ(unbind(e, 1).size(), 0u);
+  EXPECT_EQ(chunk(e, 3, 1).size(), 3u);
+}
+
+TEST(ShapeOps, GradientEdgeCases) {
+  // A skipped legacy-empty input that requires grad gets an empty gradient.
+  Tensor e = empty({0}, TSR_F64).requires_grad_();
+  Tensor x = randu({2, 3}, 1).requires_grad_();
+  Tensor y = cat({e, x}, 1);
+  std::vector<Tensor> g = autograd::grad({y}, {e, x}, {randu({2, 3}, 2)}, false, false, true);
+  EXPECT_EQ(g[0].sizes(), Shape({0}));
+  EXPECT_EQ(g[1].sizes(), Shape({2, 3}));
+  // Integer inputs of cat are simply not differentiated; the float result still records.
+  Tensor i = sample({2, 1}, TSR_I32, 3);
+  Tensor z = cat({x, i}, 1);
+  EXPECT_EQ(z.dtype(), TSR_F64);
+  EXPECT_TRUE(z.requires_grad());
+  // create_graph: the gradient of a flip/cat chain is itself differentiable (w.r.t. the cotangent).
+  Tensor cot = randu({2, 6}, 4).requires_grad_();
+  std::vector<Tensor> g1 = autograd::grad({flip(cat({x, x}, 1), {1})}, {x}, {cot}, false, true, true);
+  EXPECT_TRUE(g1[0].requires_grad());
+  std::vector<double> cv = values(cot), gv = values(g1[0]);
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t c = 0; c < 3; ++c)
+      EXPECT_DOUBLE_EQ(gv[static_cast<size_t>(r * 3 + c)], cv[static_cast<size_t>(r * 6 + 5 - c)] + cv[static_cast<size_t>(r * 6 + 2 - c)]);
+  // out= with an input that requires grad is refused.
+  Tensor out = empty({2, 6}, TSR_F64);
+  static const Op op("cat");
+  EXPECT_TRUE(throws_with([&] { call_out(op, out, {std::vector<Tensor>{x, x}, int64_t{1}}); }, {"cat", "out="}));
 }
 
 TEST(ShapeOps, NarrowCopy) {

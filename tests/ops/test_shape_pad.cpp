@@ -1,5 +1,7 @@
 // Shape family tests: tril/triu, diagonal/diag_embed/diag, constant_pad_nd and pad (constant,
 // reflect, replicate, circular; negative pads crop). References by index arithmetic, exact.
+#include <limits>
+
 #include "shape_test_util.hpp"
 
 namespace tsr::optest {
@@ -21,6 +23,10 @@ TEST(ShapeOps, TrilTriu) {
   EXPECT_TRUE(close(tril(tall, 1), ref_map(tall.contiguous(), {4, 3}, [](std::vector<int64_t>& i) { return i[1] - i[0] <= 1; }),
                     {4, 3}, 0, 0));
   EXPECT_EQ(tril(empty({0, 3})).sizes(), Shape({0, 3}));
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  EXPECT_TRUE(close(tril(m, huge), values(m), {3, 4}, 0, 0));
+  EXPECT_TRUE(close(triu(m, -huge), values(m), {3, 4}, 0, 0));
+  EXPECT_TRUE(close(tril(m, -huge), std::vector<double>(12, 0.0), {3, 4}, 0, 0));
   EXPECT_EQ(triu(empty({2, 0, 3})).sizes(), Shape({2, 0, 3}));
   // In place and out=.
   Tensor c = m.clone();
@@ -158,6 +164,21 @@ TEST(ShapeOps, ReflectReplicateCircularPad) {
   EXPECT_TRUE(throws_with([&] { pad(x, {0, 4}, "circular"); }, {"pad", "wrapping", "[2, 3]"}));
   EXPECT_TRUE(throws_with([&] { pad(empty({2, 0}), {1, 1}, "replicate"); }, {"pad", "size 0"}));
   EXPECT_TRUE(throws_with([&] { pad(x, {1, 1}, "wrap"); }, {"pad", "'wrap'"}));
+}
+
+// Large enough that the kernels split rows across threads.
+TEST(ShapeOps, LargeInputsParallelKernels) {
+  Tensor x = sample({2, 256, 300}, TSR_F32, 21);
+  Tensor xn = noncontig(x);
+  EXPECT_TRUE(close(flip(xn, {1, 2}), ref_map(x, {2, 256, 300}, [](std::vector<int64_t>& i) {
+    i[1] = 255 - i[1];
+    i[2] = 299 - i[2];
+    return true;
+  }), {2, 256, 300}, 0, 0));
+  EXPECT_TRUE(close(triu(xn, 3), ref_map(x, {2, 256, 300}, [](std::vector<int64_t>& i) { return i[2] - i[1] >= 3; }),
+                    {2, 256, 300}, 0, 0));
+  Tensor y = sample({2, 256, 300}, TSR_I16, 22);
+  EXPECT_TRUE(close(cat({x, y}, 2), ref_cat({x, y}, 2), {2, 256, 600}, 0, 0));
 }
 
 }  // namespace

@@ -49,6 +49,14 @@ inline Tensor swapaxes(const Tensor& t, int64_t axis0, int64_t axis1) {
   static const Op op("swapaxes");
   return call(op, {t, axis0, axis1});
 }
+inline Tensor moveaxis(const Tensor& t, std::vector<int64_t> source, std::vector<int64_t> destination) {
+  static const Op op("moveaxis");
+  return call(op, {t, std::move(source), std::move(destination)});
+}
+inline Tensor swapdims(const Tensor& t, int64_t dim0, int64_t dim1) {
+  static const Op op("swapdims");
+  return call(op, {t, dim0, dim1});
+}
 inline Tensor flip(const Tensor& t, std::vector<int64_t> dims) {
   static const Op op("flip");
   return call(op, {t, std::move(dims)});
