@@ -88,7 +88,7 @@ tsr::Tensor gather_fn(CArgs& a) {
   tsr::Tensor index = a.tensor(2);
   const int64_t dim = norm_dim(a, a.int_arg(1), self.dim());
   check_gather_shapes(a, self, index, dim, nullptr);
-  tsr::Tensor idx = at_least_1d(as_index(a, index, self));
+  tsr::Tensor idx = at_least_1d(as_index(a, index, self, "index", false));
   tsr::Tensor x = at_least_1d(self);
   tsr::Tensor out = tsr::empty(idx.sizes(), self.dtype(), self.device());
   if (out.numel() > 0) {
@@ -122,20 +122,19 @@ tsr::Tensor scatter_common(CArgs& a, const tsr::Tensor& src, const char* reduce,
   if (src.device() != self.device())
     a.fail(TSR_INVALID_ARGUMENT, "src is on " + src.device().str(src.runtime()) + " but self is on " +
                                      self.device().str(self.runtime()));
-  tsr::Tensor idx = at_least_1d(as_index(a, index, self));
+  tsr::Tensor idx = at_least_1d(as_index(a, index, self, "index", false));
   tsr::Tensor out = tsr::empty(self.sizes(), self.dtype(), self.device());
   if (out.numel() > 0) out.copy_(self);
   if (idx.numel() == 0) return out;
   tsr::Tensor x = at_least_1d(out);
   if (x.size(dim) == 0)
-    a.fail(TSR_OUT_OF_RANGE, "index " + std::to_string(idx.to_vector<int64_t>()[0]) + " is out of bounds for dimension " +
-                                 std::to_string(dim) + " with size 0");
-  // src restricted to the index's block, dense.
+    a.fail(TSR_OUT_OF_RANGE, "index " + std::to_string(idx.contiguous().to_vector<int64_t>()[0]) +
+                                 " is out of bounds for dimension " + std::to_string(dim) + " with size 0");
+  // src restricted to the index's block (any strides: kernels take strided operands).
   tsr::Tensor s = at_least_1d(src);
   std::vector<int64_t> is = idx.sizes();
   for (int64_t d = 0; d < s.dim(); ++d)
     if (s.size(d) != is[d]) s = s.narrow(d, 0, is[d]);
-  if (!s.is_contiguous()) s = s.contiguous();
   tsr_value_t args[6];
   args[0] = tensor_value(x);
   args[1] = int_value(dim);

@@ -26,8 +26,10 @@ inline int64_t norm_dim(const CArgs& a, int64_t dim, int64_t ndim) {
   return dim < 0 ? dim + n : dim;
 }
 
-// An index argument as a contiguous int64 tensor on self's device; int32 is converted.
-inline tsr::Tensor as_index(const CArgs& a, const tsr::Tensor& idx, const tsr::Tensor& self, const char* what = "index") {
+// An index argument as an int64 tensor on self's device (dense unless `dense` is false); int32
+// is converted.
+inline tsr::Tensor as_index(const CArgs& a, const tsr::Tensor& idx, const tsr::Tensor& self, const char* what = "index",
+                            bool dense = true) {
   tsr_dtype_t dt = idx.dtype();
   if (dt != TSR_I64 && dt != TSR_I32)
     a.fail(TSR_INVALID_ARGUMENT, std::string(what) + " must be an int64 or int32 tensor, got " + dtype_name(dt) + " " +
@@ -36,7 +38,7 @@ inline tsr::Tensor as_index(const CArgs& a, const tsr::Tensor& idx, const tsr::T
     a.fail(TSR_INVALID_ARGUMENT, std::string(what) + " is on " + idx.device().str(idx.runtime()) + " but self is on " +
                                      self.device().str(self.runtime()));
   tsr::Tensor r = dt == TSR_I64 ? idx : idx.to(TSR_I64);
-  return r.is_contiguous() ? r : r.contiguous();
+  return !dense || r.is_contiguous() ? r : r.contiguous();
 }
 
 inline void require_same_dtype(const CArgs& a, const tsr::Tensor& self, const tsr::Tensor& other, const char* what) {

@@ -1,6 +1,6 @@
 // Indexing kernels: index_select (row copies), gather, scatter with reductions, nonzero.
-// Contracts (docs/kernels/index.md): index tensors arrive as contiguous int64 and may hold any
-// value; every kernel validates all indices before writing anything, so a bad index leaves the
+// Contracts (docs/kernels/index.md): index tensors arrive as int64 (contiguous for
+// index_select, any strides for gather/scatter) and may hold any value; every kernel validates all indices before writing anything, so a bad index leaves the
 // output untouched. Data moves are done by item size (bit copies); reductions dispatch on dtype.
 #include <cstring>
 #include <limits>
@@ -86,33 +86,85 @@ void index_select_kernel(KernelCall& c) {
   });
 }
 
-// gather: out[o, k, i] = self[o, index[o, k, i], i] with index/out [O, K, I] contiguous and self
-// strided (its sizes may exceed the index's outside `dim`).
+// Offset tables of a tensor viewed as [O, K, I] around `dim` (sizes from `shape`, strides its
+// own): element (o, k, i) is at o_off[o] + k * k_stride + i_off[i].
+struct Blocks {
+  std::vector<int64_t> o_off, i_off;
+  int64_t k_stride = 0;
+  Blocks(const int64_t* shape, const int64_t* strides, int dim, int nd)
+      : o_off(block_offsets(shape, strides, 0, dim)),
+        i_off(block_offsets(shape, strides, dim + 1, nd)),
+        k_stride(strides[dim]) {}
+  int64_t at(int64_t o, int64_t k, int64_t i) const { return o_off[o] + k * k_stride + i_off[i]; }
+};
+
+// Every index of a strided [O, K, I] index tensor within [-size, size).
+void check_strided(const char* op, const int64_t* idx, const Blocks& ib, int64_t O, int64_t K, int64_t I, int64_t size,
+                   int64_t dim) {
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t* p = idx + ib.o_off[o] + k * ib.k_stride;
+      for (int64_t i = 0; i < I; ++i) {
+        const int64_t v = p[ib.i_off[i]];
+        if (v < -size || v >= size)
+          fail(TSR_OUT_OF_RANGE, op, ": index ", v, " is out of bounds for dimension ", dim, " with size ", size);
+      }
+    }
+}
+
+// True when dims [b, nd) of t are row-major dense with the given sizes.
+bool dense_block(const int64_t* sizes, const int64_t* strides, const int64_t* want, int b, int nd) {
+  int64_t expect = 1;
+  for (int d = nd - 1; d >= b; --d) {
+    if (sizes[d] != want[d]) return false;
+    if (sizes[d] != 1 && strides[d] != expect) return false;
+    expect *= sizes[d];
+  }
+  return true;
+}
+
+// gather: out[o, k, i] = self[o, index[o, k, i], i]; index and self strided (self's sizes may
+// exceed the index's outside `dim`), out contiguous with the index's shape. An index constant
+// over the trailing dims (an expanded row index, as embedding lookups make) copies whole rows.
 void gather_kernel(KernelCall& c) {
   const tsr_tensor_view_t& self = c.input(0);
   const tsr_tensor_view_t& index = c.input(1);
   const tsr_tensor_view_t& out = c.output(0);
   const int dim = static_cast<int>(c.arg_int(1));
   const int nd = index.ndim;
-  const int64_t n = view_numel(index);
   const int64_t S = self.sizes[dim];
   const int64_t* idx = static_cast<const int64_t*>(index.data);
-  check_indices("gather", idx, n, S, dim);
   const int64_t O = prod(index.sizes, 0, dim), K = index.sizes[dim], I = prod(index.sizes, dim + 1, nd);
-  const std::vector<int64_t> off_o = block_offsets(index.sizes, self.strides, 0, dim);
-  const std::vector<int64_t> off_i = block_offsets(index.sizes, self.strides, dim + 1, nd);
-  const int64_t sd = self.strides[dim];
-  by_itemsize(itemsize(self.dtype), "gather", [&](auto tag) {
+  const Blocks ib(index.sizes, index.strides, dim, nd);
+  check_strided("gather", idx, ib, O, K, I, S, dim);
+  const Blocks sb(index.sizes, self.strides, dim, nd);
+  bool rows = I > 1 && dense_block(self.sizes, self.strides, index.sizes, dim + 1, nd);
+  for (int d = dim + 1; rows && d < nd; ++d) rows = index.strides[d] == 0 || index.sizes[d] == 1;
+  const size_t isz = itemsize(self.dtype);
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, I));
+  if (rows) {
+    const char* src = static_cast<const char*>(self.data);
+    char* dst = static_cast<char*>(out.data);
+    parallel_for(0, O * K, grain, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t o = r / K, k = r % K;
+        const int64_t t = wrap(idx[ib.o_off[o] + k * ib.k_stride], S);
+        std::memcpy(dst + r * I * isz, src + (sb.o_off[o] + t * sb.k_stride) * isz, I * isz);
+      }
+    });
+    return;
+  }
+  by_itemsize(isz, "gather", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = static_cast<const T*>(self.data);
     T* dst = static_cast<T*>(out.data);
-    parallel_for(0, O * K, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, I)), [&](int64_t b, int64_t e) {
+    parallel_for(0, O * K, grain, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
-        const int64_t o = r / K;
-        const int64_t* ir = idx + r * I;
+        const int64_t o = r / K, k = r % K;
+        const int64_t* ir = idx + ib.o_off[o] + k * ib.k_stride;
         T* orow = dst + r * I;
-        const T* base = src + off_o[o];
-        for (int64_t i = 0; i < I; ++i) orow[i] = base[wrap(ir[i], S) * sd + off_i[i]];
+        const T* base = src + sb.o_off[o];
+        for (int64_t i = 0; i < I; ++i) orow[i] = base[wrap(ir[ib.i_off[i]], S) * sb.k_stride + sb.i_off[i]];
       }
     });
   });
@@ -188,9 +240,10 @@ struct ScatterMath {
 };
 
 // scatter_reduce (also runs scatter with reduce "assign" and scatter_add with "sum"):
-// index and src contiguous [O, K, I]; out contiguous, already holding self. Work is split over
-// (o, i) so no two threads touch one output element, and each element sees its updates in index
-// order: results (float sums included) are deterministic.
+// index and src strided [O, K, I] (src has the index's shape; stride 0 for expanded operands);
+// out already holds self. Work is split over (o, i) so no two threads touch one output
+// element, and each element sees its updates in index order: results (float sums included)
+// are deterministic.
 void scatter_reduce_kernel(KernelCall& c) {
   const tsr_tensor_view_t& index = c.input(0);
   const tsr_tensor_view_t& srcv = c.input(1);
@@ -199,15 +252,15 @@ void scatter_reduce_kernel(KernelCall& c) {
   const Reduce red = parse_reduce(c.arg_str(4));
   const bool include_self = c.arg_bool(5);
   const int nd = index.ndim;
-  const int64_t n = view_numel(index);
   const int64_t S = out.sizes[dim];
   const int64_t* idx = static_cast<const int64_t*>(index.data);
-  check_indices(c.op_name(), idx, n, S, dim);
-  if (n == 0) return;
   const int64_t O = prod(index.sizes, 0, dim), K = index.sizes[dim], I = prod(index.sizes, dim + 1, nd);
-  const std::vector<int64_t> off_o = block_offsets(index.sizes, out.strides, 0, dim);
-  const std::vector<int64_t> off_i = block_offsets(index.sizes, out.strides, dim + 1, nd);
-  const int64_t sd = out.strides[dim];
+  const Blocks ib(index.sizes, index.strides, dim, nd);
+  check_strided(c.op_name(), idx, ib, O, K, I, S, dim);
+  if (O * K * I == 0) return;
+  const Blocks ob(index.sizes, out.strides, dim, nd);
+  const Blocks sb(index.sizes, srcv.strides, dim, nd);
+  const int64_t sd = ob.k_stride;
   dispatch_all(out.dtype, c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using M = ScatterMath<T>;
@@ -216,31 +269,30 @@ void scatter_reduce_kernel(KernelCall& c) {
     T* dst = static_cast<T*>(out.data);
     const bool reset = !include_self && red != Reduce::Assign;
     const C ident = M::identity(red);
-    // Mean needs per-element counts; kept only for the touched elements of this (o, i) column.
-    const int64_t cols = O * I;
     const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, K));
-    parallel_for(0, cols, grain, [&](int64_t b, int64_t e) {
+    parallel_for(0, O * I, grain, [&](int64_t b, int64_t e) {
+      // Mean keeps per-element counts for the touched elements of the current (o, i) column.
       std::vector<int64_t> count;
       if (red == Reduce::Mean) count.assign(static_cast<size_t>(S), 0);
       for (int64_t col = b; col < e; ++col) {
         const int64_t o = col / I, i = col % I;
-        T* base = dst + off_o[o] + off_i[i];
-        const int64_t* ic = idx + o * K * I + i;
-        const T* sc = src + o * K * I + i;
+        T* base = dst + ob.o_off[o] + ob.i_off[i];
+        const int64_t* ic = idx + ib.o_off[o] + ib.i_off[i];
+        const T* sc = src + sb.o_off[o] + sb.i_off[i];
+        const int64_t ik = ib.k_stride, sk = sb.k_stride;
         if (reset)
-          for (int64_t k = 0; k < K; ++k) base[wrap(ic[k * I], S) * sd] = static_cast<T>(ident);
-        if (red == Reduce::Mean) {
-          for (int64_t k = 0; k < K; ++k) count[static_cast<size_t>(wrap(ic[k * I], S))] = include_self ? 1 : 0;
-        }
+          for (int64_t k = 0; k < K; ++k) base[wrap(ic[k * ik], S) * sd] = static_cast<T>(ident);
+        if (red == Reduce::Mean)
+          for (int64_t k = 0; k < K; ++k) count[static_cast<size_t>(wrap(ic[k * ik], S))] = include_self ? 1 : 0;
         for (int64_t k = 0; k < K; ++k) {
-          const int64_t t = wrap(ic[k * I], S);
+          const int64_t t = wrap(ic[k * ik], S);
           T& d = base[t * sd];
-          d = static_cast<T>(M::combine(red, C(d), C(sc[k * I])));
+          d = static_cast<T>(M::combine(red, C(d), C(sc[k * sk])));
           if (red == Reduce::Mean) ++count[static_cast<size_t>(t)];
         }
         if (red == Reduce::Mean) {
           for (int64_t k = 0; k < K; ++k) {
-            const int64_t t = wrap(ic[k * I], S);
+            const int64_t t = wrap(ic[k * ik], S);
             int64_t& cnt = count[static_cast<size_t>(t)];
             if (cnt > 0) base[t * sd] = static_cast<T>(M::divide(C(base[t * sd]), cnt));
             cnt = 0;  // divided once

@@ -172,6 +172,45 @@ TEST(IndexOps, GatherAllDtypes) {
   EXPECT_EQ(gather(randu({3, 4}, 1), 1, empty({3, 0}, TSR_I64)).sizes(), (Shape{3, 0}));
 }
 
+TEST(IndexOps, GatherRowsAndStridedOperands) {
+  for (tsr_dtype_t dt : {TSR_BOOL, TSR_I16, TSR_BF16, TSR_F32, TSR_F64}) {
+    Tensor x = data({50, 33}, 12, dt);
+    Tensor rows = randint({40}, 13, -50, 50);
+    Tensor expanded = rows.reshape({40, 1}).expand({40, 33});  // embedding-style row lookup
+    std::vector<double> want = values(index_select(x, 0, rows));
+    EXPECT_TRUE(exact(gather(x, 0, expanded), want, {40, 33})) << dtype_name(dt);
+    EXPECT_TRUE(exact(gather(x, 0, expanded), ref_gather(values(x), {50, 33}, values(expanded), {40, 33}, 0), {40, 33}));
+    // Rows that are not dense in self take the element path.
+    Tensor xs = x.slice(1, 0, 33, 2);
+    Tensor e2 = rows.reshape({40, 1}).expand({40, 17});
+    EXPECT_TRUE(exact(gather(xs, 0, e2), ref_gather(values(xs), {50, 17}, values(e2), {40, 17}, 0), {40, 17}));
+  }
+  // Scatter with an expanded index and a transposed src.
+  Tensor self = randu({6, 4}, 14);
+  Tensor src = randu({4, 9}, 15).transpose(0, 1);  // [9, 4], strided
+  Tensor idx = randint({9}, 16, 0, 6).reshape({9, 1}).expand({9, 4});
+  auto e = ref_scatter(values(self), {6, 4}, values(idx), {9, 4}, values(src), {9, 4}, 0, "sum", true, false);
+  EXPECT_TRUE(close(scatter_add(self, 0, idx, src), e, {6, 4}, 1e-12, 1e-12));
+  // Empty operands.
+  EXPECT_EQ(gather(empty({0, 3}, TSR_F64), 0, empty({0, 3}, TSR_I64)).sizes(), (Shape{0, 3}));
+  EXPECT_EQ(scatter_add(empty({0, 3}, TSR_F64), 0, empty({0, 3}, TSR_I64), empty({0, 3}, TSR_F64)).sizes(), (Shape{0, 3}));
+  Tensor one = randu({1}, 17);
+  EXPECT_TRUE(exact(scatter(one, 0, empty({0}, TSR_I64), empty({0}, TSR_F64)), values(one), {1}));
+  // out= forms; a bad index leaves out= untouched.
+  static const Op gop("gather"), sop("scatter_add");
+  Tensor gout = empty({40, 33}, TSR_F64);
+  Tensor xf = data({50, 33}, 12, TSR_F64);
+  Tensor rows = randint({40}, 13, -50, 50);
+  Tensor expanded = rows.reshape({40, 1}).expand({40, 33});
+  call_out(gop, gout, {xf, int64_t{0}, expanded, false});
+  EXPECT_EQ(values(gout), values(index_select(xf, 0, rows)));
+  Tensor sout = full({6, 4}, 3.0, TSR_F64);
+  EXPECT_TRUE(throws_with([&] { call_out(sop, sout, {self, int64_t{0}, add(idx, 6), src}); }, {"scatter_add", "out of bounds"}));
+  for (double v : values(sout)) EXPECT_EQ(v, 3.0);
+  call_out(sop, sout, {self, int64_t{0}, idx, src});
+  EXPECT_TRUE(close(sout, e, {6, 4}, 1e-12, 1e-12));
+}
+
 TEST(IndexOps, GatherErrors) {
   Tensor x = randu({3, 4}, 11);
   EXPECT_TRUE(throws_with([&] { gather(x, 1, from_vector<int64_t>({0, 4}, {1, 2})); }, {"gather", "index 4", "dimension 1", "size 4"}));
