@@ -541,3 +541,36 @@ TEST(IndexOps, GradAdvancedIndex) {
 
 }  // namespace
 }  // namespace tsr::optest
+
+namespace tsr::optest {
+namespace {
+
+TEST(IndexOps, DoubleBackwardAndInplaceAutograd) {
+  Tensor idx = from_vector<int64_t>({0, 2, 2, 1, 0, 0}, {2, 3});
+  Tensor x = randu({2, 4}, 160).requires_grad_();
+  Tensor c = randu({2, 3}, 161).requires_grad_();
+  Tensor w = randu({2, 4}, 162);
+  // d/dc of (d gather / dx . c) is gather again: the formula (scatter_add) was recorded.
+  Tensor gx = autograd::grad({gather(x, 1, idx)}, {x}, {c}, true, true)[0];
+  EXPECT_TRUE(close(gx, values(scatter_add(zeros({2, 4}, TSR_F64), 1, idx, c.detach())), {2, 4}, 1e-12, 1e-12));
+  Tensor gc = autograd::grad({gx}, {c}, {w})[0];
+  EXPECT_TRUE(close(gc, values(gather(w, 1, idx)), {2, 3}, 1e-12, 1e-12));
+  Tensor rows = from_vector<int64_t>({1, 1, 0}, {3});
+  Tensor c2 = randu({3, 4}, 163).requires_grad_();
+  Tensor gx2 = autograd::grad({index_select(x, 0, rows)}, {x}, {c2}, true, true)[0];
+  Tensor w2 = randu({2, 4}, 164);
+  EXPECT_TRUE(close(autograd::grad({gx2}, {c2}, {w2})[0], values(index_select(w2, 0, rows)), {3, 4}, 1e-12, 1e-12));
+  // In-place on a non-leaf moves its history: gradients reach both x and src.
+  Tensor src = randu({2, 3}, 165).requires_grad_();
+  Tensor y = index_select(x, 0, from_vector<int64_t>({0, 1}, {2}));
+  scatter_add_(y, 1, idx, src);
+  Tensor cot = randu({2, 4}, 166);
+  std::vector<Tensor> g = autograd::grad({y}, {x, src}, {cot});
+  EXPECT_TRUE(close(g[0], values(cot), {2, 4}, 1e-12, 1e-12));
+  EXPECT_TRUE(close(g[1], values(gather(cot, 1, idx)), {2, 3}, 1e-12, 1e-12));
+  // In-place on a leaf that requires grad is refused.
+  EXPECT_TRUE(throws_with([&] { index_fill_(x, 1, from_vector<int64_t>({0}, {1}), 1.0); }, {"index_fill_"}));
+}
+
+}  // namespace
+}  // namespace tsr::optest
