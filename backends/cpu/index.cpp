@@ -2,6 +2,7 @@
 // Contracts (docs/kernels/index.md): index tensors arrive as int64 (contiguous for
 // index_select, any strides for gather/scatter) and may hold any value; every kernel validates all indices before writing anything, so a bad index leaves the
 // output untouched. Data moves are done by item size (bit copies); reductions dispatch on dtype.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -78,6 +79,17 @@ void index_select_kernel(KernelCall& c) {
   const char* src = static_cast<const char*>(self.data);
   char* dst = static_cast<char*>(out.data);
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, I));
+  if (I == 1) {  // single elements (masked_select, take): typed loads beat memcpy calls
+    by_itemsize(itemsize(self.dtype), "index_select", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* s = static_cast<const T*>(self.data);
+      T* d = static_cast<T*>(out.data);
+      parallel_for(0, O * K, grain, [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) d[r] = s[(r / K) * S + wrap(idx[r % K], S)];
+      });
+    });
+    return;
+  }
   parallel_for(0, O * K, grain, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t o = r / K, k = r % K;
@@ -98,18 +110,18 @@ struct Blocks {
   int64_t at(int64_t o, int64_t k, int64_t i) const { return o_off[o] + k * k_stride + i_off[i]; }
 };
 
-// Every index of a strided [O, K, I] index tensor within [-size, size).
-void check_strided(const char* op, const int64_t* idx, const Blocks& ib, int64_t O, int64_t K, int64_t I, int64_t size,
-                   int64_t dim) {
-  for (int64_t o = 0; o < O; ++o)
-    for (int64_t k = 0; k < K; ++k) {
-      const int64_t* p = idx + ib.o_off[o] + k * ib.k_stride;
-      for (int64_t i = 0; i < I; ++i) {
-        const int64_t v = p[ib.i_off[i]];
-        if (v < -size || v >= size)
-          fail(TSR_OUT_OF_RANGE, op, ": index ", v, " is out of bounds for dimension ", dim, " with size ", size);
-      }
-    }
+// Every index of a strided index tensor within [-size, size). Broadcast (stride 0) dims are
+// visited once: an expanded row index costs K checks, not K * I.
+void check_index_view(const char* op, const tsr_tensor_view_t& index, int64_t size, int64_t dim) {
+  int64_t sizes[TSR_MAX_DIMS];
+  for (int d = 0; d < index.ndim; ++d) sizes[d] = index.strides[d] == 0 ? std::min<int64_t>(1, index.sizes[d]) : index.sizes[d];
+  const std::vector<int64_t> off = block_offsets(sizes, index.strides, 0, index.ndim);
+  const int64_t* idx = static_cast<const int64_t*>(index.data);
+  for (int64_t o : off) {
+    const int64_t v = idx[o];
+    if (v < -size || v >= size)
+      fail(TSR_OUT_OF_RANGE, op, ": index ", v, " is out of bounds for dimension ", dim, " with size ", size);
+  }
 }
 
 // True when dims [b, nd) of t are row-major dense with the given sizes.
@@ -136,7 +148,7 @@ void gather_kernel(KernelCall& c) {
   const int64_t* idx = static_cast<const int64_t*>(index.data);
   const int64_t O = prod(index.sizes, 0, dim), K = index.sizes[dim], I = prod(index.sizes, dim + 1, nd);
   const Blocks ib(index.sizes, index.strides, dim, nd);
-  check_strided("gather", idx, ib, O, K, I, S, dim);
+  check_index_view("gather", index, S, dim);
   const Blocks sb(index.sizes, self.strides, dim, nd);
   bool rows = I > 1 && dense_block(self.sizes, self.strides, index.sizes, dim + 1, nd);
   for (int d = dim + 1; rows && d < nd; ++d) rows = index.strides[d] == 0 || index.sizes[d] == 1;
@@ -256,7 +268,7 @@ void scatter_reduce_kernel(KernelCall& c) {
   const int64_t* idx = static_cast<const int64_t*>(index.data);
   const int64_t O = prod(index.sizes, 0, dim), K = index.sizes[dim], I = prod(index.sizes, dim + 1, nd);
   const Blocks ib(index.sizes, index.strides, dim, nd);
-  check_strided(c.op_name(), idx, ib, O, K, I, S, dim);
+  check_index_view(c.op_name(), index, S, dim);
   if (O * K * I == 0) return;
   const Blocks ob(index.sizes, out.strides, dim, nd);
   const Blocks sb(index.sizes, srcv.strides, dim, nd);
@@ -269,6 +281,53 @@ void scatter_reduce_kernel(KernelCall& c) {
     T* dst = static_cast<T*>(out.data);
     const bool reset = !include_self && red != Reduce::Assign;
     const C ident = M::identity(red);
+    if (red != Reduce::Mean) {
+      // Items are (o, block of up to W trailing positions); inside one, k runs outermost so
+      // rows of out and src are walked contiguously. An index constant over the trailing dims
+      // (an expanded row index: index_add, index_copy, index_put) with dense rows takes a
+      // vectorizable row loop.
+      const int64_t W = std::min<int64_t>(I, std::max<int64_t>(64, I / 16));
+      const int64_t nblk = (I + W - 1) / W;
+      bool rows = true;
+      for (int64_t i = 0; rows && i < I; ++i) rows = ib.i_off[i] == 0 && ob.i_off[i] == i && sb.i_off[i] == i;
+      auto run = [&](auto rtag) {
+        constexpr Reduce R = decltype(rtag)::value;
+        parallel_for(0, O * nblk, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, K * W)),
+                     [&](int64_t b, int64_t e) {
+          for (int64_t item = b; item < e; ++item) {
+            const int64_t o = item / nblk, i0 = (item % nblk) * W, i1 = std::min(I, i0 + W);
+            T* base = dst + ob.o_off[o];
+            const int64_t* ibase = idx + ib.o_off[o];
+            const T* sbase = src + sb.o_off[o];
+            if (reset)
+              for (int64_t k = 0; k < K; ++k)
+                for (int64_t i = i0; i < i1; ++i)
+                  base[wrap(ibase[k * ib.k_stride + ib.i_off[i]], S) * sd + ob.i_off[i]] = static_cast<T>(ident);
+            for (int64_t k = 0; k < K; ++k) {
+              const int64_t* ik = ibase + k * ib.k_stride;
+              const T* sk = sbase + k * sb.k_stride;
+              if (rows) {
+                T* drow = base + wrap(ik[0], S) * sd;
+                for (int64_t i = i0; i < i1; ++i) drow[i] = static_cast<T>(M::combine(R, C(drow[i]), C(sk[i])));
+              } else {
+                for (int64_t i = i0; i < i1; ++i) {
+                  T& d = base[wrap(ik[ib.i_off[i]], S) * sd + ob.i_off[i]];
+                  d = static_cast<T>(M::combine(R, C(d), C(sk[sb.i_off[i]])));
+                }
+              }
+            }
+          }
+        });
+      };
+      switch (red) {
+        case Reduce::Assign: run(std::integral_constant<Reduce, Reduce::Assign>{}); break;
+        case Reduce::Sum: run(std::integral_constant<Reduce, Reduce::Sum>{}); break;
+        case Reduce::Prod: run(std::integral_constant<Reduce, Reduce::Prod>{}); break;
+        case Reduce::Amax: run(std::integral_constant<Reduce, Reduce::Amax>{}); break;
+        default: run(std::integral_constant<Reduce, Reduce::Amin>{}); break;
+      }
+      return;
+    }
     const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, K));
     parallel_for(0, O * I, grain, [&](int64_t b, int64_t e) {
       // Mean keeps per-element counts for the touched elements of the current (o, i) column.
@@ -304,7 +363,8 @@ void scatter_reduce_kernel(KernelCall& c) {
 }
 
 // nonzero: self contiguous; out [n, ndim] int64 with n = the number of nonzero elements (the
-// core counted them). Coordinates in row-major order.
+// core counted them). Coordinates in row-major order: chunks count their nonzeros in parallel,
+// then write from their prefix offsets.
 void nonzero_kernel(KernelCall& c) {
   const tsr_tensor_view_t& self = c.input(0);
   const tsr_tensor_view_t& out = c.output(0);
@@ -316,20 +376,39 @@ void nonzero_kernel(KernelCall& c) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const T* x = static_cast<const T*>(self.data);
-    int64_t coord[TSR_MAX_DIMS] = {};
-    int64_t w = 0;
-    for (int64_t i = 0; i < total; ++i) {
-      if (C(x[i]) != C(0)) {
-        if (w == rows) fail(TSR_INTERNAL, "nonzero: more nonzero elements than counted (", rows, ")");
-        for (int d = 0; d < nd; ++d) dst[w * nd + d] = coord[d];
-        ++w;
+    constexpr int64_t kChunk = 1 << 16;
+    const int64_t nchunks = (total + kChunk - 1) / kChunk;
+    std::vector<int64_t> start(static_cast<size_t>(nchunks) + 1, 0);
+    parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t ch = b; ch < e; ++ch) {
+        int64_t n = 0;
+        for (int64_t i = ch * kChunk, end = std::min(total, i + kChunk); i < end; ++i) n += C(x[i]) != C(0);
+        start[static_cast<size_t>(ch) + 1] = n;
       }
-      for (int d = nd - 1; d >= 0; --d) {
-        if (++coord[d] < self.sizes[d]) break;
-        coord[d] = 0;
+    });
+    for (int64_t ch = 0; ch < nchunks; ++ch) start[ch + 1] += start[ch];
+    if (start[nchunks] != rows)
+      fail(TSR_INTERNAL, "nonzero: found ", start[nchunks], " nonzero elements, counted ", rows);
+    parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t ch = b; ch < e; ++ch) {
+        int64_t coord[TSR_MAX_DIMS] = {};
+        for (int64_t rem = ch * kChunk, d = nd - 1; d >= 0; --d) {
+          coord[d] = rem % self.sizes[d];
+          rem /= self.sizes[d];
+        }
+        int64_t w = start[ch];
+        for (int64_t i = ch * kChunk, end = std::min(total, i + kChunk); i < end; ++i) {
+          if (C(x[i]) != C(0)) {
+            for (int d = 0; d < nd; ++d) dst[w * nd + d] = coord[d];
+            ++w;
+          }
+          for (int d = nd - 1; d >= 0; --d) {
+            if (++coord[d] < self.sizes[d]) break;
+            coord[d] = 0;
+          }
+        }
       }
-    }
-    if (w != rows) fail(TSR_INTERNAL, "nonzero: found ", w, " nonzero elements, counted ", rows);
+    });
   });
 }
 
