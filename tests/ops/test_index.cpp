@@ -574,3 +574,32 @@ TEST(IndexOps, DoubleBackwardAndInplaceAutograd) {
 
 }  // namespace
 }  // namespace tsr::optest
+
+namespace tsr::optest {
+namespace {
+
+TEST(IndexOps, ZeroDimAndInt32Indices) {
+  Tensor s = scalar_tensor(4.0, TSR_F64, false);
+  Tensor i0 = scalar_tensor_int(0, TSR_I64, false), im1 = scalar_tensor_int(-1, TSR_I64, false);
+  EXPECT_TRUE(exact(gather(s, 0, im1), {4.0}, {}));
+  EXPECT_TRUE(exact(scatter_add(s, 0, i0, scalar_tensor(1.5, TSR_F64, false)), {5.5}, {}));
+  EXPECT_TRUE(exact(index_add(s, 0, i0, scalar_tensor(1.5, TSR_F64, false), 2.0), {7.0}, {}));
+  EXPECT_TRUE(exact(masked_fill(s, from_bools({true}, {}), -1.0), {-1.0}, {}));
+  EXPECT_TRUE(exact(take(randu({3}, 170), i0), {values(randu({3}, 170))[0]}, {}));
+  EXPECT_TRUE(throws_with([&] { gather(s, 0, scalar_tensor_int(1, TSR_I64, false)); }, {"gather", "index 1", "size 1"}));
+  // int32 indices everywhere they are accepted.
+  Tensor x = randu({4, 3}, 171);
+  Tensor i32 = from_vector<int32_t>({3, -4, 1}, {3});
+  Tensor i64 = i32.to(TSR_I64);
+  Tensor src = randu({3, 3}, 172);
+  EXPECT_EQ(values(index_add(x, 0, i32, src)), values(index_add(x, 0, i64, src)));
+  EXPECT_EQ(values(index_copy(x, 0, i32, src)), values(index_copy(x, 0, i64, src)));
+  EXPECT_EQ(values(gather(x, 0, i32.reshape({3, 1}))), values(gather(x, 0, i64.reshape({3, 1}))));
+  EXPECT_EQ(values(scatter(x, 0, i32.reshape({3, 1}), src)), values(scatter(x, 0, i64.reshape({3, 1}), src)));
+  EXPECT_EQ(values(index(x, {i32})), values(index(x, {i64})));
+  EXPECT_EQ(values(take(x, i32)), values(take(x, i64)));
+  EXPECT_TRUE(throws_with([&] { gather(x, 0, from_vector<int16_t>({1}, {1, 1})); }, {"gather", "int64 or int32", "int16"}));
+}
+
+}  // namespace
+}  // namespace tsr::optest
