@@ -199,4 +199,49 @@ TEST(LinalgOps, Cholesky) {
     }, {randu({3, 3}, 41, -1, 1)});
 }
 
+// Determinant by Gaussian elimination with partial pivoting (float64 reference).
+double ref_det(std::vector<double> m, int64_t n) {
+  double det = 1;
+  for (int64_t c = 0; c < n; ++c) {
+    int64_t p = c;
+    for (int64_t r = c + 1; r < n; ++r)
+      if (std::fabs(m[size_t(r * n + c)]) > std::fabs(m[size_t(p * n + c)])) p = r;
+    if (m[size_t(p * n + c)] == 0) return 0;
+    if (p != c) {
+      for (int64_t k = 0; k < n; ++k) std::swap(m[size_t(p * n + k)], m[size_t(c * n + k)]);
+      det = -det;
+    }
+    det *= m[size_t(c * n + c)];
+    for (int64_t r = c + 1; r < n; ++r) {
+      double f = m[size_t(r * n + c)] / m[size_t(c * n + c)];
+      for (int64_t k = c; k < n; ++k) m[size_t(r * n + k)] -= f * m[size_t(c * n + k)];
+    }
+  }
+  return det;
+}
+
+TEST(LinalgOps, DetSlogdet) {
+  Tensor a = randu({3, 4, 4}, 50);
+  std::vector<double> av = values(a), dets;
+  for (int b = 0; b < 3; ++b) dets.push_back(ref_det(slice_mat(av, b, 4, 4), 4));
+  EXPECT_TRUE(close(det(noncontig(a)), dets, {3}, 1e-10, 1e-12));
+  EXPECT_TRUE(close(det(a.to(TSR_F32)), dets, {3}, 1e-4, 1e-5));
+  auto sl = slogdet(a);
+  std::vector<double> signs, logs;
+  for (double d : dets) signs.push_back(d > 0 ? 1 : -1), logs.push_back(std::log(std::fabs(d)));
+  EXPECT_TRUE(close(sl.first, signs, {3}, 0, 0));
+  EXPECT_TRUE(close(sl.second, logs, {3}, 1e-10, 1e-12));
+  std::vector<double> sing(9, 1.0);
+  EXPECT_TRUE(close(det(from_vector(sing, {3, 3})), {0.0}, {}, 0, 0));
+  auto ss = slogdet(from_vector(sing, {3, 3}));
+  EXPECT_EQ(ss.first.item<double>(), 0.0);
+  EXPECT_TRUE(std::isinf(ss.second.item<double>()) && ss.second.item<double>() < 0);
+  EXPECT_EQ(det(randu({0, 3, 3}, 1)).sizes(), (Shape{0}));
+  EXPECT_TRUE(close(det(randu({2, 0, 0}, 1)), {1.0, 1.0}, {2}, 0, 0));
+  EXPECT_TRUE(throws_with([] { det(randu({2, 3}, 1)); }, {"det", "[2, 3]"}));
+  EXPECT_TRUE(throws_with([] { slogdet(randint({2, 2}, 1, 0, 3)); }, {"slogdet", "int64"}));
+  GRADCHECK([](const std::vector<Tensor>& x) { return det(x[0]); }, {well_conditioned(2, 3, 51)});
+  GRADCHECK([](const std::vector<Tensor>& x) { return slogdet(x[0]).second; }, {randu({3, 3}, 52)});
+}
+
 }  // namespace

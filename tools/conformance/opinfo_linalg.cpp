@@ -122,6 +122,14 @@ TSR_OPINFOS(linalg) {
   v.push_back(info("linalg_solve", kLapack, true, 2,
                    {{{well_conditioned({2, 3, 3}), uni({3, 2})}, r2(tsr::linalg_solve)},
                     {{well_conditioned({4, 4}), uni({4})}, r2(tsr::linalg_solve)}}));
+  v.push_back(info("det", kLapack, true, 2,
+                   {{{uni({3, 3})}, [](const Tensors& x) { return Tensors{tsr::det(x[0])}; }},
+                    {{well_conditioned({2, 4, 4})}, [](const Tensors& x) { return Tensors{tsr::det(x[0])}; }}}));
+  v.push_back(info("slogdet", kLapack, true, 2,
+                   {{{uni({2, 3, 3})}, [](const Tensors& x) {
+                       auto r = tsr::slogdet(x[0]);
+                       return Tensors{r.first, r.second};
+                     }}}));
   // cholesky reads one triangle: the sample symmetrizes so the gradient is well defined.
   auto chol = [](bool upper) {
     return [upper](const Tensors& x) {
