@@ -30,10 +30,19 @@ tsr_status_t run_dense(CallCtx& ctx, Tensor** ins, int nin, int ndim, const int6
   for (int i = 0; i < nin && !st; ++i) st = make_contiguous(ctx.rt, ins[i], ctx.name(), &dense[i]);
   Tensor* out = nullptr;
   if (!st) st = make_output(ctx, 0, ndim, sizes, ins[0]->dtype, device, &out);
-  if (!st)
+  // Factorizations can fail at any batch element: a caller's out= tensor is written only once
+  // every element succeeded (the kernel fills a temporary).
+  if (!st && ctx.out_slot(0) && out->numel > 0) {
+    Tensor* tmp = nullptr;
+    st = new_tensor(ctx.rt, ndim, sizes, ins[0]->dtype, device, ctx.name(), &tmp);
+    if (!st) st = launch(ctx, device, ins[0]->dtype, dense, nin, &tmp, 1, nullptr);
+    if (!st) st = copy_into(out, tmp, ctx.name());
+    if (tmp) tmp->release();
+  } else if (!st) {
     st = into_dense(ctx, out, [&](Tensor* target) {
       return launch(ctx, device, ins[0]->dtype, dense, nin, &target, 1, nullptr);
     });
+  }
   for (int i = 0; i < nin; ++i)
     if (dense[i]) dense[i]->release();
   if (st) {

@@ -199,6 +199,35 @@ TEST(LinalgOps, Cholesky) {
     }, {randu({3, 3}, 41, -1, 1)});
 }
 
+TEST(LinalgOps, OutVariants) {
+  Tensor a = well_conditioned(2, 3, 60);
+  Tensor out = zeros({3, 3, 2}, TSR_F64).transpose(0, 2).transpose(1, 2);  // [2, 3, 3], strided
+  static const Op inv("inverse");
+  call_out(inv, out, {a});
+  EXPECT_TRUE(close(out, inverse(a), 0, 0));
+  // A failure at batch index 1 leaves the out= tensor untouched (batch 0 would succeed).
+  std::vector<double> sv = values(a);
+  for (int i = 9; i < 18; ++i) sv[i] = 1.0;
+  Tensor sentinel = full({2, 3, 3}, 7.0, TSR_F64);
+  EXPECT_TRUE(throws_with([&] { call_out(inv, sentinel, {from_vector(sv, {2, 3, 3})}); }, {"inverse", "batch index 1"}));
+  EXPECT_TRUE(close(sentinel, full({2, 3, 3}, 7.0, TSR_F64), 0, 0));
+  static const Op chol("cholesky");
+  EXPECT_TRUE(throws_with([&] { call_out(chol, sentinel, {from_vector(sv, {2, 3, 3}), false}); }, {"cholesky", "batch index"}));
+  EXPECT_TRUE(close(sentinel, full({2, 3, 3}, 7.0, TSR_F64), 0, 0));
+  Tensor wrong = zeros({3, 3}, TSR_F64);
+  EXPECT_TRUE(throws_with([&] { call_out(inv, wrong, {a}); }, {"inverse"}));
+  // Composite out=: einsum and addmm fill the caller's tensor.
+  Tensor m1 = randu({3, 4}, 61), m2 = randu({4, 2}, 62);
+  Tensor eo = zeros({3, 2}, TSR_F64);
+  static const Op ein("einsum");
+  call_out(ein, eo, {std::string("ij,jk->ik"), std::vector<Tensor>{m1, m2}});
+  EXPECT_TRUE(close(eo, ref_mm(values(m1), values(m2), 3, 4, 2), {3, 2}, 1e-12, 1e-12));
+  Tensor ao = zeros({3, 2}, TSR_F64);
+  static const Op addmm_op("addmm");
+  call_out(addmm_op, ao, {zeros({2}, TSR_F64), m1, m2, int64_t{1}, int64_t{1}});
+  EXPECT_TRUE(close(ao, eo, 1e-12, 1e-12));
+}
+
 // Determinant by Gaussian elimination with partial pivoting (float64 reference).
 double ref_det(std::vector<double> m, int64_t n) {
   double det = 1;
