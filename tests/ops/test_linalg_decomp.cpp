@@ -149,6 +149,8 @@ TEST(LinalgOps, Solve) {
   EXPECT_TRUE(throws_with([&] { linalg_solve(A, B.to(TSR_F32)); }, {"linalg_solve", "float64", "float32"}));
   GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); }, {well_conditioned(2, 3, 34), randu({2, 3, 2}, 35)});
   GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); }, {well_conditioned(1, 3, 36).select(0, 0), randu({3}, 37)});
+  // A broadcast over B's batch: its gradient sums over the batch.
+  GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); }, {well_conditioned(1, 3, 38).select(0, 0), randu({2, 3, 2}, 39)});
 }
 
 // A symmetric positive-definite batch.
