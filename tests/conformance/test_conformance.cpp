@@ -1,0 +1,83 @@
+// The conformance suite: every OpInfo on every device of the default runtime (the plugins the
+// environment loads), one test per op x device so ctest names each op.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "runner.hpp"
+
+namespace {
+
+using namespace tsr::conformance;
+
+struct Param {
+  std::string op;
+  tsr::Device device;
+  std::string test_name;  // "exp_cpu0"
+};
+
+const std::vector<OpInfo>& infos() {
+  static const std::vector<OpInfo> v = all_opinfos();
+  return v;
+}
+
+std::string identifier(const std::string& s) {
+  std::string r;
+  for (char c : s) r += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return r;
+}
+
+// Evaluated by GoogleTest at InitGoogleTest time, after static registration ran.
+std::vector<Param> params() {
+  std::vector<Param> out;
+  std::set<std::string> used;
+  tsr_runtime_t* rt = tsr::runtime();
+  for (const tsr::Device& d : loaded_devices(rt)) {
+    std::string dev = device_name(rt, d);
+    dev.erase(std::remove(dev.begin(), dev.end(), ':'), dev.end());
+    for (const OpInfo& info : infos()) {
+      std::string name = identifier(info.name + "_" + dev);
+      for (int k = 2; !used.insert(name).second; ++k) name = identifier(info.name + "_" + dev) + "_" + std::to_string(k);
+      out.push_back({info.name, d, name});
+    }
+  }
+  return out;
+}
+
+class Ops : public ::testing::TestWithParam<Param> {};
+
+TEST_P(Ops, Check) {
+  const Param& p = GetParam();
+  const OpInfo* info = nullptr;
+  for (const OpInfo& o : infos())
+    if (o.name == p.op) info = &o;
+  ASSERT_NE(info, nullptr);
+  std::vector<CheckResult> results = run_opinfo(tsr::runtime(), *info, p.device);
+  size_t pass = 0, skip = 0;
+  for (const CheckResult& r : results) {
+    if (r.outcome == Outcome::Pass) ++pass;
+    if (r.outcome == Outcome::Skip) ++skip;
+    EXPECT_NE(r.outcome, Outcome::Fail) << r.op << " on " << r.device << " " << r.dtype << " [" << r.check << "] "
+                                        << r.sample << ": " << r.message;
+  }
+  RecordProperty("passed", static_cast<int>(pass));
+  RecordProperty("skipped", static_cast<int>(skip));
+  if (pass == 0 && skip > 0) GTEST_SKIP() << "every check skipped: " << results.front().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Conformance, Ops, ::testing::ValuesIn(params()),
+                         [](const ::testing::TestParamInfo<Param>& i) { return i.param.test_name; });
+
+TEST(ConformanceSuite, EveryOpInfoNamesARegisteredOp) {
+  std::set<std::string> seen;
+  for (const OpInfo& o : infos()) {
+    EXPECT_TRUE(seen.insert(o.name).second) << "two OpInfos for " << o.name;
+    tsr_op_t* op = nullptr;
+    tsr_status_t st = tsr::api()->op_find(tsr::runtime(), o.name.c_str(), &op);
+    EXPECT_EQ(st, nullptr) << "no op named " << o.name;
+    tsr::api()->status_free(st);
+  }
+}
+
+}  // namespace
