@@ -30,10 +30,19 @@ tsr_status_t run_dense(CallCtx& ctx, Tensor** ins, int nin, int ndim, const int6
   for (int i = 0; i < nin && !st; ++i) st = make_contiguous(ctx.rt, ins[i], ctx.name(), &dense[i]);
   Tensor* out = nullptr;
   if (!st) st = make_output(ctx, 0, ndim, sizes, ins[0]->dtype, device, &out);
-  if (!st)
+  // Factorizations can fail at any batch element: a caller's out= tensor is written only once
+  // every element succeeded (the kernel fills a temporary).
+  if (!st && ctx.out_slot(0) && out->numel > 0) {
+    Tensor* tmp = nullptr;
+    st = new_tensor(ctx.rt, ndim, sizes, ins[0]->dtype, device, ctx.name(), &tmp);
+    if (!st) st = launch(ctx, device, ins[0]->dtype, dense, nin, &tmp, 1, nullptr);
+    if (!st) st = copy_into(out, tmp, ctx.name());
+    if (tmp) tmp->release();
+  } else if (!st) {
     st = into_dense(ctx, out, [&](Tensor* target) {
       return launch(ctx, device, ins[0]->dtype, dense, nin, &target, 1, nullptr);
     });
+  }
   for (int i = 0; i < nin; ++i)
     if (dense[i]) dense[i]->release();
   if (st) {
@@ -70,6 +79,41 @@ tsr_status_t solve_impl(CallCtx& ctx) {
     return ctx.error(TSR_INVALID_ARGUMENT, std::string("expected A and B to have the same dtype, got ") +
                                                dtype_name(a->dtype) + " and " + dtype_name(b->dtype));
   return run_dense(ctx, ab, 2, b->ndim, b->sizes);
+}
+
+// det and slogdet: results of the batch shape, from one LU per matrix.
+tsr_status_t det_impl(CallCtx& ctx) {
+  Tensor* a = ctx.tensor(0);
+  TSR_RETURN_IF_ERROR(check_square_float(ctx, a, "input"));
+  const size_t nout = ctx.op->schema.num_outputs;
+  Tensor* dense = nullptr;
+  TSR_RETURN_IF_ERROR(make_contiguous(ctx.rt, a, ctx.name(), &dense));
+  Tensor* outs[2] = {nullptr, nullptr};
+  tsr_status_t st = nullptr;
+  for (size_t i = 0; i < nout && !st; ++i) st = make_output(ctx, i, a->ndim - 2, a->sizes, a->dtype, a->device, &outs[i]);
+  // Kernels write dense results; the caller's out= tensors get a dense temporary when strided.
+  Tensor* targets[2] = {nullptr, nullptr};
+  for (size_t i = 0; i < nout && !st; ++i) {
+    if (outs[i]->contiguous) {
+      outs[i]->retain();
+      targets[i] = outs[i];
+    } else {
+      st = new_tensor(ctx.rt, outs[i]->ndim, outs[i]->sizes, outs[i]->dtype, outs[i]->device, ctx.name(), &targets[i]);
+    }
+  }
+  if (!st && outs[0]->numel > 0) st = launch(ctx, a->device, a->dtype, &dense, 1, targets, int(nout), nullptr);
+  for (size_t i = 0; i < nout && !st; ++i)
+    if (targets[i] != outs[i] && outs[i]->numel > 0) st = copy_into(outs[i], targets[i], ctx.name());
+  dense->release();
+  for (size_t i = 0; i < nout; ++i)
+    if (targets[i]) targets[i]->release();
+  if (st) {
+    for (size_t i = 0; i < nout; ++i)
+      if (outs[i]) outs[i]->release();
+    return st;
+  }
+  publish_outputs(ctx, outs, nout);
+  return nullptr;
 }
 
 std::string shp(const std::vector<int64_t>& s) {
@@ -127,6 +171,22 @@ void solve_backward(GradCtx& g) {
   if (g.needs(0)) g.set(0, tsr::neg(tsr::matmul(gb, mT(g.output(0)))));
 }
 
+tsr::Tensor as_matrix_factor(const tsr::Tensor& t) { return t.unsqueeze(t.dim()).unsqueeze(t.dim() + 1); }
+
+// d det / dA = det * A^-T (needs A invertible; a singular A fails in inverse's status).
+void det_backward(GradCtx& g) {
+  const tsr::Tensor& go = g.grad(0);
+  if (!go.defined() || !g.needs(0)) return;
+  g.set(0, tsr::mul(as_matrix_factor(tsr::mul(go, g.output(0))), mT(tsr::inverse(g.input(0)))));
+}
+
+// d logabsdet / dA = A^-T; the sign is piecewise constant.
+void slogdet_backward(GradCtx& g) {
+  const tsr::Tensor& go = g.grad(1);
+  if (!go.defined() || !g.needs(0)) return;
+  g.set(0, tsr::mul(as_matrix_factor(go), mT(tsr::inverse(g.input(0)))));
+}
+
 // Lower-triangular mask (strict: below the diagonal only) in t's dtype and device.
 tsr::Tensor tril_mask(const tsr::Tensor& like, int64_t n, bool strict) {
   tsr::Tensor r = tsr::arange(n, TSR_I64, like.device());
@@ -155,6 +215,8 @@ TSR_CORE_OPS(linalg_lapack) {
   v.push_back({"inverse(Tensor self) -> Tensor", inverse_impl, inverse_backward, kSaveOutputs});
   v.push_back({"cholesky(Tensor self, bool upper=False) -> Tensor", cholesky_impl, cholesky_backward, kSaveOutputs});
   v.push_back({"_linalg_solve(Tensor A, Tensor B) -> Tensor", solve_impl, solve_backward, kSaveAll});
+  v.push_back({"det(Tensor self) -> Tensor", det_impl, det_backward, kSaveAll});
+  v.push_back({"slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)", det_impl, slogdet_backward, kSaveInputs});
   v.push_back(composite_op("linalg_solve(Tensor A, Tensor B) -> Tensor", composite<linalg_solve_fn>));
 }
 

@@ -45,6 +45,11 @@ bool is_zero(const CArgs& a, size_t i) { return a.double_arg(i) == 0.0; }
 // in PyTorch. Scalars keep their Python kind (an int alpha keeps an integer product integral).
 tsr::Tensor add_scaled(const CArgs& a, const tsr::Tensor& self, tsr::Tensor prod, size_t beta_i, size_t alpha_i) {
   check_bias(a, self, prod.sizes());
+  if (!is_floating(prod.dtype()))
+    for (size_t i : {beta_i, alpha_i})
+      if (a.ctx().args[i].tag == TSR_VALUE_DOUBLE)
+        a.fail(TSR_INVALID_ARGUMENT, std::string("for integral input tensors, argument ") + (i == beta_i ? "beta" : "alpha") +
+                                         " must not be a floating point number (got " + std::to_string(a.double_arg(i)) + ")");
   if (!is_one(a, alpha_i)) prod = tsr::mul(prod, a.scalar_tensor(alpha_i));
   if (is_zero(a, beta_i)) {
     if (self.dtype() != prod.dtype()) prod = prod.to(self.dtype());

@@ -3,7 +3,9 @@
 // column-major storage of its transpose, which each kernel uses instead of copying where the
 // algebra allows (inverse, cholesky); solve transposes explicitly.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "cpu_common.hpp"
@@ -147,9 +149,57 @@ void cholesky_kernel(KernelCall& c) {
   });
 }
 
+// det / slogdet from LU of the row-major buffer (det(A^T) = det(A)). A singular matrix gives
+// det 0 (sign 0, logabsdet -inf), as in PyTorch.
+void det_kernel(KernelCall& c) {
+  const tsr_tensor_view_t& A = c.input(0);
+  const bool slog = c.num_outputs() == 2;
+  int64_t batch, n, n2;
+  batch_dims(A, &batch, &n, &n2);
+  check_lapack_size(c, n);
+  dispatch_mask<kF32F64>(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = static_cast<const T*>(A.data);
+    T* o0 = static_cast<T*>(c.output(0).data);
+    T* o1 = slog ? static_cast<T*>(c.output(1).data) : nullptr;
+    std::vector<T> m(static_cast<size_t>(n * n));
+    std::vector<int> piv(static_cast<size_t>(std::max<int64_t>(1, n)));
+    for (int64_t b = 0; b < batch; ++b) {
+      std::memcpy(m.data(), src + b * n * n, sizeof(T) * size_t(n * n));
+      int info = 0;
+      if (n > 0) getrf(int(n), m.data(), piv.data(), &info);
+      if (info < 0) fail(TSR_INTERNAL, c.op_name(), ": getrf argument ", -info, " invalid");
+      double sign = 1, logabs = 0, det = 1;
+      if (info > 0) {
+        sign = 0;
+        logabs = -std::numeric_limits<double>::infinity();
+        det = 0;
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          const double d = double(m[size_t(i * n + i)]);
+          if (piv[size_t(i)] != i + 1) sign = -sign;
+          if (d < 0) sign = -sign;
+          logabs += std::log(std::fabs(d));
+          det *= d;
+        }
+        for (int64_t i = 0; i < n; ++i)
+          if (piv[size_t(i)] != i + 1) det = -det;
+      }
+      if (slog) {
+        o0[b] = T(sign);
+        o1[b] = T(logabs);
+      } else {
+        o0[b] = T(det);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 TSR_CPU_KERNELS(linalg_lapack) {
+  r.kernel("det", "cpu::det", device_type, kF32F64, TSR_KERNEL(det_kernel));
+  r.kernel("slogdet", "cpu::slogdet", device_type, kF32F64, TSR_KERNEL(det_kernel));
   r.kernel("inverse", "cpu::inverse", device_type, kF32F64, TSR_KERNEL(inverse_kernel));
   r.kernel("_linalg_solve", "cpu::linalg_solve", device_type, kF32F64, TSR_KERNEL(solve_kernel));
   r.kernel("cholesky", "cpu::cholesky", device_type, kF32F64, TSR_KERNEL(cholesky_kernel));

@@ -26,7 +26,7 @@ inline bool foreign_formula_missing(const Error& e) {
   size_t p = m.find("the derivative for '");
   if (p == std::string::npos) return false;
   std::string op = m.substr(p + 20, m.find('\'', p + 20) - (p + 20));
-  for (const char* mine : {"mm", "bmm", "matmul", "inverse", "_linalg_solve", "cholesky"})
+  for (const char* mine : {"mm", "bmm", "matmul", "inverse", "_linalg_solve", "cholesky", "det", "slogdet"})
     if (op == mine) return false;
   return true;
 }

@@ -91,6 +91,7 @@ TEST(LinalgOps, AddmmFamily) {
     for (int i = 0; i < 4; ++i) acc[i] += c[i];
   }
   EXPECT_TRUE(close(addbmm(z, b1, b2), acc, {2, 2}, 1e-12, 1e-12));
+  EXPECT_TRUE(throws_with([&] { addmm(is, i1, i2, 1, 0.5); }, {"addmm", "alpha", "floating point"}));
   EXPECT_TRUE(throws_with([&] { addmm(randu({4}, 1), m1, m2); }, {"addmm", "[4]", "[3, 2]"}));
   EXPECT_TRUE(throws_with([&] { addmm(randu({3, 2}, 1), m1, m1); }, {"addmm", "[3, 4]"}));
   EXPECT_TRUE(throws_with([&] { baddbmm(z, b1, randu({2, 3, 2}, 1)); }, {"baddbmm", "[3, 2, 3]", "[2, 3, 2]"}));

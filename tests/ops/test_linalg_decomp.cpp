@@ -149,6 +149,8 @@ TEST(LinalgOps, Solve) {
   EXPECT_TRUE(throws_with([&] { linalg_solve(A, B.to(TSR_F32)); }, {"linalg_solve", "float64", "float32"}));
   GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); }, {well_conditioned(2, 3, 34), randu({2, 3, 2}, 35)});
   GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); }, {well_conditioned(1, 3, 36).select(0, 0), randu({3}, 37)});
+  // A broadcast over B's batch: its gradient sums over the batch.
+  GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); }, {well_conditioned(1, 3, 38).select(0, 0), randu({2, 3, 2}, 39)});
 }
 
 // A symmetric positive-definite batch.
@@ -197,6 +199,80 @@ TEST(LinalgOps, Cholesky) {
       Tensor s = add(matmul(x[0], x[0].transpose(0, 1)), mul(eye(3), 3.0));
       return cholesky(s, upper);
     }, {randu({3, 3}, 41, -1, 1)});
+}
+
+TEST(LinalgOps, OutVariants) {
+  Tensor a = well_conditioned(2, 3, 60);
+  Tensor out = zeros({3, 3, 2}, TSR_F64).transpose(0, 2).transpose(1, 2);  // [2, 3, 3], strided
+  static const Op inv("inverse");
+  call_out(inv, out, {a});
+  EXPECT_TRUE(close(out, inverse(a), 0, 0));
+  // A failure at batch index 1 leaves the out= tensor untouched (batch 0 would succeed).
+  std::vector<double> sv = values(a);
+  for (int i = 9; i < 18; ++i) sv[i] = 1.0;
+  Tensor sentinel = full({2, 3, 3}, 7.0, TSR_F64);
+  EXPECT_TRUE(throws_with([&] { call_out(inv, sentinel, {from_vector(sv, {2, 3, 3})}); }, {"inverse", "batch index 1"}));
+  EXPECT_TRUE(close(sentinel, full({2, 3, 3}, 7.0, TSR_F64), 0, 0));
+  static const Op chol("cholesky");
+  EXPECT_TRUE(throws_with([&] { call_out(chol, sentinel, {from_vector(sv, {2, 3, 3}), false}); }, {"cholesky", "batch index"}));
+  EXPECT_TRUE(close(sentinel, full({2, 3, 3}, 7.0, TSR_F64), 0, 0));
+  Tensor wrong = zeros({3, 3}, TSR_F64);
+  EXPECT_TRUE(throws_with([&] { call_out(inv, wrong, {a}); }, {"inverse"}));
+  // Composite out=: einsum and addmm fill the caller's tensor.
+  Tensor m1 = randu({3, 4}, 61), m2 = randu({4, 2}, 62);
+  Tensor eo = zeros({3, 2}, TSR_F64);
+  static const Op ein("einsum");
+  call_out(ein, eo, {std::string("ij,jk->ik"), std::vector<Tensor>{m1, m2}});
+  EXPECT_TRUE(close(eo, ref_mm(values(m1), values(m2), 3, 4, 2), {3, 2}, 1e-12, 1e-12));
+  Tensor ao = zeros({3, 2}, TSR_F64);
+  static const Op addmm_op("addmm");
+  call_out(addmm_op, ao, {zeros({2}, TSR_F64), m1, m2, int64_t{1}, int64_t{1}});
+  EXPECT_TRUE(close(ao, eo, 1e-12, 1e-12));
+}
+
+// Determinant by Gaussian elimination with partial pivoting (float64 reference).
+double ref_det(std::vector<double> m, int64_t n) {
+  double det = 1;
+  for (int64_t c = 0; c < n; ++c) {
+    int64_t p = c;
+    for (int64_t r = c + 1; r < n; ++r)
+      if (std::fabs(m[size_t(r * n + c)]) > std::fabs(m[size_t(p * n + c)])) p = r;
+    if (m[size_t(p * n + c)] == 0) return 0;
+    if (p != c) {
+      for (int64_t k = 0; k < n; ++k) std::swap(m[size_t(p * n + k)], m[size_t(c * n + k)]);
+      det = -det;
+    }
+    det *= m[size_t(c * n + c)];
+    for (int64_t r = c + 1; r < n; ++r) {
+      double f = m[size_t(r * n + c)] / m[size_t(c * n + c)];
+      for (int64_t k = c; k < n; ++k) m[size_t(r * n + k)] -= f * m[size_t(c * n + k)];
+    }
+  }
+  return det;
+}
+
+TEST(LinalgOps, DetSlogdet) {
+  Tensor a = randu({3, 4, 4}, 50);
+  std::vector<double> av = values(a), dets;
+  for (int b = 0; b < 3; ++b) dets.push_back(ref_det(slice_mat(av, b, 4, 4), 4));
+  EXPECT_TRUE(close(det(noncontig(a)), dets, {3}, 1e-10, 1e-12));
+  EXPECT_TRUE(close(det(a.to(TSR_F32)), dets, {3}, 1e-4, 1e-5));
+  auto sl = slogdet(a);
+  std::vector<double> signs, logs;
+  for (double d : dets) signs.push_back(d > 0 ? 1 : -1), logs.push_back(std::log(std::fabs(d)));
+  EXPECT_TRUE(close(sl.first, signs, {3}, 0, 0));
+  EXPECT_TRUE(close(sl.second, logs, {3}, 1e-10, 1e-12));
+  std::vector<double> sing(9, 1.0);
+  EXPECT_TRUE(close(det(from_vector(sing, {3, 3})), {0.0}, {}, 0, 0));
+  auto ss = slogdet(from_vector(sing, {3, 3}));
+  EXPECT_EQ(ss.first.item<double>(), 0.0);
+  EXPECT_TRUE(std::isinf(ss.second.item<double>()) && ss.second.item<double>() < 0);
+  EXPECT_EQ(det(randu({0, 3, 3}, 1)).sizes(), (Shape{0}));
+  EXPECT_TRUE(close(det(randu({2, 0, 0}, 1)), {1.0, 1.0}, {2}, 0, 0));
+  EXPECT_TRUE(throws_with([] { det(randu({2, 3}, 1)); }, {"det", "[2, 3]"}));
+  EXPECT_TRUE(throws_with([] { slogdet(randint({2, 2}, 1, 0, 3)); }, {"slogdet", "int64"}));
+  GRADCHECK([](const std::vector<Tensor>& x) { return det(x[0]); }, {well_conditioned(2, 3, 51)});
+  GRADCHECK([](const std::vector<Tensor>& x) { return slogdet(x[0]).second; }, {randu({3, 3}, 52)});
 }
 
 }  // namespace

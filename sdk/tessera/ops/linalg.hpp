@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "tessera/tessera.hpp"
 
@@ -59,6 +60,16 @@ inline Tensor inverse(const Tensor& a) {
 inline Tensor linalg_solve(const Tensor& a, const Tensor& b) {
   static const Op op("linalg_solve");
   return call(op, {a, b});
+}
+inline Tensor det(const Tensor& a) {
+  static const Op op("det");
+  return call(op, {a});
+}
+// (sign, logabsdet)
+inline std::pair<Tensor, Tensor> slogdet(const Tensor& a) {
+  static const Op op("slogdet");
+  auto r = call_multi(op, {a});
+  return {r[0], r[1]};
 }
 inline Tensor cholesky(const Tensor& a, bool upper = false) {
   static const Op op("cholesky");
