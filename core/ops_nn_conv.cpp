@@ -127,7 +127,7 @@ void conv2d_bwd(GradCtx& ctx) {
     Tensor cols = nn::im2col(c.x, c.g, c.OH, c.OW).view({c.N, G, c.Cin / G * K, L});
     ctx.set(1, tsr::sum(tsr::matmul(g, cols.transpose(2, 3)), {0}).reshape(c.w.sizes()));
   }
-  if (b && ctx.needs(2)) ctx.set(2, tsr::sum(g, {0, 2, 3}).reshape({c.Cout}));
+  if (b && ctx.needs(2)) ctx.set(2, tsr::sum(ctx.grad(0).reshape({c.N, c.Cout, L}), {0, 2}));
 }
 
 // ---- conv_transpose2d ---------------------------------------------------------------------------
@@ -162,7 +162,7 @@ void convt_bwd(GradCtx& ctx) {
     Tensor xg = c.x.reshape({c.N, G, c.Cin / G, c.H * c.W});
     ctx.set(1, tsr::sum(tsr::matmul(xg, dcols.transpose(2, 3)), {0}).reshape(c.w.sizes()));
   }
-  if (b && ctx.needs(2)) ctx.set(2, tsr::sum(g, {0, 2, 3}));
+  if (b && ctx.needs(2)) ctx.set(2, tsr::sum(g.reshape({c.N, c.Cout, c.OH * c.OW}), {0, 2}));
 }
 
 // ---- composites: conv1d, string padding ---------------------------------------------------------
