@@ -180,3 +180,28 @@ TEST(NNOpsMisc, EmbeddingAndOneHot) {
 
 }  // namespace
 }  // namespace tsr
+
+namespace tsr {
+namespace {
+using namespace tsr::optest;
+
+// The SDK wrappers pass their arguments in schema order.
+TEST(NNOpsSdk, WrappersMatchOps) {
+  Tensor x = randu({2, 3, 5, 5}, 1), w = randu({4, 3, 3, 3}, 2);
+  EXPECT_TRUE(close(nn::conv2d(x, w, std::nullopt, {1}, {1}), call("conv2d", {x, w, none, 1, 1})));
+  EXPECT_TRUE(close(nn::max_pool2d(x, {2}), call("max_pool2d", {x, 2})));
+  EXPECT_TRUE(close(nn::avg_pool2d(x, {3}, std::vector<int64_t>{1}, {1}), call("avg_pool2d", {x, 3, 1, 1})));
+  Tensor rm = zeros({3}, TSR_F64), rv = ones({3}, TSR_F64);
+  EXPECT_TRUE(close(nn::batch_norm(x, rm, rv), call("batch_norm", {x, none, none, rm, rv})));
+  EXPECT_TRUE(close(nn::layer_norm(x, {5}), call("layer_norm", {x, std::vector<int64_t>{5}})));
+  Tensor t = from_vector<int64_t>({1, 0});
+  Tensor logits = randu({2, 3}, 3);
+  EXPECT_TRUE(close(nn::cross_entropy(logits, t, std::nullopt, "sum"), call("cross_entropy", {logits, t, none, "sum"})));
+  Tensor emb = randu({4, 2}, 4);
+  EXPECT_TRUE(close(nn::embedding(t, emb), call("embedding", {emb, t})));
+  EXPECT_TRUE(close(nn::interpolate(x, std::vector<int64_t>{7, 7}, std::nullopt, "bilinear", true),
+                    call("upsample_bilinear2d", {x, std::vector<int64_t>{7, 7}, true})));
+}
+
+}  // namespace
+}  // namespace tsr
