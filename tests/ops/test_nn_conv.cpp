@@ -8,6 +8,9 @@ namespace tsr {
 namespace {
 
 using namespace tsr::optest;
+
+// Static: tsr::Op caches its handle by address.
+static const Op op_max_pool2d_with_indices("max_pool2d_with_indices");
 using V = std::vector<int64_t>;
 
 // Direct float64 convolution: x [N, Ci, H, W], w [Co, Ci/G, kh, kw].
@@ -135,7 +138,7 @@ TEST(NNOpsPool, MaxPool2d) {
   auto xv = values(x);
   for (bool ceil : {false, true}) {
     V k{3, 2}, s{2, 2}, p{1, 1}, d{1, 2};
-    auto r = call_multi(Op("max_pool2d_with_indices"), {noncontig(x), k, s, p, d, ceil});
+    auto r = call_multi(op_max_pool2d_with_indices, {noncontig(x), k, s, p, d, ceil});
     auto out = values(r[0]), idx = values(r[1]);
     auto os = r[0].sizes();
     int64_t OH = os[2], OW = os[3];

@@ -8,6 +8,9 @@ namespace {
 
 using namespace tsr::optest;
 
+// Static: tsr::Op caches its handle by address.
+static const Op op_native_dropout("native_dropout");
+
 // Normalizes consecutive groups of `m` values (rows of a [rows, m] layout).
 std::vector<double> norm_rows(const std::vector<double>& x, size_t m, double eps, bool rms) {
   std::vector<double> y(x.size());
@@ -122,7 +125,7 @@ TEST(NNOpsNorm, BatchNorm) {
 TEST(NNOpsMisc, DropoutSeededAndScaled) {
   Tensor x = randu({64, 33}, 30, 0.5, 1.5, TSR_F32);
   manual_seed(7);
-  auto r1 = call_multi(Op("native_dropout"), {x, 0.3, true});
+  auto r1 = call_multi(op_native_dropout, {x, 0.3, true});
   manual_seed(7);
   Tensor y2 = call("dropout", {x, 0.3, true});
   auto a = values(r1[0]), b = values(y2), xv = values(x), m = values(r1[1]);
@@ -141,7 +144,7 @@ TEST(NNOpsMisc, DropoutSeededAndScaled) {
   // gradient is the mask: deterministic for a fixed seed
   Tensor xd = randu({3, 4}, 31).requires_grad_(true);
   manual_seed(3);
-  auto r = call_multi(Op("native_dropout"), {xd, 0.5, true});
+  auto r = call_multi(op_native_dropout, {xd, 0.5, true});
   r[0].backward(ones({3, 4}, TSR_F64));
   EXPECT_TRUE(close(xd.grad(), r[1]));
   EXPECT_TRUE(throws_with([&] { call("dropout", {x, 1.5, true}); }, {"dropout", "between 0 and 1", "1.5"}));
