@@ -18,11 +18,11 @@ std::vector<Tensor> sdpa_math_fwd(CArgs& a) {
   Tensor q = a.tensor(0), k = a.tensor(1), v = a.tensor(2);
   auto bias = a.opt_tensor(3), drop = a.opt_tensor(4);
   double scale = a.double_arg(5);
-  Tensor s = tsr::matmul(q, last_t(k)) * scale;
+  Tensor s = nn::matmul(q, last_t(k)) * scale;
   if (bias) s = s + *bias;
   Tensor p = tsr::softmax(s, -1);
   Tensor pd = drop ? p * *drop : p;
-  return {tsr::matmul(pd, v), p};
+  return {nn::matmul(pd, v), p};
 }
 
 void sdpa_math_bwd(GradCtx& c) {
@@ -33,13 +33,13 @@ void sdpa_math_bwd(GradCtx& c) {
   const Tensor& p = c.output(1);
   const Tensor& g = c.grad(0);
   Tensor pd = has_drop ? p * c.input(4) : p;
-  if (c.needs(2)) c.set(2, tsr::matmul(last_t(pd), g));
+  if (c.needs(2)) c.set(2, nn::matmul(last_t(pd), g));
   if (!(c.needs(0) || c.needs(1) || (has_bias && c.needs(3)))) return;
-  Tensor dp = tsr::matmul(g, last_t(v));
+  Tensor dp = nn::matmul(g, last_t(v));
   if (has_drop) dp = dp * c.input(4);
   Tensor ds = p * (dp - tsr::sum(dp * p, {-1}, true));
-  if (c.needs(0)) c.set(0, tsr::matmul(ds, k) * scale);
-  if (c.needs(1)) c.set(1, tsr::matmul(last_t(ds), q) * scale);
+  if (c.needs(0)) c.set(0, nn::matmul(ds, k) * scale);
+  if (c.needs(1)) c.set(1, nn::matmul(last_t(ds), q) * scale);
   if (has_bias && c.needs(3)) c.set(3, ds);
 }
 

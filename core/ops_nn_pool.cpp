@@ -180,7 +180,7 @@ Tensor adaptive_avg_fwd(CArgs& c) {
   Tensor x = c.tensor(0);
   auto o = adaptive_size(c.op(), x, c.ints(1));
   Tensor ph = adaptive_matrix(x.size(-2), o[0], x), pw = adaptive_matrix(x.size(-1), o[1], x);
-  return tsr::matmul(tsr::matmul(ph, x), pw.t());
+  return nn::matmul(nn::matmul(ph, x), pw.t());
 }
 
 void adaptive_avg_bwd(GradCtx& c) {
@@ -188,7 +188,7 @@ void adaptive_avg_bwd(GradCtx& c) {
   const Tensor& x = c.input(0);
   auto o = adaptive_size(c.op_name(), x, c.ints(1));
   Tensor ph = adaptive_matrix(x.size(-2), o[0], x), pw = adaptive_matrix(x.size(-1), o[1], x);
-  c.set(0, tsr::matmul(tsr::matmul(ph.t(), c.grad(0)), pw));
+  c.set(0, nn::matmul(nn::matmul(ph.t(), c.grad(0)), pw));
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ Tensor resample_fwd(CArgs& a) {
   size_t s = M == Mode::Bilinear ? 3 : 2;
   Resample r = resample_args(a.op(), M, x, a.ints(1), M == Mode::Bilinear && a.bool_arg(2), a.opt_double(s),
                              a.opt_double(s + 1));
-  return tsr::matmul(tsr::matmul(r.ah, x), r.aw.t());
+  return nn::matmul(nn::matmul(r.ah, x), r.aw.t());
 }
 
 template <Mode M>
@@ -73,7 +73,7 @@ void resample_bwd(GradCtx& c) {
   size_t s = M == Mode::Bilinear ? 3 : 2;
   auto od = [&](size_t i) { return c.is_none(i) ? std::nullopt : std::optional<double>(c.double_arg(i)); };
   Resample r = resample_args(c.op_name(), M, c.input(0), c.ints(1), M == Mode::Bilinear && c.bool_arg(2), od(s), od(s + 1));
-  c.set(0, tsr::matmul(tsr::matmul(r.ah.t(), c.grad(0)), r.aw));
+  c.set(0, nn::matmul(nn::matmul(r.ah.t(), c.grad(0)), r.aw));
 }
 
 Tensor interpolate_fn(CArgs& a) {

@@ -71,6 +71,11 @@ TEST(NNOpsConv, Conv2dValues) {
   Shape os;
   auto ref = conv2d_ref(x.unsqueeze(0), w, nullptr, {1, 1}, {0, 0}, {1, 1}, 1, &os);
   EXPECT_TRUE(close(call("conv2d", {x, w}), ref, {2, 3, 3}, 1e-10, 1e-10));
+  // empty batch
+  EXPECT_EQ(call("conv2d", {randu({0, 3, 5, 5}, 1), w, none, 1, 1}).sizes(), (Shape{0, 2, 5, 5}));
+  EXPECT_EQ(call("conv_transpose2d", {randu({0, 2, 4, 4}, 1), randu({2, 3, 3, 3}, 2)}).sizes(), (Shape{0, 3, 6, 6}));
+  EXPECT_EQ(call("max_pool2d", {randu({0, 3, 4, 4}, 1), 2}).sizes(), (Shape{0, 3, 2, 2}));
+  EXPECT_EQ(call("adaptive_avg_pool2d", {randu({0, 3, 4, 4}, 1), V{2, 2}}).sizes(), (Shape{0, 3, 2, 2}));
   // bad input
   EXPECT_TRUE(throws_with([&] { call("conv2d", {randu({1, 4, 5, 5}, 1), randu({2, 3, 3, 3}, 2)}); },
                           {"conv2d", "[1, 4, 5, 5]", "[2, 3, 3, 3]"}));
