@@ -88,3 +88,21 @@ inline OpSpec prim(const char* schema, OpImplFn impl, BackwardFn bwd, uint32_t s
   return s;
 }
 }  // namespace tsr::core::nn
+
+namespace tsr::core::nn {
+// tsr::matmul for operands of rank >= 2 that also handles empty operands (zeros of the result
+// shape) without reaching a GEMM with a zero dimension.
+inline tsr::Tensor matmul(const tsr::Tensor& a, const tsr::Tensor& b) {
+  if (a.numel() != 0 && b.numel() != 0) return tsr::matmul(a, b);
+  auto as = a.sizes(), bs = b.sizes();
+  size_t ba = as.size() - 2, bb = bs.size() - 2, nb = std::max(ba, bb);
+  std::vector<int64_t> s;
+  for (size_t i = 0; i < nb; ++i) {
+    int64_t sa = i >= nb - ba ? as[i - (nb - ba)] : 1, sb = i >= nb - bb ? bs[i - (nb - bb)] : 1;
+    s.push_back(sa == 1 ? sb : sa);
+  }
+  s.push_back(as[ba]);
+  s.push_back(bs[bb + 1]);
+  return tsr::zeros(s, a.dtype(), a.device());
+}
+}  // namespace tsr::core::nn

@@ -20,7 +20,7 @@ struct Targets {
 // x: the input ([C] or [N, C, d...]); target: class indices ([], [N, d...]) or probabilities
 // (x's shape).
 Targets build_targets(const char* op, Tensor x, Tensor t, const std::optional<Tensor>& weight, int64_t ignore_index,
-                      double ls, bool allow_probs) {
+                      double ls, bool allow_probs, bool validate_only = false) {
   nn::require_floating(op, "input", x);
   if (x.dim() == 0) nn::fail(op, "input must have at least 1 dimension (classes), got a 0-dim tensor");
   Targets r;
@@ -62,6 +62,7 @@ Targets build_targets(const char* op, Tensor x, Tensor t, const std::optional<Te
     r.denom = tsr::wrap_scalar(static_cast<double>(x.numel() / std::max<int64_t>(C, 1)), x.runtime()).to(dt);
     return r;
   }
+  if (validate_only) return r;
   Tensor tl = t.to(TSR_I64);
   Tensor valid = tsr::ne(tl, ignore_index);
   Tensor safe = tsr::where(valid, tl, tsr::wrap_scalar(int64_t{0}, x.runtime()));
@@ -122,9 +123,33 @@ void nll_bwd(GradCtx& c) {
   c.set(0, t.squeeze ? dx.squeeze(0) : dx);
 }
 
+// Class indices over [N, C] (or [C]): one fused pass per row when the backend has the kernel.
+std::optional<Tensor> ce_fused(CArgs& a, Reduction red) {
+  Tensor x = a.tensor(0), t = a.tensor(1);
+  auto w = a.opt_tensor(2);
+  Targets v = build_targets(a.op(), x, t, w, a.int_arg(4), a.double_arg(5), true, true);
+  if (v.probs || x.dim() > 2) return std::nullopt;
+  Tensor x2 = v.squeeze ? x.unsqueeze(0) : x, t2 = (v.squeeze ? t.unsqueeze(0) : t).to(TSR_I64);
+  std::vector<Tensor> r;
+  try {
+    static const tsr::Op op("_nn_cross_entropy_rows");
+    r = tsr::call_multi(op, {x2, t2, nn::opt(w ? std::optional<Tensor>(w->to(x.dtype())) : std::nullopt), a.int_arg(4),
+                             a.double_arg(5)});
+  } catch (const tsr::Error& e) {
+    if (e.code() != TSR_UNIMPLEMENTED) throw;
+    return std::nullopt;
+  }
+  switch (red) {
+    case Reduction::None: return v.squeeze ? r[0].squeeze(0) : r[0];
+    case Reduction::Sum: return tsr::sum(r[0]);
+    default: return tsr::sum(r[0]) / tsr::sum(r[1]);
+  }
+}
+
 Tensor ce_fwd(CArgs& a) {
   Tensor x = a.tensor(0);
   Reduction red = nn::parse_reduction(a.op(), a.str(3));
+  if (auto fused = ce_fused(a, red)) return *fused;
   Targets t = build_targets(a.op(), x, a.tensor(1), a.opt_tensor(2), a.int_arg(4), a.double_arg(5), true);
   Tensor x2 = t.squeeze ? x.unsqueeze(0) : x;
   Tensor logp = tsr::log_softmax(x2, 1);

@@ -105,7 +105,7 @@ Tensor conv2d_fwd(CArgs& a) {
   const int64_t G = c.groups, K = c.g.kh * c.g.kw, L = c.OH * c.OW;
   Tensor cols = nn::im2col(c.x, c.g, c.OH, c.OW).view({c.N, G, c.Cin / G * K, L});
   Tensor wm = c.w.reshape({G, c.Cout / G, c.Cin / G * K});
-  Tensor y = add_bias(tsr::matmul(wm, cols).reshape({c.N, c.Cout, c.OH, c.OW}), c.b, c.Cout);
+  Tensor y = add_bias(nn::matmul(wm, cols).reshape({c.N, c.Cout, c.OH, c.OW}), c.b, c.Cout);
   return c.unbatched ? y.squeeze(0) : y;
 }
 
@@ -119,15 +119,15 @@ void conv2d_bwd(GradCtx& ctx) {
   Tensor g = ctx.grad(0).reshape({c.N, G, c.Cout / G, L});
   Tensor wm = c.w.reshape({G, c.Cout / G, c.Cin / G * K});
   if (ctx.needs(0)) {
-    Tensor dcols = tsr::matmul(wm.transpose(1, 2), g).reshape({c.N, c.Cin * K, L});
+    Tensor dcols = nn::matmul(wm.transpose(1, 2), g).reshape({c.N, c.Cin * K, L});
     Tensor dx = nn::col2im(dcols, c.H, c.W, c.g, c.OH, c.OW);
     ctx.set(0, c.unbatched ? dx.squeeze(0) : dx);
   }
   if (ctx.needs(1)) {
     Tensor cols = nn::im2col(c.x, c.g, c.OH, c.OW).view({c.N, G, c.Cin / G * K, L});
-    ctx.set(1, tsr::sum(tsr::matmul(g, cols.transpose(2, 3)), {0}).reshape(c.w.sizes()));
+    ctx.set(1, tsr::sum(nn::matmul(g, cols.transpose(2, 3)), {0}).reshape(c.w.sizes()));
   }
-  if (b && ctx.needs(2)) ctx.set(2, tsr::sum(g, {0, 2, 3}).reshape({c.Cout}));
+  if (b && ctx.needs(2)) ctx.set(2, tsr::sum(ctx.grad(0).reshape({c.N, c.Cout, L}), {0, 2}));
 }
 
 // ---- conv_transpose2d ---------------------------------------------------------------------------
@@ -138,7 +138,7 @@ Tensor convt_fwd(CArgs& a) {
   const int64_t G = c.groups, K = c.g.kh * c.g.kw;
   Tensor xg = c.x.reshape({c.N, G, c.Cin / G, c.H * c.W});
   Tensor wt = c.w.reshape({G, c.Cin / G, c.Cout / G * K}).transpose(1, 2);
-  Tensor cols = tsr::matmul(wt, xg).reshape({c.N, c.Cout * K, c.H * c.W});
+  Tensor cols = nn::matmul(wt, xg).reshape({c.N, c.Cout * K, c.H * c.W});
   Tensor y = add_bias(nn::col2im(cols, c.OH, c.OW, c.g, c.H, c.W), c.b, c.Cout);
   return c.unbatched ? y.squeeze(0) : y;
 }
@@ -155,14 +155,14 @@ void convt_bwd(GradCtx& ctx) {
   Tensor dcols = nn::im2col(g, c.g, c.H, c.W).view({c.N, G, c.Cout / G * K, c.H * c.W});
   if (ctx.needs(0)) {
     Tensor wm = c.w.reshape({G, c.Cin / G, c.Cout / G * K});
-    Tensor dx = tsr::matmul(wm, dcols).reshape({c.N, c.Cin, c.H, c.W});
+    Tensor dx = nn::matmul(wm, dcols).reshape({c.N, c.Cin, c.H, c.W});
     ctx.set(0, c.unbatched ? dx.squeeze(0) : dx);
   }
   if (ctx.needs(1)) {
     Tensor xg = c.x.reshape({c.N, G, c.Cin / G, c.H * c.W});
-    ctx.set(1, tsr::sum(tsr::matmul(xg, dcols.transpose(2, 3)), {0}).reshape(c.w.sizes()));
+    ctx.set(1, tsr::sum(nn::matmul(xg, dcols.transpose(2, 3)), {0}).reshape(c.w.sizes()));
   }
-  if (b && ctx.needs(2)) ctx.set(2, tsr::sum(g, {0, 2, 3}));
+  if (b && ctx.needs(2)) ctx.set(2, tsr::sum(g.reshape({c.N, c.Cout, c.OH * c.OW}), {0, 2}));
 }
 
 // ---- composites: conv1d, string padding ---------------------------------------------------------

@@ -74,6 +74,17 @@ Tensor ln_fwd(CArgs& a) {
   auto dims = check_normalized_shape(a.op(), x, ns, w, b);
   double eps = RMS ? rms_eps(a.opt_double(3), x.dtype()) : a.double_arg(4);
   if (dims.empty()) nn::fail(a.op(), "normalized_shape must not be empty");
+  try {
+    static const tsr::Op op("_nn_layer_norm");
+    int64_t m = 1;
+    for (int64_t s : ns) m *= s;
+    auto cast = [&](const std::optional<Tensor>& t) {
+      return t ? std::optional<Tensor>(t->to(x.dtype())) : std::nullopt;
+    };
+    return tsr::call(op, {x, nn::opt(cast(w)), nn::opt(cast(b)), m, eps, RMS});
+  } catch (const tsr::Error& e) {
+    if (e.code() != TSR_UNIMPLEMENTED) throw;  // no fused kernel on this backend
+  }
   tsr_dtype_t acc = nn::acc_dtype(x.dtype());
   Tensor y = normalize(x.to(acc), dims, eps, RMS).xhat;
   if (w) y = y * w->to(acc);

@@ -206,3 +206,31 @@ TEST(NNOpsLoss, CrossEntropyAndNll) {
 
 }  // namespace
 }  // namespace tsr
+
+namespace tsr {
+namespace {
+using namespace tsr::optest;
+
+TEST(NNOpsLoss, OutVariantsAndNoPartialWrite) {
+  // Static: tsr::Op caches its handle by address, so temporaries at one address would collide.
+  static const Op mse("mse_loss"), conv("conv2d"), embedding("embedding");
+  Tensor x = randu({3, 4}, 1), y = randu({3, 4}, 2);
+  Tensor out = empty({3, 4}, TSR_F64);
+  call_out(mse, out, {x, y, "none"});
+  EXPECT_TRUE(close(out, call("mse_loss", {x, y, "none"})));
+  Tensor wrong = full({2}, 7.0, TSR_F64);
+  EXPECT_TRUE(throws_with([&] { call_out(mse, wrong, {x, y, "none"}); }, {"mse_loss", "[2]"}));
+  EXPECT_TRUE(close(wrong, {7.0, 7.0}, {2}, 0, 0));
+  // out= of a kernel-backed op, and a non-contiguous out
+  Tensor ci = randu({1, 2, 5, 5}, 3), cw = randu({3, 2, 3, 3}, 4);
+  Tensor co = empty({1, 3, 3, 3}, TSR_F64);
+  call_out(conv, co, {ci, cw});
+  EXPECT_TRUE(close(co, call("conv2d", {ci, cw})));
+  Tensor emb = randu({5, 3}, 5), idx = from_vector<int64_t>({4, 0});
+  Tensor eo = empty({3, 2}, TSR_F64).t();
+  call_out(embedding, eo, {emb, idx});
+  EXPECT_TRUE(close(eo, call("embedding", {emb, idx})));
+}
+
+}  // namespace
+}  // namespace tsr

@@ -8,6 +8,9 @@ namespace {
 
 using namespace tsr::optest;
 
+// Static: tsr::Op caches its handle by address.
+static const Op op_native_dropout("native_dropout");
+
 // Normalizes consecutive groups of `m` values (rows of a [rows, m] layout).
 std::vector<double> norm_rows(const std::vector<double>& x, size_t m, double eps, bool rms) {
   std::vector<double> y(x.size());
@@ -122,7 +125,7 @@ TEST(NNOpsNorm, BatchNorm) {
 TEST(NNOpsMisc, DropoutSeededAndScaled) {
   Tensor x = randu({64, 33}, 30, 0.5, 1.5, TSR_F32);
   manual_seed(7);
-  auto r1 = call_multi(Op("native_dropout"), {x, 0.3, true});
+  auto r1 = call_multi(op_native_dropout, {x, 0.3, true});
   manual_seed(7);
   Tensor y2 = call("dropout", {x, 0.3, true});
   auto a = values(r1[0]), b = values(y2), xv = values(x), m = values(r1[1]);
@@ -141,7 +144,7 @@ TEST(NNOpsMisc, DropoutSeededAndScaled) {
   // gradient is the mask: deterministic for a fixed seed
   Tensor xd = randu({3, 4}, 31).requires_grad_(true);
   manual_seed(3);
-  auto r = call_multi(Op("native_dropout"), {xd, 0.5, true});
+  auto r = call_multi(op_native_dropout, {xd, 0.5, true});
   r[0].backward(ones({3, 4}, TSR_F64));
   EXPECT_TRUE(close(xd.grad(), r[1]));
   EXPECT_TRUE(throws_with([&] { call("dropout", {x, 1.5, true}); }, {"dropout", "between 0 and 1", "1.5"}));
@@ -176,6 +179,31 @@ TEST(NNOpsMisc, EmbeddingAndOneHot) {
   EXPECT_EQ(call("one_hot", {from_vector<int64_t>({2, 0, 1})}).sizes(), (Shape{3, 3}));
   EXPECT_TRUE(throws_with([&] { call("one_hot", {from_vector<int64_t>({4}), 3}); }, {"one_hot", "smaller than num_classes"}));
   EXPECT_TRUE(throws_with([&] { call("one_hot", {from_vector<int64_t>({-1}), 3}); }, {"one_hot", "non-negative"}));
+}
+
+}  // namespace
+}  // namespace tsr
+
+namespace tsr {
+namespace {
+using namespace tsr::optest;
+
+// The SDK wrappers pass their arguments in schema order.
+TEST(NNOpsSdk, WrappersMatchOps) {
+  Tensor x = randu({2, 3, 5, 5}, 1), w = randu({4, 3, 3, 3}, 2);
+  EXPECT_TRUE(close(nn::conv2d(x, w, std::nullopt, {1}, {1}), call("conv2d", {x, w, none, 1, 1})));
+  EXPECT_TRUE(close(nn::max_pool2d(x, {2}), call("max_pool2d", {x, 2})));
+  EXPECT_TRUE(close(nn::avg_pool2d(x, {3}, std::vector<int64_t>{1}, {1}), call("avg_pool2d", {x, 3, 1, 1})));
+  Tensor rm = zeros({3}, TSR_F64), rv = ones({3}, TSR_F64);
+  EXPECT_TRUE(close(nn::batch_norm(x, rm, rv), call("batch_norm", {x, none, none, rm, rv})));
+  EXPECT_TRUE(close(nn::layer_norm(x, {5}), call("layer_norm", {x, std::vector<int64_t>{5}})));
+  Tensor t = from_vector<int64_t>({1, 0});
+  Tensor logits = randu({2, 3}, 3);
+  EXPECT_TRUE(close(nn::cross_entropy(logits, t, std::nullopt, "sum"), call("cross_entropy", {logits, t, none, "sum"})));
+  Tensor emb = randu({4, 2}, 4);
+  EXPECT_TRUE(close(nn::embedding(t, emb), call("embedding", {emb, t})));
+  EXPECT_TRUE(close(nn::interpolate(x, std::vector<int64_t>{7, 7}, std::nullopt, "bilinear", true),
+                    call("upsample_bilinear2d", {x, std::vector<int64_t>{7, 7}, true})));
 }
 
 }  // namespace
