@@ -2,6 +2,8 @@
 // environment loads), one test per op x device so ctest names each op.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <ostream>
 #include <set>
 #include <string>
 
@@ -14,8 +16,10 @@ using namespace tsr::conformance;
 struct Param {
   std::string op;
   tsr::Device device;
-  std::string test_name;  // "exp_cpu0"
+  std::string device_name;  // "cpu:0"
+  std::string test_name;    // "exp_cpu0"
 };
+void PrintTo(const Param& p, std::ostream* os) { *os << p.op << " on " << p.device_name; }
 
 const std::vector<OpInfo>& infos() {
   static const std::vector<OpInfo> v = all_opinfos();
@@ -34,12 +38,13 @@ std::vector<Param> params() {
   std::set<std::string> used;
   tsr_runtime_t* rt = tsr::runtime();
   for (const tsr::Device& d : loaded_devices(rt)) {
-    std::string dev = device_name(rt, d);
+    const std::string shown = device_name(rt, d);
+    std::string dev = shown;
     dev.erase(std::remove(dev.begin(), dev.end(), ':'), dev.end());
     for (const OpInfo& info : infos()) {
       std::string name = identifier(info.name + "_" + dev);
       for (int k = 2; !used.insert(name).second; ++k) name = identifier(info.name + "_" + dev) + "_" + std::to_string(k);
-      out.push_back({info.name, d, name});
+      out.push_back({info.name, d, shown, name});
     }
   }
   return out;
@@ -54,13 +59,18 @@ TEST_P(Ops, Check) {
     if (o.name == p.op) info = &o;
   ASSERT_NE(info, nullptr);
   std::vector<CheckResult> results = run_opinfo(tsr::runtime(), *info, p.device);
-  size_t pass = 0, skip = 0;
+  size_t pass = 0, skip = 0, fail = 0;
+  std::string report;
   for (const CheckResult& r : results) {
     if (r.outcome == Outcome::Pass) ++pass;
     if (r.outcome == Outcome::Skip) ++skip;
-    EXPECT_NE(r.outcome, Outcome::Fail) << r.op << " on " << r.device << " " << r.dtype << " [" << r.check << "] "
-                                        << r.sample << ": " << r.message;
+    if (r.outcome != Outcome::Fail) continue;
+    if (++fail <= 20)  // enough to see the pattern; `tessera conformance --json` lists them all
+      report += "  " + r.dtype + " [" + r.check + "] " + r.sample + ": " + r.message + "\n";
   }
+  EXPECT_EQ(fail, 0u) << p.op << " on " << p.device_name << ": " << fail << " of " << results.size()
+                      << " checks failed" << (fail > 20 ? " (first 20)" : "") << ":\n"
+                      << report;
   RecordProperty("passed", static_cast<int>(pass));
   RecordProperty("skipped", static_cast<int>(skip));
   if (pass == 0 && skip > 0) GTEST_SKIP() << "every check skipped: " << results.front().message;

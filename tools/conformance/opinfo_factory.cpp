@@ -1,6 +1,7 @@
 // OpInfos of the factories and copies: full, arange, _copy (dtype conversions among every
 // dtype, device round trips), rand, randn.
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "opinfo.hpp"
@@ -15,6 +16,12 @@ const std::vector<tsr_dtype_t> kNumeric = {TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR
                                            TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
 const std::vector<tsr_dtype_t> kFloat = {TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
 const std::vector<Shape> kShapes = {{}, {0}, {1}, {7}, {3, 5}, {2, 0, 3}, {2, 3, 1}};
+
+std::string num(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", x);
+  return buf;
+}
 
 std::string shape_desc(const Shape& s) {
   std::string r = "[";
@@ -47,7 +54,7 @@ OpInfo full_info() {
     for (const Shape& shape : kShapes)
       for (double value : {3.0, 2.75}) {
         Sample s;
-        s.desc = shape_desc(shape) + " value " + std::to_string(value);
+        s.desc = shape_desc(shape) + " value " + num(value);
         s.run_at = [shape, value](const Tensors&, const Where& w) {
           return Tensors{tsr::call(op, {shape, tsr::detail::scalar_arg(value), w.dtype, w.device})};
         };
@@ -77,7 +84,7 @@ OpInfo arange_info() {
     for (Range r : {Range{0, 7, 1, true}, Range{2, 20, 3, true}, Range{5, 0, -1, true}, Range{0, 0, 1, true},
                     Range{0.5, 3.0, 0.25, false}, Range{1, 12, 2.5, false}}) {
       Sample s;
-      s.desc = "(" + std::to_string(r.start) + ", " + std::to_string(r.end) + ", " + std::to_string(r.step) + ")";
+      s.desc = "(" + num(r.start) + ", " + num(r.end) + ", " + num(r.step) + ")";
       auto args = [r](tsr_dtype_t dt, tsr::Device dev, Tensors* outs) {
         if (r.integral)
           return tsr::call_multi(op, {static_cast<int64_t>(r.start), static_cast<int64_t>(r.end),
