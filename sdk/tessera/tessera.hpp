@@ -396,8 +396,11 @@ class Op {
   tsr_op_t* get(tsr_runtime_t* rt) const {
     // Per-thread cache keyed by (op, runtime serial): a runtime destroyed and re-created at the
     // same address gets a new serial, so a stale handle is never used.
+    // The name pointer is part of the key: a temporary Op may reuse the address of an earlier
+    // one (same stack slot) for another op.
     thread_local struct {
       const Op* owner = nullptr;
+      const char* name = nullptr;
       uint64_t serial = 0;
       tsr_op_t* op = nullptr;
     } cache[64];
@@ -405,10 +408,11 @@ class Op {
     uint64_t serial = a->runtime_serial(rt);
     size_t slot = (reinterpret_cast<uintptr_t>(this) >> 3) & 63;
     auto& c = cache[slot];
-    if (c.owner != this || c.serial != serial) {
+    if (c.owner != this || c.name != name_ || c.serial != serial) {
       tsr_op_t* op = nullptr;
       check(a->op_find(rt, name_, &op));
       c.owner = this;
+      c.name = name_;
       c.serial = serial;
       c.op = op;
     }

@@ -138,7 +138,7 @@ TSR_OPINFOS(shape) {
   v.push_back(info("pad", {{{{2, 3, 4}}, "reflect (2, 1, 1, 2)", [](const Tensors& t) { return tsr::pad(t[0], {2, 1, 1, 2}, "reflect"); }},
                            {{{2, 3, 4}}, "replicate (3, -1, 0, 2)", [](const Tensors& t) { return tsr::pad(t[0], {3, -1, 0, 2}, "replicate"); }},
                            {{{2, 3, 4}}, "circular (4, 2)", [](const Tensors& t) { return tsr::pad(t[0], {4, 2}, "circular"); }},
-                           {{{3, 4}}, "constant (1, 1) value 2", [](const Tensors& t) { return tsr::pad(t[0], {1, 1}, "constant", 2.0); }}}));
+                           {{{3, 4}}, "constant (1, 1) value 1", [](const Tensors& t) { return tsr::pad(t[0], {1, 1}, "constant", 1.0); }}}));
 }
 
 }  // namespace tsr::conformance
