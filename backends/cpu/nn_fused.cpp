@@ -1,0 +1,160 @@
+// Fused row kernels: _nn_layer_norm (layer_norm / rms_norm forward: statistics and the affine
+// map in one visit of each row, which stays in cache between the passes) and
+// _nn_cross_entropy_rows (per-row log-sum-exp and the picked / smoothed loss without
+// materializing log-probabilities). f16/bf16 compute in float.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cpu_common.hpp"
+#include "cpu_math.hpp"
+
+namespace tsr::cpu {
+namespace {
+
+constexpr int kLanes = 16;
+
+template <class CT, class T>
+inline CT lane_sum(const T* x, int64_t n, CT shift, bool square) {
+  CT s[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      const CT d = CT(x[i + j]) - shift;
+      s[j] += square ? d * d : d;
+    }
+  CT tail = 0;
+  for (; i < n; ++i) {
+    const CT d = CT(x[i]) - shift;
+    tail += square ? d * d : d;
+  }
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) s[j] += s[j + w];
+  return s[0] + tail;
+}
+
+template <class T>
+TSR_CPU_MULTIVERSION void layer_norm_rows(const T* x, const T* w, const T* b, T* y, int64_t r0, int64_t r1, int64_t M,
+                                          double eps, bool rms) {
+  using CT = compute_t<T>;
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* xr = x + r * M;
+    T* yr = y + r * M;
+    const CT mean = rms ? CT(0) : lane_sum<CT>(xr, M, CT(0), false) / CT(M);
+    const CT var = lane_sum<CT>(xr, M, mean, true) / CT(M);
+    const CT rstd = CT(1) / std::sqrt(var + CT(eps));
+    if (w && b) {
+      for (int64_t j = 0; j < M; ++j) yr[j] = static_cast<T>((CT(xr[j]) - mean) * rstd * CT(w[j]) + CT(b[j]));
+    } else if (w) {
+      for (int64_t j = 0; j < M; ++j) yr[j] = static_cast<T>((CT(xr[j]) - mean) * rstd * CT(w[j]));
+    } else if (b) {
+      for (int64_t j = 0; j < M; ++j) yr[j] = static_cast<T>((CT(xr[j]) - mean) * rstd + CT(b[j]));
+    } else {
+      for (int64_t j = 0; j < M; ++j) yr[j] = static_cast<T>((CT(xr[j]) - mean) * rstd);
+    }
+  }
+}
+
+// args: input, weight?, bias?, int M, float eps, bool rms
+void layer_norm_kernel(KernelCall& c) {
+  const auto& out = c.output(0);
+  const int64_t M = c.arg_int(3);
+  const double eps = c.arg_double(4);
+  const bool rms = c.arg_bool(5);
+  const int64_t total = view_numel(out);
+  if (M <= 0 || total == 0) return;
+  const int64_t rows = total / M;
+  size_t next = 1;
+  const void* wp = c.arg_is_none(1) ? nullptr : c.input(next++).data;
+  const void* bp = c.arg_is_none(2) ? nullptr : c.input(next++).data;
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(c.input(0).data);
+    const T* w = static_cast<const T*>(wp);
+    const T* b = static_cast<const T*>(bp);
+    T* y = static_cast<T*>(out.data);
+    parallel_for(0, rows, std::max<int64_t>(1, kParallelGrain / M),
+                 [&](int64_t r0, int64_t r1) { layer_norm_rows<T>(x, w, b, y, r0, r1, M, eps, rms); });
+  });
+}
+
+template <class T>
+TSR_CPU_MULTIVERSION void ce_rows(const T* x, const int64_t* t, const T* w, T* loss, T* wsum, int64_t r0, int64_t r1,
+                                  int64_t C, int64_t ignore, double ls, int64_t* bad) {
+  using CT = compute_t<T>;
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* xr = x + r * C;
+    const int64_t tr = t[r];
+    if (tr == ignore) {
+      loss[r] = T(0);
+      wsum[r] = T(0);
+      continue;
+    }
+    if (tr < 0 || tr >= C) {
+      *bad = tr;
+      loss[r] = wsum[r] = T(0);
+      continue;
+    }
+    CT mx = -std::numeric_limits<CT>::infinity();
+    for (int64_t j = 0; j < C; ++j) mx = max_nan<CT>(mx, CT(xr[j]));
+    CT s[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= C; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) s[l] += exp_c<CT>(CT(xr[j + l]) - mx);
+    CT tail = 0;
+    for (; j < C; ++j) tail += exp_c<CT>(CT(xr[j]) - mx);
+    for (int wd = kLanes / 2; wd > 0; wd /= 2)
+      for (int l = 0; l < wd; ++l) s[l] += s[l + wd];
+    const CT lse = mx + std::log(s[0] + tail);
+    const CT wt = w ? CT(w[tr]) : CT(1);
+    CT l = wt * (lse - CT(xr[tr]));
+    if (ls > 0) {
+      CT smooth = 0;
+      if (w) {
+        for (int64_t k = 0; k < C; ++k) smooth += CT(w[k]) * (lse - CT(xr[k]));
+      } else {
+        for (int64_t k = 0; k < C; ++k) smooth += lse - CT(xr[k]);
+      }
+      l = CT(1 - ls) * l + CT(ls / double(C)) * smooth;
+    }
+    loss[r] = static_cast<T>(l);
+    wsum[r] = static_cast<T>(wt);
+  }
+}
+
+// args: input [N, C], target [N] int64, weight? [C], int ignore_index, float label_smoothing
+void ce_kernel(KernelCall& c) {
+  const auto& in = c.input(0);
+  const int64_t N = in.sizes[0], C = in.sizes[1];
+  if (N == 0) return;
+  const int64_t* t = static_cast<const int64_t*>(c.input(1).data);
+  const void* wp = c.arg_is_none(2) ? nullptr : c.input(2).data;
+  const int64_t ignore = c.arg_int(3);
+  const double ls = c.arg_double(4);
+  int64_t bad = std::numeric_limits<int64_t>::min();
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(in.data);
+    T* loss = static_cast<T*>(c.output(0).data);
+    T* wsum = static_cast<T*>(c.output(1).data);
+    parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, C)), [&](int64_t r0, int64_t r1) {
+      int64_t local = std::numeric_limits<int64_t>::min();
+      ce_rows<T>(x, t, static_cast<const T*>(wp), loss, wsum, r0, r1, C, ignore, ls, &local);
+      if (local != std::numeric_limits<int64_t>::min()) {
+#pragma omp critical(tsr_nn_ce_bad)
+        bad = local;
+      }
+    });
+  });
+  if (bad != std::numeric_limits<int64_t>::min())
+    fail(TSR_INVALID_ARGUMENT, "cross_entropy: target ", bad, " is out of bounds for ", C, " classes");
+}
+
+}  // namespace
+
+TSR_CPU_KERNELS(nn_fused) {
+  r.kernel("_nn_layer_norm", "cpu::nn_layer_norm", device_type, kFloatingMask, TSR_KERNEL(layer_norm_kernel));
+  r.kernel("_nn_cross_entropy_rows", "cpu::nn_cross_entropy_rows", device_type, kFloatingMask, TSR_KERNEL(ce_kernel));
+}
+
+}  // namespace tsr::cpu

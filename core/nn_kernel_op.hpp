@@ -1,0 +1,26 @@
+// Internal nn ops backed by kernels that take dense views (im2col, col2im, embedding gather and
+// scatter): tensor arguments are made contiguous, outputs are allocated from a shape function,
+// and the kernel sees the call's scalar arguments unchanged. Callers (the public nn ops) have
+// validated the arguments; kernels still refuse indices out of range.
+#pragma once
+
+#include <vector>
+
+#include "op_impl.hpp"
+
+namespace tsr::core::nn {
+
+struct OutDesc {
+  std::vector<int64_t> sizes;
+  tsr_dtype_t dtype;
+};
+// Fills the outputs' shapes; returns the dtype the kernel is dispatched on.
+using KernelShapeFn = tsr_dtype_t (*)(CallCtx& ctx, std::vector<OutDesc>& outs);
+
+tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape);
+template <KernelShapeFn F>
+tsr_status_t kernel_op_impl(CallCtx& ctx) {
+  return kernel_op(ctx, F);
+}
+
+}  // namespace tsr::core::nn
