@@ -5,6 +5,7 @@
 //
 //   _sort_rows(self, descending, stable) -> (values, indices)   NaN sorts as the largest value
 //   _extreme_rows(self, max) -> (values, indices)               last dim reduced; first NaN wins
+//   _mode_rows(self) -> (values, indices)                       last dim reduced; smallest most frequent
 //   _prod_rows(self) -> Tensor                                  last dim reduced
 //   _cumulative_rows(self, kind) -> Tensor                      kind 0 cumsum, 1 cumprod, 2 logcumsumexp
 //   _cumextreme_rows(self, max) -> (values, indices)            cummax / cummin
@@ -108,6 +109,7 @@ tsr_status_t extreme_rows_impl(CallCtx& ctx) {
     return ctx.error(TSR_INVALID_ARGUMENT, "cannot reduce over a zero-size dimension of " + describe(ctx.rt, self));
   return rows_op(ctx, Shape::DropLast, 2, true);
 }
+tsr_status_t mode_rows_impl(CallCtx& ctx) { return extreme_rows_impl(ctx); }
 tsr_status_t prod_rows_impl(CallCtx& ctx) { return rows_op(ctx, Shape::DropLast, 1, false); }
 tsr_status_t cumulative_rows_impl(CallCtx& ctx) { return rows_op(ctx, Shape::Same, 1, false); }
 tsr_status_t cumextreme_rows_impl(CallCtx& ctx) { return rows_op(ctx, Shape::Same, 2, true); }
@@ -132,6 +134,7 @@ TSR_CORE_OPS(reduce_rows) {
                sort_rows_impl, nullptr, kSaveNothing});
   v.push_back({"_extreme_rows(Tensor self, bool max) -> (Tensor values, Tensor indices)", extreme_rows_impl, nullptr,
                kSaveNothing});
+  v.push_back({"_mode_rows(Tensor self) -> (Tensor values, Tensor indices)", mode_rows_impl, nullptr, kSaveNothing});
   v.push_back({"_prod_rows(Tensor self) -> Tensor", prod_rows_impl, nullptr, kSaveNothing});
   v.push_back({"_cumulative_rows(Tensor self, int kind) -> Tensor", cumulative_rows_impl, nullptr, kSaveNothing});
   v.push_back({"_cumextreme_rows(Tensor self, bool max) -> (Tensor values, Tensor indices)", cumextreme_rows_impl,

@@ -1,6 +1,6 @@
 // Sorting and order statistics: sort (primitive over the _sort_rows kernel, gradient scattered
 // back through the indices), and composites over it: argsort, topk, kthvalue, median,
-// median_dim. NaN orders as the largest value everywhere (PyTorch); median returns NaN (and the
+// median_dim; mode over its own row kernel. NaN orders as the largest value everywhere (PyTorch); median returns NaN (and the
 // index of the first NaN) when a slice has one.
 #include "composite.hpp"
 #include "ops_reduce_common.hpp"
@@ -93,9 +93,36 @@ Tensor median_fn(CArgs& a) {
   return median_along(a, x.reshape({x.numel()}), 0, false)[0];
 }
 
+std::vector<Tensor> mode_fn(CArgs& a) {
+  Tensor x = a.tensor(0);
+  int64_t d = red::wrap(a.op(), a.int_arg(1), x.dim());
+  bool keepdim = a.bool_arg(2);
+  if (x.dim() > 0 && x.size(d) == 0)
+    a.fail(TSR_INVALID_ARGUMENT, "cannot compute the mode over dim " + std::to_string(d) + " of size 0 (input " +
+                                     red::shape_of(x) + ")");
+  static const Op op("_mode_rows");
+  auto r = call_multi(op, {red::dim_last(x, d)});
+  if (keepdim && x.dim() > 0) return {r[0].unsqueeze(d), r[1].unsqueeze(d)};
+  return r;
+}
+
+void reduced_index_backward(GradCtx& ctx) {
+  if (!ctx.needs(0) || !ctx.grad().defined()) return;
+  auto sizes = ctx.input_sizes(0);
+  int64_t d = red::wrap(ctx.op_name(), ctx.int_arg(1), static_cast<int64_t>(sizes.size()));
+  Tensor g = ctx.grad(0), idx = ctx.output(1);
+  if (!ctx.bool_arg(2) && !sizes.empty()) {
+    g = g.unsqueeze(d);
+    idx = idx.unsqueeze(d);
+  }
+  ctx.set(0, red::scatter_grad(g, idx, d, sizes));
+}
+
 }  // namespace
 
 TSR_CORE_OPS(reduce_sort) {
+  v.push_back({"mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+               composite_multi<mode_fn>, reduced_index_backward, kSaveOutputs});
   v.push_back({"sort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> (Tensor values, Tensor "
                "indices)",
                composite_multi<sort_fn>, sort_backward, kSaveOutputs});

@@ -110,6 +110,36 @@ void extreme_rows_kernel(KernelCall& c) {
   });
 }
 
+// The most frequent value of each row (the smallest among equally frequent ones) and the index
+// of its last occurrence, as PyTorch's CPU mode scan over a sorted copy.
+void mode_rows_kernel(KernelCall& c) {
+  const tsr_tensor_view_t& in = c.input(0);
+  const Rows r = rows_of(in);
+  dispatch_all(c.dtype(), "mode", [&](auto tag) {
+    using T = Elem<typename decltype(tag)::type>;
+    using CT = C<T>;
+    const T* x = static_cast<const T*>(in.data);
+    T* y = static_cast<T*>(c.output(0).data);
+    int64_t* ix = static_cast<int64_t*>(c.output(1).data);
+    for_rows(r, [&](int64_t row) {
+      std::vector<std::pair<CT, int64_t>> v(static_cast<size_t>(r.n));
+      const T* xr = x + row * r.n;
+      for (int64_t j = 0; j < r.n; ++j) v[static_cast<size_t>(j)] = {CT(xr[j]), j};
+      std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return less_nan_last(a.first, b.first); });
+      int64_t best = 0, best_count = 0, count = 0;
+      for (size_t j = 0; j < v.size(); ++j) {
+        count = (j > 0 && v[j].first == v[j - 1].first) ? count + 1 : 1;
+        if (count > best_count) {
+          best_count = count;
+          best = v[j].second;
+        }
+      }
+      y[row] = xr[best];
+      ix[row] = best;
+    });
+  });
+}
+
 template <class T>
 using Acc = std::conditional_t<is_float_type<T>::value, double, T>;
 
@@ -257,6 +287,7 @@ void scatter_add_rows_kernel(KernelCall& c) {
 TSR_CPU_KERNELS(reduce_rows) {
   r.kernel("_sort_rows", "cpu::sort_rows", device_type, kAllMask, TSR_KERNEL(sort_rows_kernel));
   r.kernel("_extreme_rows", "cpu::extreme_rows", device_type, kAllMask, TSR_KERNEL(extreme_rows_kernel));
+  r.kernel("_mode_rows", "cpu::mode_rows", device_type, kAllMask, TSR_KERNEL(mode_rows_kernel));
   r.kernel("_prod_rows", "cpu::prod_rows", device_type, kNumericMask, TSR_KERNEL(prod_rows_kernel));
   r.kernel("_cumulative_rows", "cpu::cumulative_rows", device_type, kNumericMask, TSR_KERNEL(cumulative_rows_kernel));
   r.kernel("_cumextreme_rows", "cpu::cumextreme_rows", device_type, kAllMask, TSR_KERNEL(cumextreme_rows_kernel));

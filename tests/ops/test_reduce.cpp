@@ -625,6 +625,41 @@ TEST(ReduceOps, OutVariantsCheckFirst) {
   EXPECT_TRUE(close(idx, ref.second, 0, 0));
 }
 
+TEST(ReduceOps, Mode) {
+  Shape shape{4, 9};
+  Tensor x = randint(shape, 52, 0, 4);
+  auto fv = [](const Vals& s) {
+    Vals sorted = s;
+    std::sort(sorted.begin(), sorted.end());
+    double best = sorted[0];
+    int64_t bc = 0;
+    for (double v : sorted) {
+      int64_t c = std::count(s.begin(), s.end(), v);
+      if (c > bc) best = v, bc = c;
+    }
+    return best;
+  };
+  for (tsr_dtype_t dt : {TSR_I64, TSR_I8, TSR_F32, TSR_F16, TSR_F64}) {
+    Tensor xd = x.to(dt);
+    for (int64_t d : {0, 1})
+      for (bool keepdim : {false, true}) {
+        auto r = tsr::mode(noncontig(xd), d, keepdim);
+        EXPECT_EQ(r.first.dtype(), dt);
+        EXPECT_TRUE(matches(r.first, ref_reduce(values(x), shape, {d}, keepdim, fv))) << dtype_name(dt);
+        // the index points at an occurrence of the mode
+        Tensor at = tsr::max_dim(tsr::eq(xd, keepdim ? r.first : r.first.unsqueeze(d)).to(TSR_I64), d, keepdim).first;
+        EXPECT_TRUE(close(at, Vals(size_t(numel_of(at.sizes())), 1.0), at.sizes(), 0, 0));
+        Tensor picked = tsr::max_dim(tsr::eq(tsr::arange(shape[size_t(d)]).reshape(d == 0 ? Shape{4, 1} : Shape{1, 9}),
+                                             keepdim ? r.second : r.second.unsqueeze(d)).to(TSR_I64) *
+                                         tsr::eq(xd, keepdim ? r.first : r.first.unsqueeze(d)).to(TSR_I64),
+                                     d, keepdim).first;
+        EXPECT_TRUE(close(picked, Vals(size_t(numel_of(picked.sizes())), 1.0), picked.sizes(), 0, 0));
+      }
+  }
+  EXPECT_TRUE(throws_with([] { tsr::mode(tsr::zeros({3, 0})); }, {"mode", "[3, 0]"}));
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tsr::mode(in[0], 1).first; }, {randu({3, 5}, 53)}));
+}
+
 TEST(ReduceOps, OrderStatisticsInEveryFloatDtype) {
   // distinct multiples of 1/4: exact in float16 and bfloat16, so no new ties appear
   Shape shape{3, 8};

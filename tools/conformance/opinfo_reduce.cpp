@@ -193,6 +193,11 @@ TSR_OPINFOS(reduce) {
   v.push_back(make("median", floats(), true, distinct(),
                    {{{3, 5}, "all", [](const Tensors& in) { return one(tsr::median(in[0])); }},
                     {{4}, "even count", [](const Tensors& in) { return one(tsr::median(in[0])); }}}));
+  // small integers repeat, so every row has a clear mode (exact in every float dtype); not
+  // gradchecked: finite differences split the ties that make the mode (tests/ops gradchecks it)
+  v.push_back(make("mode", floats(), false, small_ints(),
+                   {{{3, 9}, "dim=1", [](const Tensors& in) { return one(tsr::mode(in[0], 1).first); }},
+                    {{9, 2}, "dim=0 keepdim", [](const Tensors& in) { return one(tsr::mode(in[0], 0, true).first); }}}));
   v.push_back(make("median_dim", floats(), true, distinct(),
                    along_cases([](const T& x, int64_t d) { return two(tsr::median_dim(x, d)); })));
 }

@@ -151,4 +151,10 @@ inline std::pair<Tensor, Tensor> median_dim(const Tensor& a, int64_t dim, bool k
   return detail::pair_of(call_multi(op, {a, dim, keepdim}));
 }
 
+// Most frequent value along dim (the smallest among equally frequent ones) and an index of it.
+inline std::pair<Tensor, Tensor> mode(const Tensor& a, int64_t dim = -1, bool keepdim = false) {
+  static const Op op("mode");
+  return detail::pair_of(call_multi(op, {a, dim, keepdim}));
+}
+
 }  // namespace tsr
