@@ -1,5 +1,6 @@
 // OpInfos of the index family: odd, empty and broadcast shapes, duplicate and negative indices
 // (unique indices where a duplicate would make the op non-differentiable: scatter, index_copy).
+// Fill values are integral: integer dtypes compare exactly against the float64 reference.
 #include <functional>
 #include <string>
 
@@ -84,7 +85,7 @@ TSR_OPINFOS(index) {
   }));
   v.push_back(info("scatter_value", moves(), true, [](uint64_t seed) {
     return std::vector<Sample>{sample("[4, 5] dim 1", {random_f64({4, 5}, seed), unique_rows(4)}, [](const Tensors& in) {
-      return Tensors{tsr::scatter(in[0], 1, in[1], 1.5)};
+      return Tensors{tsr::scatter(in[0], 1, in[1], 2.0)};
     })};
   }));
   v.push_back(info("scatter_add", moves(), true, [](uint64_t seed) {
@@ -128,9 +129,9 @@ TSR_OPINFOS(index) {
   v.push_back(info("masked_fill", moves(), true, [](uint64_t seed) {
     return std::vector<Sample>{
         sample("[3, 5] mask [5]", {random_f64({3, 5}, seed), random_mask({5}, seed + 1)},
-               [](const Tensors& in) { return Tensors{tsr::masked_fill(in[0], in[1], 0.5)}; }),
+               [](const Tensors& in) { return Tensors{tsr::masked_fill(in[0], in[1], -3.0)}; }),
         sample("[0, 2] mask [2]", {random_f64({0, 2}, seed + 2), random_mask({2}, seed + 3)},
-               [](const Tensors& in) { return Tensors{tsr::masked_fill(in[0], in[1], 0.5)}; }),
+               [](const Tensors& in) { return Tensors{tsr::masked_fill(in[0], in[1], -3.0)}; }),
     };
   }));
   v.push_back(info("masked_fill_tensor", floats(), true, [](uint64_t seed) {
