@@ -150,9 +150,72 @@ void ce_kernel(KernelCall& c) {
     fail(TSR_INVALID_ARGUMENT, "cross_entropy: target ", bad, " is out of bounds for ", C, " classes");
 }
 
+// dx[r, c] = (softmax[r, c] * sum_c q[r, c] - q[r, c]) * g[r], q the smoothed weighted one-hot.
+template <class T>
+TSR_CPU_MULTIVERSION void ce_backward_rows(const T* x, const int64_t* t, const T* w, const T* g, T* dx, int64_t r0,
+                                           int64_t r1, int64_t C, int64_t ignore, double ls, double wsum_all) {
+  using CT = compute_t<T>;
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* xr = x + r * C;
+    T* dr = dx + r * C;
+    const int64_t tr = t[r];
+    if (tr == ignore || tr < 0 || tr >= C) {
+      for (int64_t j = 0; j < C; ++j) dr[j] = T(0);
+      continue;
+    }
+    CT mx = -std::numeric_limits<CT>::infinity();
+    for (int64_t j = 0; j < C; ++j) mx = max_nan<CT>(mx, CT(xr[j]));
+    CT s[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= C; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) s[l] += exp_c<CT>(CT(xr[j + l]) - mx);
+    CT tail = 0;
+    for (; j < C; ++j) tail += exp_c<CT>(CT(xr[j]) - mx);
+    for (int wd = kLanes / 2; wd > 0; wd /= 2)
+      for (int l = 0; l < wd; ++l) s[l] += s[l + wd];
+    const CT inv = CT(1) / (s[0] + tail);
+    const CT gr = CT(g[r]);
+    const CT wt = w ? CT(w[tr]) : CT(1);
+    const CT sum_q = CT(1 - ls) * wt + CT(ls / double(C) * wsum_all);
+    const CT smooth = CT(ls / double(C));
+    for (int64_t k = 0; k < C; ++k) {
+      const CT q = smooth * (w ? CT(w[k]) : CT(1));
+      dr[k] = static_cast<T>((exp_c<CT>(CT(xr[k]) - mx) * inv * sum_q - q) * gr);
+    }
+    dr[tr] = static_cast<T>(CT(dr[tr]) - CT(1 - ls) * wt * gr);
+  }
+}
+
+// args: input [N, C], target [N], weight? [C], grad [N], int ignore_index, float label_smoothing
+void ce_backward_kernel(KernelCall& c) {
+  const auto& in = c.input(0);
+  const int64_t N = in.sizes[0], C = in.sizes[1];
+  const int64_t* t = static_cast<const int64_t*>(c.input(1).data);
+  const bool has_w = !c.arg_is_none(2);
+  const void* wp = has_w ? c.input(2).data : nullptr;
+  const void* gp = c.input(has_w ? 3 : 2).data;
+  const int64_t ignore = c.arg_int(4);
+  const double ls = c.arg_double(5);
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* w = static_cast<const T*>(wp);
+    double wsum_all = double(C);
+    if (w) {
+      wsum_all = 0;
+      for (int64_t k = 0; k < C; ++k) wsum_all += double(w[k]);
+    }
+    parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, C)), [&](int64_t r0, int64_t r1) {
+      ce_backward_rows<T>(static_cast<const T*>(in.data), t, w, static_cast<const T*>(gp), static_cast<T*>(c.output(0).data),
+                          r0, r1, C, ignore, ls, wsum_all);
+    });
+  });
+}
+
 }  // namespace
 
 TSR_CPU_KERNELS(nn_fused) {
+  r.kernel("_nn_cross_entropy_rows_backward", "cpu::nn_cross_entropy_rows_backward", device_type, kFloatingMask,
+           TSR_KERNEL(ce_backward_kernel));
   r.kernel("_nn_layer_norm", "cpu::nn_layer_norm", device_type, kFloatingMask, TSR_KERNEL(layer_norm_kernel));
   r.kernel("_nn_cross_entropy_rows", "cpu::nn_cross_entropy_rows", device_type, kFloatingMask, TSR_KERNEL(ce_kernel));
 }
