@@ -115,6 +115,18 @@ tsr_status_t sub_impl(CallCtx& ctx) {
   return elementwise_impl<Rule::Promote, 2>(ctx);
 }
 
+// A wrapped integer exponent is a Python scalar: pow(Tensor, Scalar) in PyTorch refuses a
+// negative one for integer (and bool) bases, whose exact result would not be an integer.
+tsr_status_t pow_impl(CallCtx& ctx) {
+  Tensor* base = ctx.tensor(0);
+  Tensor* e = ctx.tensor(1);
+  if (e->wrapped_number && e->dtype == TSR_I64 && e->device.type == TSR_DEVICE_TYPE_CPU &&
+      !is_floating(base->dtype) && *static_cast<const int64_t*>(e->data()) < 0)
+    return ctx.error(TSR_INVALID_ARGUMENT, "Integers to negative integer powers are not allowed (base " +
+                                               describe(ctx.rt, base) + ")");
+  return elementwise_impl<Rule::NoBool, 2>(ctx);
+}
+
 tsr_status_t where_impl(CallCtx& ctx) {
   Tensor* cond = ctx.tensor(0);
   if (cond->dtype != TSR_BOOL && cond->dtype != TSR_U8)
@@ -190,7 +202,7 @@ TSR_CORE_OPS(elementwise) {
   v.push_back({"div(Tensor self, Tensor other) -> Tensor", elementwise_impl<Rule::IntToFloat, 2>});
   v.push_back({"maximum(Tensor self, Tensor other) -> Tensor", elementwise_impl<Rule::Promote, 2>});
   v.push_back({"minimum(Tensor self, Tensor other) -> Tensor", elementwise_impl<Rule::Promote, 2>});
-  v.push_back({"pow(Tensor self, Tensor exponent) -> Tensor", elementwise_impl<Rule::NoBool, 2>});
+  v.push_back({"pow(Tensor self, Tensor exponent) -> Tensor", pow_impl});
   for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"})
     v.push_back({std::string(cmp) + "(Tensor self, Tensor other) -> Tensor", elementwise_impl<Rule::Compare, 2>});
   v.push_back({"neg(Tensor self) -> Tensor", elementwise_impl<Rule::NoBool, 1>});

@@ -4,6 +4,7 @@
 
 #include "cpu_common.hpp"
 #include "cpu_math.hpp"
+#include "unary_math.hpp"
 
 namespace tsr::cpu {
 namespace {
@@ -70,7 +71,7 @@ struct ExpFn {
   template <class X> X operator()(X x) const { return exp_c<X>(x); }
 };
 struct LogFn {
-  template <class X> X operator()(X x) const { return std::log(x); }
+  template <class X> X operator()(X x) const { return log_c<X>(x); }
 };
 struct SqrtFn {
   template <class X> X operator()(X x) const { return std::sqrt(x); }
@@ -79,7 +80,7 @@ struct RsqrtFn {
   template <class X> X operator()(X x) const { return X(1) / std::sqrt(x); }
 };
 struct TanhFn {
-  template <class X> X operator()(X x) const { return std::tanh(x); }
+  template <class X> X operator()(X x) const { return tanh_c<X>(x); }
 };
 struct SigmoidFn {
   template <class X> X operator()(X x) const { return sigmoid_c<X>(x); }
@@ -88,10 +89,10 @@ struct SiluFn {
   template <class X> X operator()(X x) const { return x * sigmoid_c<X>(x); }
 };
 struct GeluErfFn {
-  template <class X> X operator()(X x) const { return gelu_erf_c<X>(x); }
+  template <class X> X operator()(X x) const { return gelu_erf_fast_c<X>(x); }
 };
 struct GeluTanhFn {
-  template <class X> X operator()(X x) const { return gelu_tanh_c<X>(x); }
+  template <class X> X operator()(X x) const { return gelu_tanh_fast_c<X>(x); }
 };
 
 void exp_kernel(KernelCall& c) { float_unary(c, ExpFn{}); }

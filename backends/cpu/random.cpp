@@ -10,6 +10,19 @@ namespace {
 
 constexpr int64_t kBlockGrain = 4096;
 
+// A float32 uniform in [0, 1) rounded to T (f16/bf16 round values near 1 up to 1.0): rand
+// promises [0, 1), so those become T's largest value below 1.
+template <class T>
+T uniform_in(float u) {
+  static const float below_one = [] {
+    float c = 1.0f - 1.0f / 16777216.0f;
+    while (static_cast<float>(static_cast<T>(c)) >= 1.0f) c = 2.0f * c - 1.0f;
+    return static_cast<float>(static_cast<T>(c));
+  }();
+  T v = static_cast<T>(u);
+  return static_cast<float>(v) < 1.0f ? v : static_cast<T>(below_one);
+}
+
 template <class T>
 void rand_fill(T* out, int64_t n, uint64_t seed, uint64_t offset) {
   if constexpr (std::is_same<T, double>::value) {
@@ -29,7 +42,7 @@ void rand_fill(T* out, int64_t n, uint64_t seed, uint64_t offset) {
         const tsr_philox4x32_t r = tsr_philox_block(seed, offset + static_cast<uint64_t>(j));
         const int64_t i = 4 * j;
         const int64_t cnt = std::min<int64_t>(4, n - i);
-        for (int64_t l = 0; l < cnt; ++l) out[i + l] = static_cast<T>(tsr_philox_uniform_f32(r.v[l]));
+        for (int64_t l = 0; l < cnt; ++l) out[i + l] = uniform_in<T>(tsr_philox_uniform_f32(r.v[l]));
       }
     });
   }

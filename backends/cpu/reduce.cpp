@@ -78,13 +78,14 @@ struct SumReducer {
         }
         return total;
       }
-      for (int64_t b0 = 0; b0 < n; b0 += kSumBlock) {
-        const int64_t e = std::min(n, b0 + kSumBlock);
-        float acc = 0;
-        for (int64_t i = b0; i < e; ++i) acc += float(*reinterpret_cast<const T*>(base + i * stride));
-        total += double(acc);
-      }
-      return total;
+      // Strided runs cannot use the lane trick without gathers: accumulate in double directly
+      // (one float accumulator over a 4096-element block loses digits against the reference).
+      double acc[4] = {};
+      int64_t i = 0;
+      for (; i + 4 <= n; i += 4)
+        for (int j = 0; j < 4; ++j) acc[j] += double(C<T>(*reinterpret_cast<const T*>(base + (i + j) * stride)));
+      for (; i < n; ++i) acc[0] += double(C<T>(*reinterpret_cast<const T*>(base + i * stride)));
+      return total + ((acc[0] + acc[1]) + (acc[2] + acc[3]));
     } else {
       uint64_t acc = 0;
       if (stride == int64_t(sizeof(T))) {

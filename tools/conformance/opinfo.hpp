@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,17 @@ namespace tsr::conformance {
 
 using Tensors = std::vector<tsr::Tensor>;
 using Shape = std::vector<int64_t>;
+
+// Where a sample runs: factories (no tensor inputs) need to be told the device and dtype.
+struct Where {
+  tsr::Device device;
+  tsr_dtype_t dtype = TSR_F64;
+};
+
+// (rtol, atol): |actual - expected| <= atol + rtol * |expected|.
+struct Tol {
+  double rtol = 0, atol = 0;
+};
 
 struct Sample {
   std::string desc;  // e.g. "[3, 5] x [5]"
@@ -39,6 +51,21 @@ struct Sample {
   // Inputs to gradcheck (default: every floating input).
   std::vector<int> grad_inputs;
   bool use_default_grad_inputs = true;
+
+  // ---- optional, all default to "not used" ----
+  // Instead of `run`, for ops whose results depend on the device and dtype rather than on
+  // inputs (factories). The reference calls it with {cpu:0, float64}.
+  std::function<Tensors(const Tensors& inputs, const Where& where)> run_at;
+  // In-place form: modifies inputs[0]; checked against run's first result (skipped when that
+  // result's dtype differs from self's).
+  std::function<void(Tensors& inputs)> run_inplace;
+  // Reference in float64 on the CPU when "the same op on float64 inputs" is not one (e.g. an
+  // op without float64 support). Gets the inputs as the reference would (floating ones as
+  // float64, rounded through the dtype under test).
+  std::function<Tensors(const Tensors& inputs)> reference;
+  // Property check of the results on every device and dtype ("" = fine, else what is wrong);
+  // the only value check of non-deterministic ops (e.g. rand: every value in [0, 1)).
+  std::function<std::string(const Tensors& results)> validate;
 };
 
 struct OpInfo {
@@ -48,6 +75,14 @@ struct OpInfo {
   bool noncontiguous = true;        // also check with non-contiguous inputs
   bool deterministic = true;        // false: results compared only for shape/dtype (random ops)
   double tol_scale = 1.0;           // multiplies the per-dtype tolerances
+  // Per-dtype tolerances replacing the defaults (tol_scale still applies).
+  std::map<tsr_dtype_t, Tol> tol;
+  // Integer and bool dtypes: the reference runs the op on the CPU in the dtype under test
+  // instead of float64 (integer semantics: wraparound, bitwise ops, integer division).
+  bool integer_reference_in_dtype = false;
+  // out= accepts shapes the result broadcasts to (like copy_): the wrong-shape out= check then
+  // only uses shapes the result cannot broadcast to.
+  bool out_broadcasts = false;
   // Samples built on the CPU; `seed` makes them reproducible.
   std::function<std::vector<Sample>(uint64_t seed)> samples;
 };

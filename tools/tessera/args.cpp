@@ -59,6 +59,7 @@ bool parse_args(const char* command, int argc, char** argv, int first, const std
       value = argv[++i];
     }
     out->values[name] = value;
+    out->lists[name].push_back(value);
   }
   return true;
 }

@@ -5,7 +5,7 @@
 //   inventory.cpp        what a runtime holds (device types, ops, kernels, plugins) + JSON
 //   dtype_names.cpp      dtype masks as names
 //   child_process.cpp    run a function in a forked child with a pipe and a time limit
-//   info.cpp, kernels.cpp, check_plugin.cpp   the subcommands
+//   info.cpp, kernels.cpp, check_plugin.cpp, conformance.cpp   the subcommands
 #pragma once
 
 #include <cstdint>
@@ -43,6 +43,7 @@ struct Args {
   std::vector<std::string> positional;
   std::map<std::string, std::string> values;  // options with a value
   std::set<std::string> flags;                 // options without one
+  std::map<std::string, std::vector<std::string>> lists;  // every value of repeatable options
   bool has(const std::string& name) const { return flags.count(name) || values.count(name); }
   std::string value(const std::string& name, const std::string& fallback = "") const {
     auto it = values.find(name);
@@ -181,5 +182,6 @@ bool write_all(int fd, const std::string& s);
 int cmd_info(int argc, char** argv);
 int cmd_kernels(int argc, char** argv);
 int cmd_check_plugin(int argc, char** argv);
+int cmd_conformance(int argc, char** argv);
 
 }  // namespace tessera_cli

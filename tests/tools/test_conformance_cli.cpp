@@ -1,0 +1,124 @@
+// `tessera conformance` against the build tree: op and device filters, JSON, --plugin with a
+// third-party device type, and its errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "cli_runner.hpp"
+
+namespace {
+
+using nlohmann::json;
+using tsr_test::run_cli;
+using tsr_test::shell_quote;
+
+#ifdef TSR_HAVE_CPU
+#define REQUIRE_CPU() (void)0
+#else
+#define REQUIRE_CPU() GTEST_SKIP() << "the cpu backend is not built here"
+#endif
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(CliConformance, OpFilterRunsOnlyThoseOps) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(TSR_CLI, "conformance --op full --op arange");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "full ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "arange ")) << r.output;
+  EXPECT_FALSE(contains(r.output, "randn")) << r.output;
+  EXPECT_TRUE(contains(r.output, "cpu:0")) << r.output;
+  EXPECT_TRUE(contains(r.output, " 0 failed")) << r.output;
+  EXPECT_TRUE(contains(r.output, "2 of 2 op/device pairs conform")) << r.output;
+}
+
+TEST(CliConformance, UnknownOpIsAUsageError) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(TSR_CLI, "conformance --op full --op no_such_op");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "no OpInfo for op 'no_such_op'")) << r.output;
+}
+
+TEST(CliConformance, BadDtypeDeviceAndPluginAreUsageErrors) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(TSR_CLI, "conformance --dtype float128");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "unknown dtype 'float128'")) << r.output;
+  r = run_cli(TSR_CLI, "conformance --device nosuchdevice");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "nosuchdevice")) << r.output;
+  r = run_cli(TSR_CLI, "conformance --plugin /nonexistent/libx.so");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "/nonexistent/libx.so is not a file")) << r.output;
+}
+
+TEST(CliConformance, JsonHasEveryCheckAndHonoursDtypeFilter) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(TSR_CLI, "conformance --json --op _copy --dtype f32 --dtype float64");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = json::parse(r.output);
+  std::set<std::string> dtypes, checks;
+  for (const json& c : j.at("results")) {
+    EXPECT_EQ(c.at("op"), "_copy");
+    dtypes.insert(c.at("dtype").get<std::string>());
+    checks.insert(c.at("check").get<std::string>());
+    EXPECT_NE(c.at("outcome"), "fail") << c.dump();
+  }
+  EXPECT_EQ(dtypes, (std::set<std::string>{"float32", "float64"}));
+  for (const char* c : {"forward", "noncontiguous", "out", "out_wrong_shape", "inplace", "gradcheck"})
+    EXPECT_TRUE(checks.count(c)) << c;
+  EXPECT_EQ(j.at("summary").at("failed"), 0);
+  EXPECT_GT(j.at("summary").at("passed").get<int>(), 100);
+  EXPECT_EQ(j.at("devices"), json::array({"cpu:0"}));
+}
+
+TEST(CliConformance, ListShowsOpsAndDevices) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(TSR_CLI, "conformance --list", "TESSERA_CPU_DEVICES=2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "devices: cpu:0 cpu:1")) << r.output;
+  EXPECT_TRUE(contains(r.output, "_copy")) << r.output;
+  EXPECT_TRUE(contains(r.output, "[differentiable]")) << r.output;
+}
+
+// The CPU plugin given explicitly (nothing else loaded) certifies like a vendor's would.
+TEST(CliConformance, PluginGivenByPath) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(
+      TSR_CLI, "conformance --no-default-plugins --op rand --plugin " + shell_quote(std::string(TSR_PLUGIN_DIR) + "/tessera_cpu.so"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "rand ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 of 1 op/device pairs conform")) << r.output;
+  // Without it there is no device at all, and nothing to certify.
+  r = run_cli(TSR_CLI, "conformance --no-default-plugins --op rand --device cpu");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+#ifdef TSR_TOY_PLUGIN
+// A third-party device type without kernels for these ops: its dtypes are skipped (with the
+// missing kernel named), never failed, and the CPU is still checked.
+TEST(CliConformance, ThirdPartyDeviceWithoutKernelsIsSkipped) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r =
+      run_cli(TSR_CLI, "conformance --json --op full --op _copy --plugin " + shell_quote(TSR_TOY_PLUGIN));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = json::parse(r.output);
+  EXPECT_EQ(j.at("devices"), json::array({"cpu:0", "toy:0", "toy:1"}));
+  size_t toy_skips = 0;
+  for (const json& c : j.at("results"))
+    if (c.at("device") == "toy:0" && c.at("outcome") == "skip") {
+      ++toy_skips;
+      EXPECT_TRUE(contains(c.at("message").get<std::string>(), "no kernel for device toy:0")) << c.dump();
+    }
+  EXPECT_GT(toy_skips, 10u);
+  for (const json& o : j.at("ops")) {
+    if (o.at("device") == "cpu:0") {
+      EXPECT_EQ(o.at("passed").size(), 10u) << o.dump();
+    }
+  }
+}
+#endif
+
+}  // namespace
