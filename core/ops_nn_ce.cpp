@@ -156,6 +156,37 @@ Tensor ce_fwd(CArgs& a) {
   return finish(-tsr::sum(t.q * logp, {1}), t, red);
 }
 
+// Input gradient for class indices over [N, C] / [C] in one pass per row, when the backend
+// has the kernel.
+bool ce_bwd_fused(GradCtx& c, Reduction red, const std::optional<Tensor>& w, double ls) {
+  const Tensor &x = c.input(0), &t = c.input(1);
+  if (is_floating(t.dtype()) || x.dim() > 2 || !c.needs(0)) return false;
+  bool squeeze = x.dim() == 1;
+  Tensor x2 = squeeze ? x.unsqueeze(0) : x, t2 = (squeeze ? t.unsqueeze(0) : t).to(TSR_I64);
+  const int64_t N = x2.size(0);
+  auto wc = w ? std::optional<Tensor>(w->to(x.dtype())) : std::nullopt;
+  Tensor g = c.grad(0).to(x.dtype());
+  Tensor gr;
+  try {
+    if (red == Reduction::None) {
+      gr = g.reshape({N});
+    } else {
+      if (red == Reduction::Mean) {
+        static const tsr::Op fwd("_nn_cross_entropy_rows");
+        g = g / tsr::sum(tsr::call_multi(fwd, {x2, t2, nn::opt(wc), c.int_arg(4), ls})[1]);
+      }
+      gr = g.reshape({1}).expand({N});
+    }
+    static const tsr::Op op("_nn_cross_entropy_rows_backward");
+    Tensor dx = tsr::call(op, {x2, t2, nn::opt(wc), gr, c.int_arg(4), ls});
+    c.set(0, squeeze ? dx.squeeze(0) : dx);
+    return true;
+  } catch (const tsr::Error& e) {
+    if (e.code() != TSR_UNIMPLEMENTED) throw;
+    return false;
+  }
+}
+
 void ce_bwd(GradCtx& c) {
   if (!c.grad(0).defined()) return;
   const Tensor& x = c.input(0);
@@ -163,6 +194,7 @@ void ce_bwd(GradCtx& c) {
   std::optional<Tensor> w;
   if (!c.is_none(2)) w = c.input(2);
   double ls = c.double_arg(5);
+  if (ce_bwd_fused(c, red, w, ls)) return;
   Targets t = build_targets(c.op_name(), x, c.input(1), w, c.int_arg(4), ls, true);
   Tensor x2 = t.squeeze ? x.unsqueeze(0) : x;
   Tensor gi = grad_per_elem(c.grad(0), t, red);

@@ -102,6 +102,20 @@ void ln_bwd(GradCtx& c) {
                    : c.double_arg(4);
   auto dims = nn::range_dims(x.dim() - static_cast<int64_t>(ns.size()), x.dim());
   auto batch = nn::range_dims(0, x.dim() - static_cast<int64_t>(ns.size()));
+  try {
+    static const tsr::Op op("_nn_layer_norm_backward");
+    int64_t m = 1;
+    for (int64_t s : ns) m *= s;
+    std::optional<Tensor> w;
+    if (has_w) w = c.input(2).to(x.dtype());
+    auto r = tsr::call_multi(op, {x, nn::opt(w), c.grad(0).to(x.dtype()), m, eps, RMS});
+    if (c.needs(0)) c.set(0, r[0]);
+    if (has_w && c.needs(2)) c.set(2, r[1].reshape(ns));
+    if (!RMS && !c.is_none(3) && c.needs(3)) c.set(3, r[2].reshape(ns));
+    return;
+  } catch (const tsr::Error& e) {
+    if (e.code() != TSR_UNIMPLEMENTED) throw;  // no fused kernel on this backend
+  }
   tsr_dtype_t acc = nn::acc_dtype(x.dtype());
   Stats s = normalize(x.to(acc), dims, eps, RMS);
   Tensor g = c.grad(0).to(acc);

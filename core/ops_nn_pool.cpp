@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "nn_conv_util.hpp"
+#include "nn_kernel_op.hpp"
 
 namespace tsr::core {
 namespace {
@@ -72,8 +73,33 @@ Tensor tap_table(const PoolArgs& a, tsr::Device dev) {
   return tsr::from_vector(t, {K, L}).to(dev);
 }
 
+tsr_dtype_t max_pool_kernel_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
+  core::Tensor* x = ctx.tensor(0);
+  const tsr_value_t& o = ctx.args[5];
+  std::vector<int64_t> s{x->sizes[0], x->sizes[1], o.u.ints.data[0], o.u.ints.data[1]};
+  outs.push_back({s, x->dtype});
+  outs.push_back({s, TSR_I64});
+  return x->dtype;
+}
+
+tsr_dtype_t max_pool_backward_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
+  core::Tensor* g = ctx.tensor(0);
+  const tsr_value_t& hw = ctx.args[2];
+  outs.push_back({{g->sizes[0], g->sizes[1], hw.u.ints.data[0], hw.u.ints.data[1]}, g->dtype});
+  return g->dtype;
+}
+
 std::vector<Tensor> max_pool_fwd(CArgs& c) {
   PoolArgs a = pool_args(c.op(), c.tensor(0), c.ints(1), c.ints(2), c.ints(3), c.ints(4), c.bool_arg(5), true);
+  try {
+    static const tsr::Op op("_nn_max_pool2d");
+    auto r = tsr::call_multi(op, {a.x, a.g.kernel(), a.g.stride(), a.g.padding(), a.g.dilation(),
+                                  std::vector<int64_t>{a.OH, a.OW}});
+    if (a.unbatched) return {r[0].squeeze(0), r[1].squeeze(0)};
+    return r;
+  } catch (const tsr::Error& e) {
+    if (e.code() != TSR_UNIMPLEMENTED) throw;  // no direct kernel: windows through im2col
+  }
   const int64_t K = a.g.kh * a.g.kw, L = a.OH * a.OW;
   Tensor cols = nn::im2col(a.x, a.g, a.OH, a.OW, -INFINITY).view({a.N, a.C, K, L});
   Tensor out = tsr::amax(cols, {2});
@@ -92,6 +118,15 @@ void max_pool_bwd(GradCtx& c) {
   if (!c.needs(0) || !c.grad(0).defined()) return;
   PoolArgs a = pool_args(c.op_name(), c.input(0), c.ints(1), c.ints(2), c.ints(3), c.ints(4), c.bool_arg(5), true);
   const int64_t K = a.g.kh * a.g.kw, L = a.OH * a.OW;
+  try {
+    static const tsr::Op op("_nn_max_pool2d_backward");
+    Tensor dx = tsr::call(op, {c.grad(0).reshape({a.N, a.C, a.OH, a.OW}), c.output(1).reshape({a.N, a.C, a.OH, a.OW}),
+                               std::vector<int64_t>{a.H, a.W}});
+    c.set(0, a.unbatched ? dx.squeeze(0) : dx);
+    return;
+  } catch (const tsr::Error& e) {
+    if (e.code() != TSR_UNIMPLEMENTED) throw;
+  }
   Tensor idx = c.output(1).reshape({a.N, a.C, 1, L});
   Tensor g = c.grad(0).reshape({a.N, a.C, 1, L});
   Tensor sel = tsr::eq(idx, tap_table(a, a.x.device()));
@@ -194,6 +229,11 @@ void adaptive_avg_bwd(GradCtx& c) {
 }  // namespace
 
 TSR_CORE_OPS(nn_pool) {
+  v.push_back({"_nn_max_pool2d(Tensor self, int[] kernel_size, int[] stride, int[] padding, int[] dilation, "
+               "int[] output_hw) -> (Tensor, Tensor)",
+               nn::kernel_op_impl<max_pool_kernel_shape>});
+  v.push_back({"_nn_max_pool2d_backward(Tensor grad, Tensor indices, int[] input_hw) -> Tensor",
+               nn::kernel_op_impl<max_pool_backward_shape>});
   v.push_back(nn::prim("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
                        "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
                        composite_multi<max_pool_fwd>, max_pool_bwd, kSaveAll));

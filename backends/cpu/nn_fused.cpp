@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "cpu_common.hpp"
 #include "cpu_math.hpp"
@@ -150,9 +151,139 @@ void ce_kernel(KernelCall& c) {
     fail(TSR_INVALID_ARGUMENT, "cross_entropy: target ", bad, " is out of bounds for ", C, " classes");
 }
 
+// Rows [r0, r1) of the layer/rms norm backward: dx, and this block's column sums of g * xhat
+// (dw) and g (db) in `part` ([2, M]).
+template <class T>
+TSR_CPU_MULTIVERSION void layer_norm_backward_rows(const T* x, const T* w, const T* g, T* dx, compute_t<T>* part,
+                                                   int64_t r0, int64_t r1, int64_t M, double eps, bool rms) {
+  using CT = compute_t<T>;
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* xr = x + r * M;
+    const T* gr = g + r * M;
+    T* dr = dx + r * M;
+    const CT mean = rms ? CT(0) : lane_sum<CT>(xr, M, CT(0), false) / CT(M);
+    const CT rstd = CT(1) / std::sqrt(lane_sum<CT>(xr, M, mean, true) / CT(M) + CT(eps));
+    CT sa = 0, sb = 0;  // sums of dxhat and dxhat * xhat
+    for (int64_t j = 0; j < M; ++j) {
+      const CT xh = (CT(xr[j]) - mean) * rstd;
+      const CT dxh = w ? CT(gr[j]) * CT(w[j]) : CT(gr[j]);
+      sa += dxh;
+      sb += dxh * xh;
+      part[j] += CT(gr[j]) * xh;
+      part[M + j] += CT(gr[j]);
+    }
+    const CT ma = rms ? CT(0) : sa / CT(M), mb = sb / CT(M);
+    for (int64_t j = 0; j < M; ++j) {
+      const CT xh = (CT(xr[j]) - mean) * rstd;
+      const CT dxh = w ? CT(gr[j]) * CT(w[j]) : CT(gr[j]);
+      dr[j] = static_cast<T>(rstd * (dxh - ma - xh * mb));
+    }
+  }
+}
+
+// args: input, weight?, grad, int M, float eps, bool rms -> (dx, dweight [M], dbias [M])
+void layer_norm_backward_kernel(KernelCall& c) {
+  const int64_t M = c.arg_int(3);
+  const double eps = c.arg_double(4);
+  const bool rms = c.arg_bool(5);
+  const bool has_w = !c.arg_is_none(1);
+  const auto& in = c.input(0);
+  const int64_t total = view_numel(in);
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using CT = compute_t<T>;
+    T* dw = static_cast<T*>(c.output(1).data);
+    T* db = static_cast<T*>(c.output(2).data);
+    if (M <= 0) return;
+    const int64_t rows = total / M;
+    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(rows, 64));
+    std::vector<CT> part(static_cast<size_t>(blocks * 2 * M), CT(0));
+    const T* x = static_cast<const T*>(in.data);
+    const T* w = has_w ? static_cast<const T*>(c.input(1).data) : nullptr;
+    const T* g = static_cast<const T*>(c.input(has_w ? 2 : 1).data);
+    T* dx = static_cast<T*>(c.output(0).data);
+    parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b)
+        layer_norm_backward_rows<T>(x, w, g, dx, part.data() + b * 2 * M, rows * b / blocks, rows * (b + 1) / blocks, M,
+                                    eps, rms);
+    });
+    for (int64_t j = 0; j < 2 * M; ++j) {
+      CT acc = 0;
+      for (int64_t b = 0; b < blocks; ++b) acc += part[static_cast<size_t>(b * 2 * M + j)];
+      if (j < M) dw[j] = static_cast<T>(acc);
+      else db[j - M] = static_cast<T>(acc);
+    }
+  });
+}
+
+// dx[r, c] = (softmax[r, c] * sum_c q[r, c] - q[r, c]) * g[r], q the smoothed weighted one-hot.
+template <class T>
+TSR_CPU_MULTIVERSION void ce_backward_rows(const T* x, const int64_t* t, const T* w, const T* g, T* dx, int64_t r0,
+                                           int64_t r1, int64_t C, int64_t ignore, double ls, double wsum_all) {
+  using CT = compute_t<T>;
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* xr = x + r * C;
+    T* dr = dx + r * C;
+    const int64_t tr = t[r];
+    if (tr == ignore || tr < 0 || tr >= C) {
+      for (int64_t j = 0; j < C; ++j) dr[j] = T(0);
+      continue;
+    }
+    CT mx = -std::numeric_limits<CT>::infinity();
+    for (int64_t j = 0; j < C; ++j) mx = max_nan<CT>(mx, CT(xr[j]));
+    CT s[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= C; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) s[l] += exp_c<CT>(CT(xr[j + l]) - mx);
+    CT tail = 0;
+    for (; j < C; ++j) tail += exp_c<CT>(CT(xr[j]) - mx);
+    for (int wd = kLanes / 2; wd > 0; wd /= 2)
+      for (int l = 0; l < wd; ++l) s[l] += s[l + wd];
+    const CT inv = CT(1) / (s[0] + tail);
+    const CT gr = CT(g[r]);
+    const CT wt = w ? CT(w[tr]) : CT(1);
+    const CT sum_q = CT(1 - ls) * wt + CT(ls / double(C) * wsum_all);
+    const CT smooth = CT(ls / double(C));
+    for (int64_t k = 0; k < C; ++k) {
+      const CT q = smooth * (w ? CT(w[k]) : CT(1));
+      dr[k] = static_cast<T>((exp_c<CT>(CT(xr[k]) - mx) * inv * sum_q - q) * gr);
+    }
+    dr[tr] = static_cast<T>(CT(dr[tr]) - CT(1 - ls) * wt * gr);
+  }
+}
+
+// args: input [N, C], target [N], weight? [C], grad [N], int ignore_index, float label_smoothing
+void ce_backward_kernel(KernelCall& c) {
+  const auto& in = c.input(0);
+  const int64_t N = in.sizes[0], C = in.sizes[1];
+  const int64_t* t = static_cast<const int64_t*>(c.input(1).data);
+  const bool has_w = !c.arg_is_none(2);
+  const void* wp = has_w ? c.input(2).data : nullptr;
+  const void* gp = c.input(has_w ? 3 : 2).data;
+  const int64_t ignore = c.arg_int(4);
+  const double ls = c.arg_double(5);
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* w = static_cast<const T*>(wp);
+    double wsum_all = double(C);
+    if (w) {
+      wsum_all = 0;
+      for (int64_t k = 0; k < C; ++k) wsum_all += double(w[k]);
+    }
+    parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, C)), [&](int64_t r0, int64_t r1) {
+      ce_backward_rows<T>(static_cast<const T*>(in.data), t, w, static_cast<const T*>(gp), static_cast<T*>(c.output(0).data),
+                          r0, r1, C, ignore, ls, wsum_all);
+    });
+  });
+}
+
 }  // namespace
 
 TSR_CPU_KERNELS(nn_fused) {
+  r.kernel("_nn_layer_norm_backward", "cpu::nn_layer_norm_backward", device_type, kFloatingMask,
+           TSR_KERNEL(layer_norm_backward_kernel));
+  r.kernel("_nn_cross_entropy_rows_backward", "cpu::nn_cross_entropy_rows_backward", device_type, kFloatingMask,
+           TSR_KERNEL(ce_backward_kernel));
   r.kernel("_nn_layer_norm", "cpu::nn_layer_norm", device_type, kFloatingMask, TSR_KERNEL(layer_norm_kernel));
   r.kernel("_nn_cross_entropy_rows", "cpu::nn_cross_entropy_rows", device_type, kFloatingMask, TSR_KERNEL(ce_kernel));
 }

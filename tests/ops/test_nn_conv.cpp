@@ -312,3 +312,51 @@ TEST(NNOpsAttention, ScaledDotProduct) {
 
 }  // namespace
 }  // namespace tsr
+
+namespace tsr {
+namespace {
+using namespace tsr::optest;
+
+// Every floating dtype against the op's own float64 result (itself checked against references
+// above), with per-dtype tolerances scaled for accumulation over windows / classes.
+TEST(NNOpsDtypes, ReducedPrecisionMatchesFloat64) {
+  using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+  struct Case {
+    const char* name;
+    std::vector<Tensor> inputs;
+    Fn fn;
+  };
+  Tensor t = from_vector<int64_t>({2, 0, 1});
+  std::vector<Case> cases = {
+      {"conv2d", {randu({1, 2, 5, 5}, 1, -1, 1), randu({3, 2, 3, 3}, 2, -1, 1)},
+       [](const std::vector<Tensor>& in) { return call("conv2d", {in[0], in[1], none, 1, 1}); }},
+      {"conv_transpose2d", {randu({1, 2, 3, 3}, 3, -1, 1), randu({2, 3, 2, 2}, 4, -1, 1)},
+       [](const std::vector<Tensor>& in) { return call("conv_transpose2d", {in[0], in[1], none, 2}); }},
+      {"max_pool2d", {randu({1, 2, 5, 5}, 5)}, [](const std::vector<Tensor>& in) { return call("max_pool2d", {in[0], 2, 1, 1}); }},
+      {"avg_pool2d", {randu({1, 2, 5, 5}, 6)}, [](const std::vector<Tensor>& in) { return call("avg_pool2d", {in[0], 3, 2, 1}); }},
+      {"adaptive_avg_pool2d", {randu({1, 2, 5, 5}, 7)},
+       [](const std::vector<Tensor>& in) { return call("adaptive_avg_pool2d", {in[0], std::vector<int64_t>{2, 3}}); }},
+      {"upsample_bilinear2d", {randu({1, 2, 3, 3}, 8)},
+       [](const std::vector<Tensor>& in) { return call("upsample_bilinear2d", {in[0], std::vector<int64_t>{5, 4}, false}); }},
+      {"cross_entropy", {randu({3, 5}, 9)}, [t](const std::vector<Tensor>& in) { return call("cross_entropy", {in[0], t, none, "none"}); }},
+      {"group_norm", {randu({2, 4, 3}, 10)}, [](const std::vector<Tensor>& in) { return call("group_norm", {in[0], 2}); }},
+      {"scaled_dot_product_attention", {randu({2, 3, 4}, 11), randu({2, 5, 4}, 12), randu({2, 5, 3}, 13)},
+       [](const std::vector<Tensor>& in) { return call("scaled_dot_product_attention", {in[0], in[1], in[2]}); }},
+  };
+  for (const Case& c : cases) {
+    for (tsr_dtype_t dt : {TSR_F32, TSR_F16, TSR_BF16}) {
+      std::vector<Tensor> in;
+      for (const Tensor& x : c.inputs) in.push_back(x.to(dt));
+      // inputs rounded to dt are the reference's inputs too
+      std::vector<Tensor> back;
+      for (const Tensor& x : in) back.push_back(x.to(TSR_F64));
+      Tensor r = c.fn(in);
+      EXPECT_EQ(r.dtype(), dt) << c.name;
+      auto tol = default_tol(dt);
+      EXPECT_TRUE(close(r, c.fn(back), tol.first * 8, tol.second * 8)) << c.name << " " << dtype_name(dt);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tsr

@@ -1,0 +1,105 @@
+// _nn_max_pool2d (values and flat per-plane indices of each window's first maximum, NaN
+// propagating as PyTorch) and _nn_max_pool2d_backward (scatter-add of gradients to those
+// indices). Planes are independent, so both parallelize over N*C without atomics.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "cpu_common.hpp"
+
+namespace tsr::cpu {
+namespace {
+
+struct PoolGeo {
+  int64_t H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+// args: self, kernel, stride, padding, dilation, output_hw
+PoolGeo pool_geo(const KernelCall& c, const int64_t* in_sizes) {
+  auto k = c.arg_ints(1), s = c.arg_ints(2), p = c.arg_ints(3), d = c.arg_ints(4), o = c.arg_ints(5);
+  TSR_CHECK(k.size() == 2 && s.size() == 2 && p.size() == 2 && d.size() == 2 && o.size() == 2, TSR_INTERNAL, c.op_name(),
+            ": expected 2-element pooling parameters");
+  return PoolGeo{in_sizes[2], in_sizes[3], o[0], o[1], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]};
+}
+
+template <class T>
+void max_pool_planes(const T* x, T* y, int64_t* idx, const PoolGeo& g, int64_t p0, int64_t p1) {
+  using CT = compute_t<T>;
+  for (int64_t p = p0; p < p1; ++p) {
+    const T* xp = x + p * g.H * g.W;
+    T* yp = y + p * g.OH * g.OW;
+    int64_t* ip = idx + p * g.OH * g.OW;
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        CT best = -std::numeric_limits<CT>::infinity();
+        int64_t bi = -1;
+        for (int64_t i = 0; i < g.kh; ++i) {
+          const int64_t ih = oh * g.sh - g.ph + i * g.dh;
+          if (ih < 0 || ih >= g.H) continue;
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t iw = ow * g.sw - g.pw + j * g.dw;
+            if (iw < 0 || iw >= g.W) continue;
+            const CT v = CT(xp[ih * g.W + iw]);
+            if (bi < 0 || v > best || (v != v && best == best)) {
+              best = v;
+              bi = ih * g.W + iw;
+            }
+          }
+        }
+        yp[oh * g.OW + ow] = static_cast<T>(best);
+        ip[oh * g.OW + ow] = bi;
+      }
+  }
+}
+
+void max_pool_kernel(KernelCall& c) {
+  const auto& in = c.input(0);
+  TSR_CHECK(in.ndim == 4, TSR_INTERNAL, c.op_name(), ": expected a 4-D input");
+  PoolGeo g = pool_geo(c, in.sizes);
+  const int64_t planes = in.sizes[0] * in.sizes[1];
+  int64_t* idx = static_cast<int64_t*>(c.output(1).data);
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    parallel_for(0, planes, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, g.OH * g.OW * g.kh * g.kw)),
+                 [&](int64_t b, int64_t e) {
+                   max_pool_planes<T>(static_cast<const T*>(in.data), static_cast<T*>(c.output(0).data), idx, g, b, e);
+                 });
+  });
+}
+
+// args: grad [N, C, OH, OW], indices [N, C, OH, OW], input_hw -> dx [N, C, H, W]
+void max_pool_backward_kernel(KernelCall& c) {
+  const auto& gv = c.input(0);
+  const auto& out = c.output(0);
+  const int64_t planes = out.sizes[0] * out.sizes[1], HW = out.sizes[2] * out.sizes[3];
+  const int64_t L = gv.sizes[2] * gv.sizes[3];
+  const int64_t* idx = static_cast<const int64_t*>(c.input(1).data);
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using CT = compute_t<T>;
+    const T* g = static_cast<const T*>(gv.data);
+    T* dx = static_cast<T*>(out.data);
+    parallel_for(0, planes, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, HW + L)), [&](int64_t b, int64_t e) {
+      std::vector<CT> acc(static_cast<size_t>(HW));
+      for (int64_t p = b; p < e; ++p) {
+        std::fill(acc.begin(), acc.end(), CT(0));
+        for (int64_t l = 0; l < L; ++l) {
+          const int64_t i = idx[p * L + l];
+          if (i >= 0 && i < HW) acc[static_cast<size_t>(i)] += CT(g[p * L + l]);
+        }
+        for (int64_t i = 0; i < HW; ++i) dx[p * HW + i] = static_cast<T>(acc[static_cast<size_t>(i)]);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+TSR_CPU_KERNELS(nn_pool) {
+  r.kernel("_nn_max_pool2d", "cpu::nn_max_pool2d", device_type, kFloatingMask, TSR_KERNEL(max_pool_kernel));
+  r.kernel("_nn_max_pool2d_backward", "cpu::nn_max_pool2d_backward", device_type, kFloatingMask,
+           TSR_KERNEL(max_pool_backward_kernel));
+}
+
+}  // namespace tsr::cpu
