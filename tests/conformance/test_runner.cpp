@@ -326,6 +326,15 @@ TEST(ConformanceRunner, SecondDeviceGetsTheCrossDeviceChecks) {
     EXPECT_EQ(count(bad, Outcome::Fail, "grad"), 2u) << failures(bad);
   }
   tsr::set_runtime(nullptr);
+  // Composites and backward formulas rely on this to create tensors in their runtime.
+  tsr_runtime_t* process_wide = tsr::runtime();
+  {
+    tsr::RuntimeScope scope(rt);
+    EXPECT_EQ(tsr::runtime(), rt);
+    EXPECT_EQ(tsr::full({2}, 1.0).runtime(), rt);
+  }
+  EXPECT_EQ(tsr::runtime(), process_wide);
+  EXPECT_NE(process_wide, rt);
   tsr::api()->runtime_destroy(rt);
 }
 
