@@ -75,6 +75,8 @@ TEST_P(Ops, Check) {
   if (pass == 0 && skip > 0) GTEST_SKIP() << "every check skipped: " << results.front().message;
 }
 
+// A build without any backend plugin has no device to check.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Ops);
 INSTANTIATE_TEST_SUITE_P(Conformance, Ops, ::testing::ValuesIn(params()),
                          [](const ::testing::TestParamInfo<Param>& i) { return i.param.test_name; });
 
