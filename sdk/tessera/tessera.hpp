@@ -65,6 +65,9 @@ inline const tsr_api_t* api() {
 inline void check(tsr_status_t st) { ::tsr::check(api(), st); }
 
 inline tsr_runtime_t* runtime() {
+  // A RuntimeScope on this thread (composite ops and backward formulas run in their
+  // tensors' runtime) comes before the process-wide choice.
+  if (tsr_runtime_t* scoped = detail::thread_runtime()) return scoped;
   tsr_runtime_t* rt = detail::runtime_slot().load(std::memory_order_acquire);
   if (rt) return rt;
   check(api()->runtime_default(&rt));

@@ -98,6 +98,36 @@ TEST(ConformanceRunner, WrongValuesInOneDtypeFail) {
   EXPECT_NE(f->message.find("differ"), std::string::npos) << f->message;
 }
 
+// A fractional Scalar written into an integer tensor truncates (like a C++ cast and PyTorch):
+// the float64 reference is converted the same way before the exact comparison.
+OpInfo fill_like_info(double value, double int_offset) {
+  OpInfo o;
+  o.name = "full";
+  o.dtypes = {TSR_F64, TSR_F32, TSR_I32, TSR_U8, TSR_BOOL};
+  o.differentiable = false;
+  o.samples = [value, int_offset](uint64_t seed) {
+    Sample s;
+    s.desc = "fill";
+    s.inputs = {random_f64({2, 3}, seed)};
+    s.run = [value, int_offset](const Tensors& in) {
+      bool integral = !tsr::is_floating(in[0].dtype()) && in[0].dtype() != TSR_BOOL;
+      return Tensors{tsr::full(in[0].sizes(), value + (integral ? int_offset : 0), in[0].dtype(), in[0].device())};
+    };
+    return std::vector<Sample>{s};
+  };
+  return o;
+}
+
+TEST(ConformanceRunner, IntegerResultsCompareWithTheTruncatedReference) {
+  auto rs = run_on_cpu(fill_like_info(1.5, 0));
+  EXPECT_EQ(count(rs, Outcome::Fail), 0u) << failures(rs);
+  EXPECT_EQ(count(rs, Outcome::Pass, "forward"), 5u) << failures(rs);
+  rs = run_on_cpu(fill_like_info(1.5, 1));  // integers get 2 where 1 is due
+  EXPECT_EQ(count(rs, Outcome::Fail, "forward", "int32"), 1u) << failures(rs);
+  EXPECT_EQ(count(rs, Outcome::Fail, "forward", "uint8"), 1u) << failures(rs);
+  EXPECT_EQ(count(rs, Outcome::Fail, "forward", "bool"), 0u) << failures(rs);
+}
+
 TEST(ConformanceRunner, WrongShapeAndNaNMismatchFail) {
   OpInfo o = good_info();
   o.dtypes = {TSR_F32};
@@ -326,6 +356,15 @@ TEST(ConformanceRunner, SecondDeviceGetsTheCrossDeviceChecks) {
     EXPECT_EQ(count(bad, Outcome::Fail, "grad"), 2u) << failures(bad);
   }
   tsr::set_runtime(nullptr);
+  // Composites and backward formulas rely on this to create tensors in their runtime.
+  tsr_runtime_t* process_wide = tsr::runtime();
+  {
+    tsr::RuntimeScope scope(rt);
+    EXPECT_EQ(tsr::runtime(), rt);
+    EXPECT_EQ(tsr::full({2}, 1.0).runtime(), rt);
+  }
+  EXPECT_EQ(tsr::runtime(), process_wide);
+  EXPECT_NE(process_wide, rt);
   tsr::api()->runtime_destroy(rt);
 }
 

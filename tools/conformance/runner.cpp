@@ -63,11 +63,15 @@ std::string shape_str(const Shape& s) {
   return r + "]";
 }
 
-// An exact integer reference value as the narrow integer dtype dt holds it (two's-complement
-// wrap, as integer arithmetic overflows on every backend).
-double wrap_to(tsr_dtype_t dt, double v) {
+// A float64 reference value as the integer or bool dtype dt holds it: truncated (a Scalar 1.5
+// filled into an int tensor is 1), wrapped in two's complement (integer arithmetic overflows
+// alike on every backend); nonzero is true for bool.
+double convert_to(tsr_dtype_t dt, double v) {
+  if (!std::isfinite(v)) return v;
+  if (dt == TSR_BOOL) return v != 0 ? 1.0 : 0.0;
+  v = std::trunc(v);
   int bits = dt == TSR_U8 || dt == TSR_I8 ? 8 : dt == TSR_I16 ? 16 : dt == TSR_I32 ? 32 : 0;
-  if (!bits || !std::isfinite(v) || v != std::floor(v)) return v;
+  if (!bits) return v;
   const double m = std::ldexp(1.0, bits);
   double w = std::fmod(v, m);
   if (w < 0) w += m;
@@ -79,8 +83,8 @@ std::string compare(const tsr::Tensor& actual, const tsr::Tensor& expected, Tol 
   if (actual.sizes() != expected.sizes())
     return "shape " + shape_str(actual.sizes()) + " but the reference has " + shape_str(expected.sizes());
   std::vector<double> a = values(actual), e = values(expected);
-  if (exact)
-    for (double& y : e) y = wrap_to(actual.dtype(), y);
+  if (exact && !tsr::is_floating(actual.dtype()))
+    for (double& y : e) y = convert_to(actual.dtype(), y);
   size_t bad = 0, first = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     double x = a[i], y = e[i];

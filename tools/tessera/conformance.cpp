@@ -228,17 +228,16 @@ int cmd_conformance(int argc, char** argv) {
   }
   std::vector<conf::OpInfo> infos = conf::all_opinfos();
   std::vector<const conf::OpInfo*> selected;
-  for (const std::string& name : args.lists["--op"]) {
-    auto it = std::find_if(infos.begin(), infos.end(), [&](const conf::OpInfo& o) { return o.name == name; });
-    if (it == infos.end()) {
+  // An op may have several OpInfos (variants of its arguments): --op selects them all.
+  const std::vector<std::string>& wanted = args.lists["--op"];
+  for (const std::string& name : wanted)
+    if (std::none_of(infos.begin(), infos.end(), [&](const conf::OpInfo& o) { return o.name == name; })) {
       std::fprintf(stderr, "tessera conformance: no OpInfo for op '%s' (tessera conformance --list shows them)\n",
                    name.c_str());
       return kExitUsage;
     }
-    if (std::find(selected.begin(), selected.end(), &*it) == selected.end()) selected.push_back(&*it);
-  }
-  if (args.lists["--op"].empty())
-    for (const conf::OpInfo& o : infos) selected.push_back(&o);
+  for (const conf::OpInfo& o : infos)
+    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), o.name) != wanted.end()) selected.push_back(&o);
 
   // Stage the plugins and put their directory first on the search path.
   TempDir staging;
