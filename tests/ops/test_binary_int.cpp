@@ -359,3 +359,38 @@ TEST(BinaryOps, WhereScalarBranchesAndFloatPowerInplace) {
   EXPECT_TRUE(throws_with([&] { float_power_(f, 2); }, {"float_power_", "float32", "float64"}));
   EXPECT_EQ(values(f), (std::vector<double>{2, 3}));
 }
+
+TEST(BinaryOps, IntegerClampVariantsKeepDtype) {
+  Tensor i = from_vector<int64_t>({-5, 0, 5, 9}).to(TSR_I16);
+  Tensor lo = clamp_min(i, 1), hi = clamp_max(i, 4);
+  EXPECT_EQ(lo.dtype(), TSR_I16);
+  EXPECT_EQ(values(lo), (std::vector<double>{1, 1, 5, 9}));
+  EXPECT_EQ(values(hi), (std::vector<double>{-5, 0, 4, 4}));
+  EXPECT_EQ(clamp_min(i, 0.5).dtype(), TSR_F32);  // a float bound promotes, as PyTorch
+  Tensor t = clamp(i, from_vector<int64_t>({0, 0, 0, 0}).to(TSR_I16), from_vector<int64_t>({3, 3, 3, 10}).to(TSR_I16));
+  EXPECT_EQ(values(t), (std::vector<double>{0, 0, 3, 9}));
+  clamp_(i, -1, 6);
+  EXPECT_EQ(values(i), (std::vector<double>{-1, 0, 5, 6}));
+  EXPECT_TRUE(throws_with([&] { clamp_(i, 0.5, std::nullopt); }, {"clamp_", "can't be cast", "int16"}));
+  EXPECT_TRUE(throws_with([] { clamp_min(from_bools({true}, {1}), 0); }, {"clamp_min", "bool"}));
+}
+
+TEST(BinaryOps, InplaceReducedPrecisionAndEmpty) {
+  for (tsr_dtype_t dt : {TSR_F16, TSR_BF16}) {
+    Tensor x = randu({3, 5}, 1, 0.5, 2, dt), y = randu({5}, 2, 0.5, 2, dt);
+    std::vector<double> xv = values(x), yv = values(y);
+    atan2_(x, y);
+    EXPECT_EQ(x.dtype(), dt);
+    std::vector<double> e;
+    for (size_t k = 0; k < xv.size(); ++k) e.push_back(std::atan2(xv[k], yv[k % 5]));
+    auto tol = default_tol(dt);
+    EXPECT_TRUE(close(x, e, {3, 5}, tol.first, tol.second));
+  }
+  Tensor empty_t = full({0, 4}, 1.0);
+  hypot_(empty_t, randu({4}, 3));
+  EXPECT_EQ(empty_t.sizes(), (Shape{0, 4}));
+  Tensor z = randu({}, 4);
+  double zv = values(z)[0];
+  copysign_(z, -1.0);
+  EXPECT_EQ(values(z)[0], -std::fabs(zv));
+}

@@ -39,16 +39,28 @@ const tsr::Op& op_of(const char* name) {
   return *ops.back();
 }
 
+// Whether broadcasting b against a leaves a's shape (an in-place op may not grow self).
+bool keeps_shape(const Shape& a, const Shape& b) {
+  if (b.size() > a.size()) return false;
+  for (size_t i = 0; i < b.size(); ++i) {
+    int64_t x = a[a.size() - b.size() + i], y = b[i];
+    if (y != 1 && y != x) return false;
+  }
+  return true;
+}
+
+// inplace: the "name_" op checked where the result has self's shape (nullptr: none).
 OpInfo binary_info(const char* name, Fn2 fn, Gen ga, Gen gb, std::vector<tsr_dtype_t> dtypes, bool differentiable,
-                   bool has_out = true, double tol_scale = 1) {
+                   bool has_out = true, double tol_scale = 1, const char* inplace = nullptr) {
   OpInfo o;
   o.name = name;
   o.dtypes = std::move(dtypes);
   o.differentiable = differentiable;
   o.tol_scale = tol_scale;
-  o.samples = [name, fn, ga, gb, has_out](uint64_t seed) {
+  o.integer_reference_in_dtype = true;
+  o.samples = [name, fn, ga, gb, has_out, inplace](uint64_t seed) {
     const std::vector<std::pair<Shape, Shape>> shapes = {
-        {{3, 5}, {5}}, {{2, 1, 3}, {4, 1}}, {{7}, {7}}, {{0, 3}, {3}}, {{}, {}}, {{1}, {5}}};
+        {{3, 5}, {5}}, {{2, 1, 3}, {4, 3}}, {{7}, {7}}, {{0, 3}, {3}}, {{}, {}}, {{1}, {5}}};
     std::vector<Sample> out;
     for (const auto& sp : shapes) {
       Sample s;
@@ -57,6 +69,9 @@ OpInfo binary_info(const char* name, Fn2 fn, Gen ga, Gen gb, std::vector<tsr_dty
       s.run = [fn](const Tensors& in) { return Tensors{fn(in[0], in[1])}; };
       if (has_out) {
         s.run_out = [name](const Tensors& in, Tensors& outs) { tsr::call_multi(op_of(name), {in[0], in[1]}, outs); };
+      }
+      if (inplace && keeps_shape(sp.first, sp.second)) {
+        s.run_inplace = [inplace](Tensors& in) { tsr::call(op_of(inplace), {in[0], in[1]}); };
       }
       out.push_back(std::move(s));
     }
@@ -73,7 +88,7 @@ OpInfo ternary_info(const char* name, std::function<tsr::Tensor(const Tensors&)>
   o.differentiable = differentiable;
   o.tol_scale = 4;
   o.samples = [fn, gens](uint64_t seed) {
-    const std::vector<std::vector<Shape>> shapes = {{{3, 4}, {4}, {3, 1}}, {{5}, {5}, {5}}, {{0, 2}, {2}, {1}}};
+    const std::vector<std::vector<Shape>> shapes = {{{2, 3, 4}, {3, 4}, {2, 1, 4}}, {{5}, {5}, {5}}, {{0, 2}, {2}, {1}}};
     std::vector<Sample> out;
     for (const auto& sh : shapes) {
       Sample s;
@@ -93,58 +108,87 @@ TSR_OPINFOS(binary) {
   auto u = uniform(-2, 2);
   auto nz = away(0.5, 2);
   auto pos = uniform(0.5, 2);
-  v.push_back(binary_info("add", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::add(a, b, 2.0); }, u, u,
-                          floats(), true, false));
-  v.push_back(binary_info("sub", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::sub(a, b); }, u, u, floats(), true));
-  v.push_back(binary_info("mul", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::mul(a, b); }, u, u, floats(), true));
-  v.push_back(binary_info("div", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::div(a, b); }, u, nz, floats(), true));
-  v.push_back(binary_info("maximum", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::maximum(a, b); }, u, u, floats(), true));
-  v.push_back(binary_info("minimum", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::minimum(a, b); }, u, u, floats(), true));
-  v.push_back(binary_info("pow", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::pow(a, b); }, pos, u, floats(), true, true, 4));
+  // Rounded division in every dtype from one set of samples: an integer plus a random
+  // fraction truncates to an integer for integer dtypes (divisors +-(m + f), m >= 1: never
+  // zero), while float quotients stay off the steps (gradcheck steps by 1e-6 only).
+  auto dividend = [](const Shape& s, uint64_t seed) {
+    return tsr::add(random_index(s, seed, -40, 40).to(TSR_F64), random_f64(s, seed + 7, 0.2, 0.8));
+  };
+  auto divisor = [](const Shape& s, uint64_t seed) {
+    tsr::Tensor m = tsr::add(random_index(s, seed, 1, 9).to(TSR_F64), random_f64(s, seed + 7, 0.1, 0.9));
+    return tsr::where(random_mask(s, seed + 1), m, tsr::neg(m));
+  };
+  std::vector<tsr_dtype_t> rounding = floats();
+  for (tsr_dtype_t d : {TSR_I8, TSR_I16, TSR_I32, TSR_I64}) rounding.push_back(d);
+  auto bits = [](const Shape& s, uint64_t seed) { return random_index(s, seed, 0, 100).to(TSR_F64); };
+  auto counts = [](const Shape& s, uint64_t seed) { return random_index(s, seed, 0, 70).to(TSR_F64); };
+  std::vector<tsr_dtype_t> num = floats();
+  for (tsr_dtype_t d : {TSR_I32, TSR_I64}) num.push_back(d);
+  std::vector<tsr_dtype_t> wide_num = wide_floats();
+  for (tsr_dtype_t d : {TSR_I32, TSR_I64}) wide_num.push_back(d);
+  const std::vector<tsr_dtype_t> ints_bool = {TSR_BOOL, TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64};
+  const std::vector<tsr_dtype_t> ints = {TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64};
+
+  v.push_back(binary_info("add", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::add(a, b, 2); }, u, u,
+                          num, true, false));
+  v.push_back(binary_info("sub", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::sub(a, b); }, u, u, num,
+                          true, true, 1, "sub_"));
+  v.push_back(binary_info("mul", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::mul(a, b); }, u, u, num,
+                          true, true, 1, "mul_"));
+  v.push_back(binary_info("div", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::div(a, b); }, u, nz,
+                          floats(), true, true, 1, "div_"));
+  v.push_back(binary_info("maximum", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::maximum(a, b); }, u,
+                          u, num, true));
+  v.push_back(binary_info("minimum", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::minimum(a, b); }, u,
+                          u, num, true));
+  v.push_back(binary_info("pow", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::pow(a, b); }, pos, u,
+                          floats(), true, true, 4, "pow_"));
   for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
     v.push_back(binary_info(cmp, [cmp](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::call(op_of(cmp), {a, b}); },
-                            u, u, wide_floats(), false));
+                            u, u, wide_num, false));
   }
   v.push_back(binary_info("div_mode", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::div(a, b, "floor"); },
-                          uniform(-5, 5), nz, wide_floats(), true, false));
+                          dividend, divisor, rounding, true, false));
   v.push_back(binary_info("remainder", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::remainder(a, b); },
-                          uniform(-5, 5), nz, floats(), true, true, 4));
-  v.push_back(binary_info("fmod", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmod(a, b); },
-                          uniform(-5, 5), nz, floats(), true, true, 4));
-  v.push_back(binary_info("atan2", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::atan2(a, b); }, nz, nz, floats(), true));
-  v.push_back(binary_info("hypot", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::hypot(a, b); }, nz, nz, floats(), true));
-  v.push_back(binary_info("copysign", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::copysign(a, b); }, nz, nz, floats(), true));
-  v.push_back(binary_info("xlogy", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::xlogy(a, b); }, u, pos, floats(), true));
-  v.push_back(binary_info("logaddexp", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logaddexp(a, b); }, u, u, floats(), true));
-  v.push_back(binary_info("logaddexp2", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logaddexp2(a, b); }, u, u, floats(), true));
-  v.push_back(binary_info("fmax", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmax(a, b); }, u, u, floats(), true));
-  v.push_back(binary_info("fmin", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmin(a, b); }, u, u, floats(), true));
-  v.push_back(binary_info("true_divide", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::true_divide(a, b); }, u, nz, floats(), true));
+                          dividend, divisor, rounding, true, true, 4, "remainder_"));
+  v.push_back(binary_info("fmod", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmod(a, b); }, dividend,
+                          divisor, rounding, true, true, 4, "fmod_"));
+  v.push_back(binary_info("atan2", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::atan2(a, b); }, nz, nz,
+                          floats(), true, true, 1, "atan2_"));
+  v.push_back(binary_info("hypot", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::hypot(a, b); }, nz, nz,
+                          floats(), true, true, 1, "hypot_"));
+  v.push_back(binary_info("copysign", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::copysign(a, b); },
+                          nz, nz, floats(), true, true, 1, "copysign_"));
+  v.push_back(binary_info("xlogy", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::xlogy(a, b); }, u, pos,
+                          floats(), true, true, 1, "xlogy_"));
+  v.push_back(binary_info("logaddexp", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logaddexp(a, b); },
+                          u, u, floats(), true));
+  v.push_back(binary_info("logaddexp2", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logaddexp2(a, b); },
+                          u, u, floats(), true));
+  v.push_back(binary_info("fmax", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmax(a, b); }, u, u, num, true));
+  v.push_back(binary_info("fmin", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmin(a, b); }, u, u, num, true));
+  v.push_back(binary_info("true_divide", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::true_divide(a, b); },
+                          u, nz, floats(), true, true, 1, "true_divide_"));
   v.push_back(binary_info("floor_divide", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::floor_divide(a, b); },
-                          uniform(-5, 5), nz, wide_floats(), true));
+                          dividend, divisor, rounding, true, true, 1, "floor_divide_"));
   v.push_back(binary_info("float_power", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::float_power(a, b); },
                           pos, u, {TSR_F64}, true));
-  v.push_back(binary_info("logical_and", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logical_and(a, b); },
-                          u, u, wide_floats(), false));
-  v.push_back(binary_info("logical_or", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logical_or(a, b); },
-                          u, u, wide_floats(), false));
-  v.push_back(binary_info("logical_xor", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logical_xor(a, b); },
-                          u, u, wide_floats(), false));
+  for (const char* l : {"logical_and", "logical_or", "logical_xor"}) {
+    v.push_back(binary_info(l, [l](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::call(op_of(l), {x, y}); },
+                            bits, bits, ints_bool, false, true));
+  }
   v.push_back(binary_info("isclose", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::isclose(a, b, 0.5, 0.1); },
                           u, u, wide_floats(), false, false));
-  // Integer-only ops: int64 index inputs keep their dtype in the runner.
-  auto ints = [](const Shape& s, uint64_t seed) { return random_index(s, seed, -40, 40); };
-  auto counts = [](const Shape& s, uint64_t seed) { return random_index(s, seed, -2, 70); };
   for (const char* b : {"bitwise_and", "bitwise_or", "bitwise_xor"}) {
     v.push_back(binary_info(b, [b](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::call(op_of(b), {x, y}); },
-                            ints, ints, {TSR_I64}, false));
+                            bits, bits, ints_bool, false, true, 1, b[8] == 'a' ? "bitwise_and_" : b[8] == 'o' ? "bitwise_or_" : "bitwise_xor_"));
   }
   v.push_back(binary_info("bitwise_left_shift",
-                          [](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::bitwise_left_shift(x, y); }, ints,
-                          counts, {TSR_I64}, false));
+                          [](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::bitwise_left_shift(x, y); }, bits,
+                          counts, ints, false, true, 1, "bitwise_left_shift_"));
   v.push_back(binary_info("bitwise_right_shift",
-                          [](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::bitwise_right_shift(x, y); }, ints,
-                          counts, {TSR_I64}, false));
+                          [](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::bitwise_right_shift(x, y); }, bits,
+                          counts, ints, false, true, 1, "bitwise_right_shift_"));
 
   v.push_back(ternary_info("where", [](const Tensors& in) { return tsr::where(tsr::gt(in[2], 0.0), in[0], in[1]); },
                            {uniform(-2, 2), uniform(-2, 2), uniform(-1, 1)}));
