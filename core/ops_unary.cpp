@@ -3,8 +3,8 @@
 //   - transcendental math (exp2, log1p, sin, erf, sigmoid, logit, ...): ints/bool -> float32;
 //   - sign/sgn/abs/square/nan_to_num: dtype kept (square on bool -> int64, like pow(bool, 2));
 //   - floor/ceil/trunc/round: integer dtypes kept (identity), bool rejected;
-//   - activations (leaky_relu, elu, softplus, mish, hardswish, hardsigmoid) and frac, logit's
-//     eps-free siblings: floating only (PyTorch has no integer kernels for them);
+//   - activations (leaky_relu, elu, selu, celu, softplus, mish, hardswish, hardsigmoid) and
+//     frac: floating only (PyTorch has no integer kernels for them);
 //   - hardtanh/relu6: clamp rules (ints keep dtype, bool rejected);
 //   - isnan/isinf/isposinf/isneginf/isfinite/signbit: any dtype -> bool.
 // PyTorch overloads map to one name each: round(x) and round(x, decimals=d) are both

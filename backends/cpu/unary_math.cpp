@@ -37,10 +37,10 @@ void float_kernel(KernelCall& c) {
   };
 
 TSR_UNARY_FN(Exp2Fn, return std::exp2(x);)
-TSR_UNARY_FN(Expm1Fn, return std::expm1(x);)
+TSR_UNARY_FN(Expm1Fn, return expm1_c<X>(x);)
 TSR_UNARY_FN(Log2Fn, return std::log2(x);)
 TSR_UNARY_FN(Log10Fn, return std::log10(x);)
-TSR_UNARY_FN(Log1pFn, return std::log1p(x);)
+TSR_UNARY_FN(Log1pFn, return log1p_c<X>(x);)
 TSR_UNARY_FN(ReciprocalFn, return X(1) / x;)
 TSR_UNARY_FN(SinFn, return std::sin(x);)
 TSR_UNARY_FN(CosFn, return std::cos(x);)
@@ -140,7 +140,7 @@ struct EluFn {
   static EluFn make(KernelCall& c) { return EluFn{c.arg_double(1), c.arg_double(2), c.arg_double(3)}; }
   template <class X>
   X operator()(X x) const {
-    return x <= X(0) ? std::expm1(x * X(input_scale)) * X(alpha) * X(scale) : x * X(scale);
+    return x <= X(0) ? expm1_c<X>(x * X(input_scale)) * X(alpha) * X(scale) : x * X(scale);
   }
 };
 
@@ -150,7 +150,7 @@ struct SoftplusFn {
   template <class X>
   X operator()(X x) const {
     const X bx = x * X(beta);
-    return bx > X(threshold) ? x : std::log1p(std::exp(bx)) / X(beta);
+    return bx > X(threshold) ? x : log1p_c<X>(exp_c<X>(bx)) / X(beta);
   }
 };
 

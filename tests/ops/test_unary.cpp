@@ -26,8 +26,6 @@ struct FloatOp {
 
 std::vector<FloatOp> float_ops() {
   using namespace unary;
-  const double kInf = INFINITY;
-  (void)kInf;
   std::vector<FloatOp> v;
   auto add = [&](std::string name, std::function<double(double)> ref, double lo, double hi, Invoke inv = no_args()) {
     v.push_back(FloatOp{std::move(name), std::move(ref), lo, hi, std::move(inv)});

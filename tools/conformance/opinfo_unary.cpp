@@ -3,6 +3,7 @@
 // for every op with an out= form.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "opinfo.hpp"
@@ -41,7 +42,8 @@ const tsr::Op& op_of(const std::string& name) {
 
 // Extra (non-tensor) arguments after self, as plain values re-boxed at each call.
 struct Extra {
-  enum Kind { None, D1, D2, D3, I1, S1 } kind = None;
+  // I1F: an int argument passed only for floating inputs (round's decimals).
+  enum Kind { None, D1, D2, D3, I1F, S1 } kind = None;
   double a = 0, b = 0, c = 0;
   int64_t i = 0;
   const char* s = nullptr;
@@ -52,29 +54,35 @@ std::vector<tsr::Tensor> invoke(const tsr::Op& op, const tsr::Tensor& x, const E
     case Extra::D1: return tsr::call_multi(op, {x, e.a}, std::move(outs));
     case Extra::D2: return tsr::call_multi(op, {x, e.a, e.b}, std::move(outs));
     case Extra::D3: return tsr::call_multi(op, {x, e.a, e.b, e.c}, std::move(outs));
-    case Extra::I1: return tsr::call_multi(op, {x, e.i}, std::move(outs));
+    case Extra::I1F:
+      if (!tsr::is_floating(x.dtype())) return tsr::call_multi(op, {x}, std::move(outs));
+      return tsr::call_multi(op, {x, e.i}, std::move(outs));
     case Extra::S1: return tsr::call_multi(op, {x, e.s}, std::move(outs));
     default: return tsr::call_multi(op, {x}, std::move(outs));
   }
 }
 
+// One OpInfo per op: `extra` binds the op's other arguments; `alt`, when set, is used for every
+// other sample instead (two modes of one op, e.g. gelu's approximations).
 OpInfo unary_info(const std::string& name, Gen gen, std::vector<tsr_dtype_t> dtypes, bool differentiable,
-                  Extra extra = {}, bool has_out = true, double tol_scale = 1) {
+                  Extra extra = {}, bool has_out = true, double tol_scale = 1, std::optional<Extra> alt = std::nullopt) {
   OpInfo o;
   o.name = name;
   o.dtypes = std::move(dtypes);
   o.differentiable = differentiable;
   o.tol_scale = tol_scale;
-  o.samples = [name, gen, extra, has_out](uint64_t seed) {
-    const std::vector<Shape> shapes = {{3, 5}, {7}, {2, 1, 3}, {0, 3}, {}, {1}, {13, 11}};
+  o.samples = [name, gen, extra, has_out, alt](uint64_t seed) {
+    const std::vector<Shape> shapes = {{3, 5}, {7}, {2, 1, 3}, {0, 3}, {}, {1}, {13, 11}, {2, 3}};
     std::vector<Sample> out;
-    for (const Shape& sh : shapes) {
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      const Shape& sh = shapes[k];
+      const Extra extra_k = alt && k % 2 == 1 ? *alt : extra;
       Sample s;
       s.desc = describe(tsr::empty(sh));
       s.inputs = {gen(sh, seed++)};
-      s.run = [name, extra](const Tensors& in) { return Tensors{invoke(op_of(name), in[0], extra, {})[0]}; };
+      s.run = [name, extra_k](const Tensors& in) { return Tensors{invoke(op_of(name), in[0], extra_k, {})[0]}; };
       if (has_out)
-        s.run_out = [name, extra](const Tensors& in, Tensors& outs) { invoke(op_of(name), in[0], extra, outs); };
+        s.run_out = [name, extra_k](const Tensors& in, Tensors& outs) { invoke(op_of(name), in[0], extra_k, outs); };
       out.push_back(std::move(s));
     }
     return out;
@@ -85,7 +93,7 @@ OpInfo unary_info(const std::string& name, Gen gen, std::vector<tsr_dtype_t> dty
 Extra d1(double a) { Extra e; e.kind = Extra::D1; e.a = a; return e; }
 Extra d2(double a, double b) { Extra e; e.kind = Extra::D2; e.a = a; e.b = b; return e; }
 Extra d3(double a, double b, double c) { Extra e; e.kind = Extra::D3; e.a = a; e.b = b; e.c = c; return e; }
-Extra i1(int64_t i) { Extra e; e.kind = Extra::I1; e.i = i; return e; }
+Extra i1f(int64_t i) { Extra e; e.kind = Extra::I1F; e.i = i; return e; }
 Extra s1(const char* s) { Extra e; e.kind = Extra::S1; e.s = s; return e; }
 
 }  // namespace
@@ -120,8 +128,7 @@ TSR_OPINFOS(unary) {
   v.push_back(unary_info("sigmoid", uniform(-5, 5), floats(), true));
   v.push_back(unary_info("logit", uniform(0.1, 0.9), floats(), true));
   v.push_back(unary_info("silu", uniform(-5, 5), floats(), true));
-  v.push_back(unary_info("gelu", uniform(-4, 4), floats(), true, s1("none")));
-  v.push_back(unary_info("gelu", uniform(-4, 4), floats(), true, s1("tanh")));
+  v.push_back(unary_info("gelu", uniform(-4, 4), floats(), true, s1("none"), true, 1, s1("tanh")));
   // Activations (floating only).
   v.push_back(unary_info("frac", away(0.1, 0.9), floats(), true));
   v.push_back(unary_info("leaky_relu", away(0.1, 3), floats(), true, d1(0.2)));
@@ -142,8 +149,7 @@ TSR_OPINFOS(unary) {
   v.push_back(unary_info("floor", uniform(-5, 5), numeric(), true));
   v.push_back(unary_info("ceil", uniform(-5, 5), numeric(), true));
   v.push_back(unary_info("trunc", uniform(-5, 5), numeric(), true));
-  v.push_back(unary_info("round", uniform(-5, 5), numeric(), true));
-  v.push_back(unary_info("round", uniform(-5, 5), floats(), true, i1(2)));
+  v.push_back(unary_info("round", uniform(-5, 5), numeric(), true, {}, true, 1, i1f(2)));
   v.push_back(unary_info("hardtanh", away(0.1, 3), numeric(), true, d2(-2.0, 2.5)));
   v.push_back(unary_info("relu6", uniform(-3, 9), numeric(), true, {}, false));
   v.push_back(unary_info("nan_to_num", uniform(-5, 5), numeric(), true));
