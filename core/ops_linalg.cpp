@@ -106,7 +106,7 @@ tsr_status_t matmul_impl(CallCtx& ctx) {
     if (sa != sb && sa != 1 && sb != 1)
       return ctx.error(TSR_INVALID_ARGUMENT, "batch dimensions of " + shape_str(a->sizes, a->ndim) + " and " +
                                                  shape_str(b->sizes, b->ndim) + " cannot be broadcast");
-    batch[i] = std::max(sa, sb);
+    batch[i] = sa == 1 ? sb : sa;  // not max: a size-0 batch broadcast against 1 stays 0
     batch_numel *= batch[i];
   }
   // Expanded views: a -> [batch..., m, k], b -> [batch..., k, n].

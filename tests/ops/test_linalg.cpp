@@ -20,6 +20,18 @@ TEST(LinalgOps, MmBmmGrad) {
   GRADCHECK([](const std::vector<Tensor>& x) { return bmm(x[0], x[1]); }, {ba, bb});
 }
 
+// A size-0 batch dim broadcast against size 1 stays 0 (it once became 1 and read out of bounds).
+TEST(LinalgOps, MatmulEmptyBatchBroadcast) {
+  Tensor a = randu({0, 3, 4}, 1), b = randu({4, 5}, 2);
+  EXPECT_EQ(matmul(a, b).sizes(), (std::vector<int64_t>{0, 3, 5}));
+  EXPECT_EQ(matmul(randu({2, 1, 3, 4}, 3), randu({0, 4, 5}, 4)).sizes(), (std::vector<int64_t>{2, 0, 3, 5}));
+  EXPECT_EQ(matmul(randu({3, 0}, 5), randu({0, 5}, 6)).sizes(), (std::vector<int64_t>{3, 5}));
+  EXPECT_TRUE(close(matmul(randu({3, 0}, 5), randu({0, 5}, 6)), zeros({3, 5}, TSR_F64)));
+  Tensor ar = a.clone().requires_grad_(), br = b.clone().requires_grad_();
+  sum(matmul(ar, br)).backward();
+  EXPECT_TRUE(close(br.grad(), zeros({4, 5}, TSR_F64)));
+}
+
 TEST(LinalgOps, MatmulEveryRankGrad) {
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{3}, {3}},       {{2, 3}, {3}},       {{3}, {3, 4}},          {{2, 3}, {3, 4}}, {{3}, {2, 3, 4}},
