@@ -165,7 +165,7 @@ void det_kernel(KernelCall& c) {
     std::vector<T> m(static_cast<size_t>(n * n));
     std::vector<int> piv(static_cast<size_t>(std::max<int64_t>(1, n)));
     for (int64_t b = 0; b < batch; ++b) {
-      std::memcpy(m.data(), src + b * n * n, sizeof(T) * size_t(n * n));
+      if (n > 0) std::memcpy(m.data(), src + b * n * n, sizeof(T) * size_t(n * n));  // 0x0: no data pointer
       int info = 0;
       if (n > 0) getrf(int(n), m.data(), piv.data(), &info);
       if (info < 0) fail(TSR_INTERNAL, c.op_name(), ": getrf argument ", -info, " invalid");

@@ -179,7 +179,9 @@ TEST(LinalgOps, Cholesky) {
         for (int i = 0; i < 4; ++i)
           for (int j = 0; j < 4; ++j) {
             lt[j * 4 + i] = m[i * 4 + j];
-            if (upper ? j < i : j > i) EXPECT_EQ(m[i * 4 + j], 0.0);
+            if (upper ? j < i : j > i) {
+              EXPECT_EQ(m[i * 4 + j], 0.0);
+            }
           }
         auto p = upper ? ref_mm(lt, m, 4, 4, 4) : ref_mm(m, lt, 4, 4, 4);
         double tol = dt == TSR_F64 ? 1e-12 : 1e-4;
