@@ -11,17 +11,9 @@
 
 namespace tsr::core::nn {
 
-inline std::string shp(const tsr::Tensor& t) {
-  std::string s = "[";
-  auto sz = t.sizes();
-  for (size_t i = 0; i < sz.size(); ++i) s += (i ? ", " : "") + std::to_string(sz[i]);
-  return s + "]";
-}
-inline std::string shp(const std::vector<int64_t>& sz) {
-  std::string s = "[";
-  for (size_t i = 0; i < sz.size(); ++i) s += (i ? ", " : "") + std::to_string(sz[i]);
-  return s + "]";
-}
+// "[2, 3]": the core's shape_str (status.hpp) for SDK tensors and size lists.
+inline std::string shp(const std::vector<int64_t>& sz) { return shape_str(sz.data(), static_cast<int>(sz.size())); }
+inline std::string shp(const tsr::Tensor& t) { return shp(t.sizes()); }
 
 [[noreturn]] inline void fail(const char* op, const std::string& msg) {
   throw tsr::Error(TSR_INVALID_ARGUMENT, std::string(op) + ": " + msg);

@@ -33,11 +33,7 @@ struct Operand {
   std::vector<int> labels;  // one per dim, distinct
 };
 
-std::string shp(const std::vector<int64_t>& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
+std::string shp(const std::vector<int64_t>& s) { return shape_str(s.data(), static_cast<int>(s.size())); }
 
 // Parses one term's letters and "..." (labels filled in by the caller once the ellipsis
 // width is known: -1 marks the ellipsis position).

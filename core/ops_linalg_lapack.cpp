@@ -116,11 +116,7 @@ tsr_status_t det_impl(CallCtx& ctx) {
   return nullptr;
 }
 
-std::string shp(const std::vector<int64_t>& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
+std::string shp(const std::vector<int64_t>& s) { return shape_str(s.data(), static_cast<int>(s.size())); }
 
 // linalg_solve(A, B): B is a vector (batch) when it is 1-D or has A's shape without the last
 // dim (PyTorch's rule); batch dims broadcast.

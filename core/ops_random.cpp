@@ -14,11 +14,7 @@ namespace tsr::core {
 
 namespace {
 
-std::string shp(const std::vector<int64_t>& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
+std::string shp(const std::vector<int64_t>& s) { return shape_str(s.data(), static_cast<int>(s.size())); }
 
 std::string num(double v) {
   char buf[64];
