@@ -180,6 +180,38 @@ TEST(NnTransformer, DropoutOnlyInTraining) {
   EXPECT_GT(diff, 1e-3);
 }
 
+TEST(NnTransformer, EncoderStacksLayersAndTheFinalNorm) {
+  tsr::manual_seed(19);
+  auto make = [] { return std::make_shared<tsr::nn::TransformerEncoderLayer>(6, 2, 8, 0.0, "gelu", 1e-5, true); };
+  tsr::nn::TransformerEncoder enc(make, 2, std::make_shared<tsr::nn::LayerNorm>(std::vector<int64_t>{6}));
+  randomize(enc.layer(0), 20);
+  randomize(enc.layer(1), 40);
+  {
+    tsr::NoGradGuard g;
+    enc.norm->weight.copy_(randu({6}, 60, 0.5, 1.5, TSR_F32));
+    enc.norm->bias.copy_(randu({6}, 61, -0.5, 0.5, TSR_F32));
+  }
+  Tensor x = randu({2, 5, 6}, 21, -1, 1, TSR_F32);
+  Vec bias(static_cast<size_t>(2 * 2 * 5 * 5));
+  for (int64_t n = 0; n < 4; ++n)
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 5; ++j) bias[(n * 5 + i) * 5 + j] = j > i ? -kInf : 0.0;
+  Vec ref = ref_layer(enc.layer(1), ref_layer(enc.layer(0), values(x), 2, 5, bias, 1e-5), 2, 5, bias, 1e-5);
+  ref = seqref::layer_norm(ref, 10, 6, values(enc.norm->weight), values(enc.norm->bias), 1e-5);
+  EXPECT_TRUE(close(enc.forward(x, std::nullopt, std::nullopt, true), ref, {2, 5, 6}, kRtol, kAtol));
+  auto keys = enc.state_dict().keys();
+  ASSERT_EQ(keys.size(), 26u);
+  EXPECT_EQ(keys[0], "layers.0.self_attn.in_proj_weight");
+  EXPECT_EQ(keys[12], "layers.1.self_attn.in_proj_weight");
+  EXPECT_EQ(keys[25], "norm.bias");
+  tsr::nn::TransformerEncoder plain(make, 0);
+  EXPECT_TRUE(close(plain(x), values(x), {2, 5, 6}, 0, 0));
+  auto shared = make();
+  EXPECT_TRUE(throws_with([&] { tsr::nn::TransformerEncoder(([&] { return shared; }), 2); },
+                          {"TransformerEncoder", "same layer twice"}));
+  EXPECT_TRUE(throws_with([&] { tsr::nn::TransformerEncoder(make, -1); }, {"TransformerEncoder", "num_layers"}));
+}
+
 TEST(NnTransformer, BadArgumentsNameTheLayer) {
   EXPECT_TRUE(throws_with([] { tsr::nn::TransformerEncoderLayer(8, 2, 16, 0.1, "tanh"); },
                           {"TransformerEncoderLayer", "activation must be \"relu\" or \"gelu\", got \"tanh\""}));

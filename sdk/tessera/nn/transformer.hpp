@@ -1,4 +1,5 @@
-// Tessera SDK: TransformerEncoderLayer (torch.nn.TransformerEncoderLayer).
+// Tessera SDK: TransformerEncoderLayer and TransformerEncoder (torch.nn.TransformerEncoderLayer,
+// torch.nn.TransformerEncoder).
 //
 //   auto block = std::make_shared<tsr::nn::TransformerEncoderLayer>(
 //       /*d_model*/ 128, /*nhead*/ 4, /*dim_feedforward*/ 512, /*dropout*/ 0.1, "gelu",
@@ -14,6 +15,10 @@
 // Children and parameter names are PyTorch's (self_attn.in_proj_weight, linear1.weight,
 // norm1.bias, ...), so a PyTorch state_dict loads unchanged.
 //
+// TransformerEncoder(make_layer, num_layers, norm) stacks num_layers layers built by the factory
+// (PyTorch deep-copies one prototype; C++ modules are not copyable) under "layers.0", ... and
+// applies the optional final norm ("norm"; a pre-norm stack wants one).
+//
 // Masks as nn::MultiheadAttention (bool true = masked, float = added); is_causal alone applies
 // the causal mask without building one (the attention runs scaled_dot_product_attention).
 //
@@ -22,11 +27,13 @@
 // MultiheadAttention / LayerNorm (input shapes, dtypes, masks). Thread-safety: as nn::Module.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "tessera/nn/attention.hpp"
+#include "tessera/nn/container.hpp"
 #include "tessera/nn/dropout.hpp"
 #include "tessera/nn/linear.hpp"
 #include "tessera/nn/module.hpp"
@@ -113,6 +120,43 @@ class TransformerEncoderLayer : public Module {
     h = activation == "gelu" ? tsr::gelu(h) : tsr::relu(h);
     return dropout2->forward(linear2->forward(dropout->forward(h)));
   }
+};
+
+class TransformerEncoder : public Module {
+ public:
+  std::shared_ptr<ModuleList> layers;
+  std::shared_ptr<LayerNorm> norm;  // null when built without one
+  const int64_t num_layers;
+
+  TransformerEncoder(const std::function<std::shared_ptr<TransformerEncoderLayer>()>& make_layer, int64_t num_layers_,
+                     std::shared_ptr<LayerNorm> norm_ = nullptr)
+      : Module("TransformerEncoder"), num_layers(num_layers_) {
+    if (num_layers < 0) seq_detail::fail(type_name(), "num_layers must be >= 0, got " + std::to_string(num_layers));
+    if (!make_layer) seq_detail::fail(type_name(), "no layer factory given");
+    layers = register_module("layers", std::make_shared<ModuleList>());
+    for (int64_t i = 0; i < num_layers; ++i) {
+      std::shared_ptr<TransformerEncoderLayer> l = make_layer();
+      if (!l) seq_detail::fail(type_name(), "the layer factory returned null for layer " + std::to_string(i));
+      // One shared instance would silently tie every layer's weights.
+      for (const auto& prev : *layers)
+        if (prev.get() == l.get())
+          seq_detail::fail(type_name(), "the layer factory returned the same layer twice (layer " + std::to_string(i) +
+                                            "); it must build a new one per call");
+      layers->push_back(l);
+    }
+    if (norm_) norm = register_module("norm", std::move(norm_));
+  }
+
+  TransformerEncoderLayer& layer(int64_t i) const { return *layers->at<TransformerEncoderLayer>(i); }
+
+  // Masks as TransformerEncoderLayer::forward, applied in every layer.
+  Tensor forward(const Tensor& src, const std::optional<Tensor>& mask,
+                 const std::optional<Tensor>& src_key_padding_mask = {}, bool is_causal = false) {
+    Tensor x = src;
+    for (int64_t i = 0; i < num_layers; ++i) x = layer(i).forward(x, mask, src_key_padding_mask, is_causal);
+    return norm ? norm->forward(x) : x;
+  }
+  Tensor forward(const Tensor& src) override { return forward(src, std::nullopt); }
 };
 
 }  // namespace tsr::nn
