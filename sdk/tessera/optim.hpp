@@ -6,5 +6,7 @@
 #include "tessera/optim/optimizer.hpp"
 #include "tessera/optim/sgd.hpp"
 #include "tessera/optim/adam.hpp"
+#include "tessera/optim/rmsprop.hpp"
+#include "tessera/optim/adagrad.hpp"
 #include "tessera/optim/clip_grad.hpp"
 #include "tessera/optim/lr_scheduler.hpp"
