@@ -1,0 +1,13 @@
+// Tessera SDK: the C++ frontend's neural-network library in one include (torch.nn): Module and
+// StateDict, init functions, and every layer. See docs/frontend/nn.md.
+#pragma once
+
+#include "tessera/nn/module.hpp"
+#include "tessera/nn/state_dict.hpp"
+#include "tessera/nn/init.hpp"
+#include "tessera/nn/activation.hpp"
+#include "tessera/nn/container.hpp"
+#include "tessera/nn/dropout.hpp"
+#include "tessera/nn/embedding.hpp"
+#include "tessera/nn/linear.hpp"
+#include "tessera/nn/normalization.hpp"
