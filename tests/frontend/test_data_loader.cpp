@@ -232,6 +232,10 @@ TEST(DataLoader, BreakingEarlyAndDestroyingWhileWorkersAreBlockedIsClean) {
         if (++seen == 2) break;
       }
       if (rep % 2 == 0) {
+        // Leaving the loop joined the workers: nothing is produced any more.
+        const int calls = ds->calls.load();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        EXPECT_EQ(ds->calls.load(), calls);
         // The loader outlives the loop; a new loop starts new workers at the position.
         EXPECT_EQ(loader.state().next_batch, 2);
         auto it = loader.begin();
