@@ -2,6 +2,11 @@
 // StateDict, init functions, and every layer. See docs/frontend/nn.md.
 #pragma once
 
+// Sequence layers (docs/frontend/sequence-layers.md).
+#include "tessera/nn/attention.hpp"
+#include "tessera/nn/rnn.hpp"
+#include "tessera/nn/transformer.hpp"
+
 #include "tessera/nn/module.hpp"
 #include "tessera/nn/state_dict.hpp"
 #include "tessera/nn/init.hpp"

@@ -232,6 +232,10 @@ TEST(DataLoader, BreakingEarlyAndDestroyingWhileWorkersAreBlockedIsClean) {
         if (++seen == 2) break;
       }
       if (rep % 2 == 0) {
+        // Leaving the loop joined the workers: nothing is produced any more.
+        const int calls = ds->calls.load();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        EXPECT_EQ(ds->calls.load(), calls);
         // The loader outlives the loop; a new loop starts new workers at the position.
         EXPECT_EQ(loader.state().next_batch, 2);
         auto it = loader.begin();
@@ -269,6 +273,28 @@ TEST(DataLoader, ANewLoopCancelsThePreviousOne) {
   EXPECT_THROW(++it, tsr::Error);
   ++it2;
   EXPECT_EQ((*it2)[0].to_vector<int64_t>(), (std::vector<int64_t>{10, 11, 12, 13, 14}));
+}
+
+// Samples that take very different times, so workers finish out of order.
+struct Jittery : tsr::data::Dataset {
+  size_t size() const override { return 60; }
+  Example get(size_t i) const override {
+    std::this_thread::sleep_for(std::chrono::microseconds((i * 7919) % 5 == 0 ? 2000 : 0));
+    return {tsr::full({}, double(i), TSR_I64)};
+  }
+};
+
+TEST(DataLoader, BatchesArriveInOrderWhenWorkersFinishOutOfOrder) {
+  for (int workers : {2, 4}) {
+    DataLoader loader(std::make_shared<Jittery>(), opts(3, true, false, workers, 3, 9));
+    std::vector<int64_t> got;
+    int64_t k = 0;
+    for (auto it = loader.begin(); it != loader.end(); ++it, ++k) {
+      EXPECT_EQ(it.batch_index(), k);
+      for (int64_t v : (*it)[0].to_vector<int64_t>()) got.push_back(v);
+    }
+    EXPECT_EQ(got, tsr::data::shuffled_indices(60, 9, 0));
+  }
 }
 
 struct Faulty : tsr::data::Dataset {

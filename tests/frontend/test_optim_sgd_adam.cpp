@@ -273,6 +273,17 @@ TEST(OptimErrors, BadStateDictsAreRejectedAndChangeNothing) {
   EXPECT_EQ(dst.state_step(1), 1);
 }
 
+TEST(OptimErrors, SGDStateDictWithAStepCountIsRejected) {
+  Tensor a = leaf64({1.0, 2.0});
+  std::vector<optim::ParamGroup> groups{optim::ParamGroup({a}, {{"momentum", 0.9}})};
+  optim::SGD opt(groups);
+  set_grad(a, {1.0, 1.0});
+  opt.step();
+  tsr::StateDict sd = opt.state_dict();
+  sd.insert("state.0.step", tsr::full({}, 1, TSR_I64));
+  EXPECT_TRUE(throws_with([&] { opt.load_state_dict(sd); }, {"SGD: unexpected state_dict entry 'state.0.step'"}));
+}
+
 TEST(OptimErrors, ConstructorChecksOptionsAndParams) {
   Tensor a = leaf64({1.0});
   EXPECT_TRUE(throws_with([&] { optim::SGD({a}, {-1.0}); }, {"SGD: Invalid learning rate: -1"}));

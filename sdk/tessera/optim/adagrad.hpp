@@ -21,7 +21,7 @@ class Adagrad : public Optimizer {
  public:
   Adagrad(std::vector<Tensor> params, AdagradOptions o = {})
       : Adagrad(std::vector<ParamGroup>{ParamGroup(std::move(params))}, o) {}
-  Adagrad(std::vector<ParamGroup> groups, AdagradOptions o) : Optimizer("Adagrad", to_options(o)) {
+  Adagrad(std::vector<ParamGroup> groups, AdagradOptions o = {}) : Optimizer("Adagrad", to_options(o)) {
     init_groups(std::move(groups));
   }
 

@@ -32,7 +32,7 @@ class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, AdamOptions o = {})
       : Adam(std::vector<ParamGroup>{ParamGroup(std::move(params))}, o) {}
-  Adam(std::vector<ParamGroup> groups, AdamOptions o) : Adam("Adam", to_options(o), false) {
+  Adam(std::vector<ParamGroup> groups, AdamOptions o = {}) : Adam("Adam", to_options(o), false) {
     init_groups(std::move(groups));
   }
 
@@ -102,7 +102,7 @@ class AdamW : public Adam {
  public:
   AdamW(std::vector<Tensor> params, AdamWOptions o = {})
       : AdamW(std::vector<ParamGroup>{ParamGroup(std::move(params))}, o) {}
-  AdamW(std::vector<ParamGroup> groups, AdamWOptions o) : Adam("AdamW", to_options(o), true) {
+  AdamW(std::vector<ParamGroup> groups, AdamWOptions o = {}) : Adam("AdamW", to_options(o), true) {
     init_groups(std::move(groups));
   }
   static Options to_options(const AdamWOptions& o) {

@@ -235,7 +235,7 @@ class Optimizer {
           throw err("'" + pre + n + "' must be floating point, got " + dtype_name(t.dtype()));
       }
       for (const auto& kv : saved[i])
-        if (kv.first != "step" && std::find(want.begin(), want.end(), kv.first) == want.end())
+        if ((kv.first != "step" || !counts_steps()) && std::find(want.begin(), want.end(), kv.first) == want.end())
           throw err("unexpected state_dict entry '" + pre + kv.first + "' for " + name_ + " with these options");
     }
     // Pass 3: apply (copies into existing state tensors, fresh tensors for new state).

@@ -24,7 +24,7 @@ class RMSprop : public Optimizer {
  public:
   RMSprop(std::vector<Tensor> params, RMSpropOptions o = {})
       : RMSprop(std::vector<ParamGroup>{ParamGroup(std::move(params))}, o) {}
-  RMSprop(std::vector<ParamGroup> groups, RMSpropOptions o) : Optimizer("RMSprop", to_options(o)) {
+  RMSprop(std::vector<ParamGroup> groups, RMSpropOptions o = {}) : Optimizer("RMSprop", to_options(o)) {
     init_groups(std::move(groups));
   }
 
