@@ -1,11 +1,7 @@
 // Tessera SDK: the C++ frontend's neural-network library in one include (torch.nn): Module and
-// StateDict, init functions, and every layer. See docs/frontend/nn.md.
+// StateDict, init functions, and every layer. See docs/frontend/nn.md and
+// docs/frontend/sequence-layers.md.
 #pragma once
-
-// Sequence layers (docs/frontend/sequence-layers.md).
-#include "tessera/nn/attention.hpp"
-#include "tessera/nn/rnn.hpp"
-#include "tessera/nn/transformer.hpp"
 
 #include "tessera/nn/module.hpp"
 #include "tessera/nn/state_dict.hpp"
@@ -20,3 +16,8 @@
 #include "tessera/nn/linear.hpp"
 #include "tessera/nn/normalization.hpp"
 #include "tessera/nn/pooling.hpp"
+
+// Sequence layers: MultiheadAttention, TransformerEncoderLayer/TransformerEncoder, LSTM, GRU.
+#include "tessera/nn/attention.hpp"
+#include "tessera/nn/rnn.hpp"
+#include "tessera/nn/transformer.hpp"

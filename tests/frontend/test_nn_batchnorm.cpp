@@ -85,6 +85,8 @@ TEST(NnBatchNorm, TrainUpdatesRunningStatsEvalUsesThem) {
   EXPECT_EQ(bn(tsr::ones({1, 3})).sizes(), (Shape{1, 3}));
   bn.train();
   EXPECT_TRUE(throws_with([&] { bn(tsr::ones({1, 3})); }, {"BatchNorm1d(3", "more than 1 value per channel", "[1, 3]"}));
+  EXPECT_TRUE(throws_with([&] { bn(tsr::ones({0, 3})); }, {"BatchNorm1d(3", "more than 1 value per channel", "[0, 3]"}));
+  EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 2);  // failed calls counted nothing
   EXPECT_TRUE(throws_with([&] { bn(tsr::ones({4, 2})); }, {"BatchNorm1d(3", "[4, 2]", "C=3"}));
   EXPECT_TRUE(throws_with([&] { bn(tsr::ones({4, 3, 2, 2})); }, {"BatchNorm1d", "[4, 3, 2, 2]"}));
 }

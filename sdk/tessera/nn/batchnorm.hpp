@@ -57,20 +57,22 @@ class BatchNormBase : public Module {
     if (!rank_ok || s[1] != num_features)
       fail(layer, "input " + shape_str(s) + " must be " + expected_ + " with C=" + std::to_string(num_features));
     bool use_batch_stats = is_training() || !track_running_stats;
-    if (use_batch_stats && x.numel() / std::max<int64_t>(num_features, 1) <= 1 && x.numel() > 0)
+    if (use_batch_stats && x.numel() / num_features <= 1)
       fail(layer, "expected more than 1 value per channel when training, got input " + shape_str(s));
+    bool update = is_training() && track_running_stats;
     double factor = momentum.value_or(0.0);
-    if (is_training() && track_running_stats) {
+    if (update && !momentum) factor = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>() + 1);
+    auto o = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
+    // In training the op updates the running stats it is given (nothing if it throws); the
+    // counter follows only after it succeeded, so a failed call leaves every buffer as it was.
+    bool stats = track_running_stats;
+    Tensor y = batch_norm(x, stats ? o(running_mean) : std::nullopt, stats ? o(running_var) : std::nullopt, o(weight),
+                          o(bias), use_batch_stats, factor, eps);
+    if (update) {
       NoGradGuard no_grad;
       add_(num_batches_tracked, 1);
-      if (!momentum) factor = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
     }
-    auto o = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
-    // In training the op updates the running stats it is given; eval without tracked stats
-    // passes none, so the op normalizes with the batch's own.
-    bool stats = track_running_stats;
-    return batch_norm(x, stats ? o(running_mean) : std::nullopt, stats ? o(running_var) : std::nullopt, o(weight),
-                      o(bias), use_batch_stats, factor, eps);
+    return y;
   }
 
   std::string extra_repr() const override {
