@@ -46,9 +46,9 @@ TrainConfig defaults_for(const std::string& task) {
     c.lr = 3e-3, c.weight_decay = 0.01, c.grad_clip = 1.0;
     c.n_layer = 2, c.n_head = 4, c.n_embd = 64, c.dropout = 0.0;
   } else {
-    c.steps = 600, c.batch_size = 32, c.warmup = 50, c.block_size = 64;
-    c.lr = 2e-3, c.weight_decay = 0.01, c.grad_clip = 1.0;
-    c.n_layer = 4, c.n_head = 4, c.n_embd = 128, c.dropout = 0.0;
+    c.steps = 500, c.batch_size = 32, c.warmup = 50, c.block_size = 64;
+    c.lr = 3e-3, c.weight_decay = 0.01, c.grad_clip = 1.0;
+    c.n_layer = 3, c.n_head = 4, c.n_embd = 96, c.dropout = 0.0;
   }
   c.min_lr = c.lr / 10;
   return c;
