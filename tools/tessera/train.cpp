@@ -16,9 +16,9 @@ namespace tessera_cli {
 namespace {
 
 const std::vector<OptionSpec> kTrainOptions = {
-    {"--steps", true, "optimizer steps (addition: 500, text: 600)"},
+    {"--steps", true, "optimizer steps (default 500)"},
     {"--batch-size", true, "sequences per step (addition: 256, text: 32)"},
-    {"--lr", true, "peak learning rate of the warmup + cosine schedule (addition: 3e-3, text: 2e-3)"},
+    {"--lr", true, "peak learning rate of the warmup + cosine schedule (default 3e-3)"},
     {"--device", true, "device to train on (default: the best loaded one, e.g. cuda:0, else cpu:0)"},
     {"--threads", true, "CPU threads (default: the OpenMP default, usually every core)"},
     {"--seed", true, "seed of the initialization, the data and the sampling (default 1337)"},
@@ -31,9 +31,9 @@ const std::vector<OptionSpec> kTrainOptions = {
     {"--temperature", true, "sampling temperature (default 0.8)"},
     {"--top-k", true, "sample among the k most likely bytes (default 10; 0 = all)"},
     {"--digits", true, "addition: digits per operand, 1..9 (default 3)"},
-    {"--n-layer", true, "transformer blocks (addition: 2, text: 4)"},
+    {"--n-layer", true, "transformer blocks (addition: 2, text: 3)"},
     {"--n-head", true, "attention heads (default 4)"},
-    {"--n-embd", true, "embedding width, a multiple of --n-head (addition: 64, text: 128)"},
+    {"--n-embd", true, "embedding width, a multiple of --n-head (addition: 64, text: 96)"},
     {"--block-size", true, "text: context length in bytes (default 64; addition: fixed by --digits)"},
     {"--dropout", true, "dropout probability (default 0)"},
     {"--warmup", true, "linear warmup steps (default 50, at most --steps)"},

@@ -1,6 +1,7 @@
 #include "gpt.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "tessera/autograd.hpp"
 
@@ -8,6 +9,12 @@ namespace tessera_train {
 
 namespace {
 [[noreturn]] void bad_config(const std::string& what) { throw tsr::Error(TSR_INVALID_ARGUMENT, "GPTConfig: " + what); }
+
+std::string fmt_g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
 
 void init_normal(tsr::Tensor& t, double std) {
   tsr::NoGradGuard no_grad;
@@ -40,7 +47,7 @@ int64_t GPTConfig::expected_parameters() const {
 std::string GPTConfig::str() const {
   return "vocab_size=" + std::to_string(vocab_size) + ", block_size=" + std::to_string(block_size) +
          ", n_layer=" + std::to_string(n_layer) + ", n_head=" + std::to_string(n_head) +
-         ", n_embd=" + std::to_string(n_embd) + ", dropout=" + std::to_string(dropout) +
+         ", n_embd=" + std::to_string(n_embd) + ", dropout=" + fmt_g(dropout) +
          ", bias=" + (bias ? "true" : "false");
 }
 

@@ -46,9 +46,9 @@ TrainConfig defaults_for(const std::string& task) {
     c.lr = 3e-3, c.weight_decay = 0.01, c.grad_clip = 1.0;
     c.n_layer = 2, c.n_head = 4, c.n_embd = 64, c.dropout = 0.0;
   } else {
-    c.steps = 600, c.batch_size = 32, c.warmup = 50, c.block_size = 64;
-    c.lr = 2e-3, c.weight_decay = 0.01, c.grad_clip = 1.0;
-    c.n_layer = 4, c.n_head = 4, c.n_embd = 128, c.dropout = 0.0;
+    c.steps = 500, c.batch_size = 32, c.warmup = 50, c.block_size = 64;
+    c.lr = 3e-3, c.weight_decay = 0.01, c.grad_clip = 1.0;
+    c.n_layer = 3, c.n_head = 4, c.n_embd = 96, c.dropout = 0.0;
   }
   c.min_lr = c.lr / 10;
   return c;
@@ -86,7 +86,9 @@ void apply_flags(const TrainOptions& o, bool resuming, TrainConfig* c) {
     set("--lr", c->lr, o.lr);
     if (!resuming) c->min_lr = *o.lr / 10;
   }
-  if (o.steps) c->steps = *o.steps;  // may extend a resumed run (the cosine tail is recomputed)
+  if (o.steps) c->steps = *o.steps;  // may extend a resumed run
+  // A short run keeps a proportionate warmup unless one was asked for.
+  if (!resuming && !o.warmup) c->warmup = std::min(c->warmup, std::max<int64_t>(1, c->steps / 10));
   check_positive("--steps", c->steps);
   check_positive("--batch-size", c->batch_size);
   if (c->warmup < 0) throw UsageError("--warmup must be >= 0, got " + std::to_string(c->warmup));
@@ -416,7 +418,12 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
       smooth.y.push_back(acc / static_cast<double>(std::min<size_t>(i + 1, 20)));
     }
     PlotSpec spec;
-    spec.title = "tessera train: " + task->name() + " (" + res.metric_name + " " + fmt_double(std::round(res.metric * 1e4) / 1e4) + ")";
+    char metric[96];
+    if (res.metric_name == "val loss")
+      std::snprintf(metric, sizeof(metric), "%s %.4f", res.metric_name.c_str(), res.metric);
+    else
+      std::snprintf(metric, sizeof(metric), "%s %.1f%%", res.metric_name.c_str(), res.metric * 100);
+    spec.title = "tessera train: " + task->name() + ", " + std::to_string(res.last_step) + " steps (" + metric + ")";
     spec.x_label = "step";
     spec.y_label = "cross-entropy loss";
     spec.log_y = true;
