@@ -16,7 +16,7 @@ namespace tessera_cli {
 namespace {
 
 const std::vector<OptionSpec> kTrainOptions = {
-    {"--steps", true, "optimizer steps (default 500)"},
+    {"--steps", true, "optimizer steps (addition: 700, text: 500)"},
     {"--batch-size", true, "sequences per step (addition: 256, text: 32)"},
     {"--lr", true, "peak learning rate of the warmup + cosine schedule (default 3e-3)"},
     {"--device", true, "device to train on (default: the best loaded one, e.g. cuda:0, else cpu:0)"},

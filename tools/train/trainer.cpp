@@ -39,7 +39,7 @@ TrainConfig defaults_for(const std::string& task) {
   TrainConfig c;
   c.task = task;
   if (task == "addition") {
-    c.steps = 500, c.batch_size = 256, c.warmup = 50;
+    c.steps = 700, c.batch_size = 256, c.warmup = 50;
     c.lr = 3e-3, c.weight_decay = 0.01, c.grad_clip = 1.0;
     c.n_layer = 2, c.n_head = 4, c.n_embd = 64, c.dropout = 0.0;
   } else {
