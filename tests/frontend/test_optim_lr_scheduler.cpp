@@ -117,6 +117,14 @@ TEST(OptimLRScheduler, WarmupCosine) {
   EXPECT_EQ(o2.lr(), 0.0);
 }
 
+TEST(OptimLRScheduler, LinearWarmup) {
+  Tensor p = param();
+  optim::Adam opt({p}, {0.4});
+  optim::LinearWarmup s(opt, 4);
+  expect_seq(lrs(opt, s, 7), {0.1, 0.2, 0.30000000000000004, 0.4, 0.4, 0.4, 0.4});
+  EXPECT_TRUE(throws_with([&] { optim::LinearWarmup(opt, -1); }, {"LinearWarmup: warmup_steps must be an integer >= 0"}));
+}
+
 TEST(OptimLRScheduler, SequentialWarmupThenDecay) {
   Tensor p = param();
   optim::SGD opt({p}, {1.0});

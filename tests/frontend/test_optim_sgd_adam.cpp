@@ -206,6 +206,17 @@ TEST(OptimResume, LoadCopiesIntoExistingStateTensors) {
   EXPECT_FALSE(held.shares_storage(oa.state(0).at("exp_avg")));
 }
 
+TEST(OptimResume, StateConvertsToTheParamsDtype) {
+  Tensor a = leaf(tsr::from_vector<float>({1.0f, 2.0f}, {2})), b = leaf64({1.0, 2.0});
+  optim::Adam oa({a}), ob({b});
+  a.set_grad(tsr::from_vector<float>({0.5f, -0.25f}, {2}));
+  oa.step();
+  ob.load_state_dict(oa.state_dict());
+  EXPECT_EQ(ob.state(0).at("exp_avg").dtype(), TSR_F64);
+  EXPECT_EQ(ob.state(0).at("exp_avg").to_vector<double>(), (std::vector<double>{0.05f, -0.025f}));
+  EXPECT_EQ(ob.state_step(0), 1);
+}
+
 TEST(OptimErrors, BadStateDictsAreRejectedAndChangeNothing) {
   Tensor a = leaf(tsr::optest::randu({2, 3}, 3, -1, 1, TSR_F32)), b = leaf(tsr::optest::randu({4}, 4, -1, 1, TSR_F32));
   optim::Adam src({a, b}, {0.01});

@@ -10,9 +10,10 @@
 // [T, N, input_size] ([N, T, input_size] with batch_first) or unbatched [T, input_size]; states
 // [num_layers * num_directions, N, hidden] whatever batch_first says (as PyTorch).
 //
-// The input projection of a whole layer is one matmul over every time step; only the
-// recurrent h @ W_hh^T runs per step. Gradients come from autograd through those ops (no fused
-// kernel), so backward memory grows with T (full backpropagation through time).
+// The input projection of a whole layer (with the LSTM's both biases) is one matmul over every
+// time step; only the recurrent h @ W_hh^T and the gate arithmetic run per step. Gradients come
+// from autograd through those ops (no fused kernel), so backward memory grows with T (full
+// backpropagation through time).
 //
 // Ownership: modules own their parameters (see nn/module.hpp); outputs are new tensors.
 // Errors: tsr::Error naming the module and the offending shapes/dtypes, raised before any
@@ -47,13 +48,15 @@ inline Tensor rnn_param(std::vector<int64_t> shape, int64_t hidden) {
 
 inline std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
 
-// One LSTM step from the precomputed input projection xp = x W_ih^T + b_ih ([N, 4H]).
-inline std::pair<Tensor, Tensor> lstm_step(const Tensor& xp, const Tensor& h, const Tensor& c, const Tensor& w_hh,
-                                           const Tensor& b_hh) {
-  Tensor gates = xp + tsr::linear(h, w_hh, opt(b_hh));
-  std::vector<Tensor> g = tsr::chunk(gates, 4, -1);
-  Tensor i = tsr::sigmoid(g[0]), f = tsr::sigmoid(g[1]), gg = tsr::tanh(g[2]), o = tsr::sigmoid(g[3]);
-  Tensor c2 = f * c + i * gg;
+// One LSTM step. xp = x W_ih^T + b_ih + b_hh for this step ([N, 4H]): both biases are folded
+// into the sequence-wide projection, so the step is one addmm plus the gate arithmetic.
+inline std::pair<Tensor, Tensor> lstm_step(const Tensor& xp, const Tensor& h, const Tensor& c, const Tensor& w_hh_t) {
+  const int64_t H = h.size(-1);
+  Tensor gates = tsr::addmm(xp, h, w_hh_t);
+  Tensor if_ = tsr::sigmoid(gates.narrow(-1, 0, 2 * H));  // i and f are adjacent: one op
+  Tensor i = if_.narrow(-1, 0, H), f = if_.narrow(-1, H, H);
+  Tensor g = tsr::tanh(gates.narrow(-1, 2 * H, H)), o = tsr::sigmoid(gates.narrow(-1, 3 * H, H));
+  Tensor c2 = tsr::addcmul(f * c, i, g);
   return {o * tsr::tanh(c2), c2};
 }
 
@@ -174,14 +177,17 @@ class RNNBase : public Module {
       for (int64_t d = 0; d < D; ++d) {
         const bool rev = d == 1;
         // One matmul for the whole sequence; the per-step work is only the recurrent part.
-        Tensor xp = tsr::linear(layer_in, weight_ih(l, rev), seq_detail::opt(bias_ih(l, rev)));
+        std::optional<Tensor> b = seq_detail::opt(bias_ih(l, rev));
+        if (lstm && b) *b = *b + bias_hh(l, rev);
+        Tensor xp = tsr::linear(layer_in, weight_ih(l, rev), b);
+        Tensor w_hh_t = weight_hh(l, rev).t();
         Tensor h = h0.select(0, l * D + d);
         Tensor c = lstm ? c0.select(0, l * D + d) : Tensor();
         std::vector<Tensor> outs(static_cast<size_t>(T));
         for (int64_t s = 0; s < T; ++s) {
           int64_t t = rev ? T - 1 - s : s;
           if (lstm) {
-            std::tie(h, c) = seq_detail::lstm_step(xp.select(0, t), h, c, weight_hh(l, rev), bias_hh(l, rev));
+            std::tie(h, c) = seq_detail::lstm_step(xp.select(0, t), h, c, w_hh_t);
           } else {
             h = seq_detail::gru_step(xp.select(0, t), h, weight_hh(l, rev), bias_hh(l, rev));
           }
@@ -322,8 +328,8 @@ class LSTMCell : public RNNCellBase {
     Tensor x2 = check_input(x, &unbatched);
     Tensor h = hx ? check_state("h", hx->first, x2.size(0), unbatched) : zero_state(x2);
     Tensor c = hx ? check_state("c", hx->second, x2.size(0), unbatched) : h;
-    Tensor xp = tsr::linear(x2, weight_ih, seq_detail::opt(bias_ih));
-    auto [h2, c2] = seq_detail::lstm_step(xp, h, c, weight_hh, bias_hh);
+    Tensor xp = tsr::linear(x2, weight_ih, bias ? std::optional<Tensor>(bias_ih + bias_hh) : std::nullopt);
+    auto [h2, c2] = seq_detail::lstm_step(xp, h, c, weight_hh.t());
     if (unbatched) return {h2.squeeze(0), c2.squeeze(0)};
     return {h2, c2};
   }

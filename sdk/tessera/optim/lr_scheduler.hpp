@@ -1,5 +1,6 @@
 // Tessera SDK: learning-rate schedulers (torch.optim.lr_scheduler in C++): StepLR,
-// MultiStepLR, ConstantLR, ExponentialLR, CosineAnnealingLR, LinearLR, WarmupCosine and SequentialLR.
+// MultiStepLR, ConstantLR, ExponentialLR, CosineAnnealingLR, LinearLR, LinearWarmup,
+// WarmupCosine and SequentialLR.
 //
 //   tsr::optim::AdamW opt(params, {3e-4});
 //   tsr::optim::WarmupCosine sched(opt, /*warmup_steps=*/100, /*total_steps=*/2000, 0.1);
@@ -227,6 +228,25 @@ class LinearLR : public LRScheduler {
     if (!(o.at("end_factor") >= 0 && o.at("end_factor") <= 1))
       throw err("Ending multiplicative factor expected to be between 0 and 1, got " + detail::num(o.at("end_factor")));
     if (!(o.at("total_iters") >= 1)) throw err("total_iters must be >= 1, got " + detail::num(o.at("total_iters")));
+  }
+};
+
+// lr = base * min(1, (epoch + 1) / warmup_steps): WarmupCosine's warmup, then constant.
+class LinearWarmup : public LRScheduler {
+ public:
+  LinearWarmup(Optimizer& opt, int64_t warmup_steps)
+      : LRScheduler(opt, "LinearWarmup", {{"warmup_steps", double(warmup_steps)}}) {
+    initial_step();
+  }
+  double lr_at(int64_t e, double base) const override {
+    const double w = hp("warmup_steps");
+    return double(e) < w ? base * (double(e) + 1) / w : base;
+  }
+
+ protected:
+  void check_hparams(const Options& o) const override {
+    const double w = o.at("warmup_steps");
+    if (!(w >= 0) || w != std::floor(w)) throw err("warmup_steps must be an integer >= 0, got " + detail::num(w));
   }
 };
 
