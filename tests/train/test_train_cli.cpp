@@ -10,12 +10,6 @@
 
 #include "cli_runner.hpp"
 
-#if __has_include("tessera/checkpoint.hpp")
-constexpr bool kCheckpoints = true;
-#else
-constexpr bool kCheckpoints = false;  // until the serialization lands
-#endif
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -69,9 +63,7 @@ TEST(TrainCli, ShortRunWritesCheckpointLogAndPlot) {
   EXPECT_TRUE(contains(r.output, "held-out exact match")) << r.output;
   EXPECT_TRUE(contains(r.output, "parameters")) << r.output;
   EXPECT_TRUE(contains(r.output, "step 6/6")) << "plain progress lines when stderr is not a TTY\n" << r.output;
-  if (kCheckpoints) {
-    EXPECT_TRUE(fs::file_size(d / "checkpoint.safetensors") > 1000);
-  }
+  EXPECT_TRUE(fs::file_size(d / "checkpoint.safetensors") > 1000);
   std::string svg = slurp(d / "loss.svg");
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_TRUE(contains(svg, "<polyline"));
@@ -85,7 +77,6 @@ TEST(TrainCli, ShortRunWritesCheckpointLogAndPlot) {
 // 8 steps straight == 4 steps, interrupted, then --resume for 4 more: the same losses to the
 // last bit (dropout on, so the restored RNG state matters too).
 TEST(TrainCli, ResumeContinuesWithBitIdenticalLosses) {
-  if (!kCheckpoints) GTEST_SKIP() << "no tessera/checkpoint.hpp in this build";
   TempDir a("straight"), b("first"), c("resumed");
   const std::string common = kTiny + "--dropout 0.1 --steps 8 --quiet ";
   tsr_test::CliResult ra = run_cli(TSR_CLI, "train " + common + "--out " + shell_quote(a.path.string()));
@@ -128,9 +119,7 @@ TEST(TrainCli, TextModelTrainsAndSamples) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "val loss")) << r.output;
   EXPECT_TRUE(contains(r.output, "sample (temperature 0.8, top-k 10):")) << r.output;
-  if (kCheckpoints) {
-    EXPECT_TRUE(fs::exists(d / "out/checkpoint.safetensors"));
-  }
+  EXPECT_TRUE(fs::exists(d / "out/checkpoint.safetensors"));
 }
 
 TEST(TrainCli, BadFlagsAndFilesAreUsageErrors) {
@@ -146,7 +135,7 @@ TEST(TrainCli, BadFlagsAndFilesAreUsageErrors) {
       {"--digits 12", "--digits must be in 1..9, got 12"},
       {"--n-embd 10 --n-head 4", "n_embd (10) must be a positive multiple of n_head (4)"},
       {"--text /nonexistent/input.txt", "cannot open /nonexistent/input.txt"},
-      {"--resume /nonexistent/ckpt.safetensors", kCheckpoints ? "/nonexistent/ckpt.safetensors" : "--resume"},
+      {"--resume /nonexistent/ckpt.safetensors", "/nonexistent/ckpt.safetensors"},
       {"--device nosuchdevice:0", "--device nosuchdevice:0"},
       {"extra", "unexpected argument 'extra'"},
   };

@@ -15,10 +15,7 @@
 #include "gpt.hpp"
 #include "progress.hpp"
 #include "svg_plot.hpp"
-#if __has_include("tessera/checkpoint.hpp")
 #include "tessera/checkpoint.hpp"
-#define TESSERA_TRAIN_CHECKPOINTS 1
-#endif
 #include "tessera/optim.hpp"
 #include "text_task.hpp"
 
@@ -105,7 +102,7 @@ std::unique_ptr<Task> make_task(const TrainConfig& c) {
   return std::make_unique<AdditionTask>(a);
 }
 
-[[maybe_unused]] std::string join_history(const std::vector<StepRecord>& h, double StepRecord::*field) {
+std::string join_history(const std::vector<StepRecord>& h, double StepRecord::*field) {
   std::string s;
   for (const StepRecord& r : h) s += (s.empty() ? "" : " ") + fmt_double(r.*field);
   return s;
@@ -216,23 +213,10 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
   }
 
   // ---- configuration: defaults < checkpoint < flags ----
-#ifdef TESSERA_TRAIN_CHECKPOINTS
   std::optional<tsr::TrainingCheckpoint> ck;
-#else
-  struct NoCheckpoint {
-    std::map<std::string, std::string> extra;
-    tsr::StateDict model, optimizer, scheduler;
-    int64_t step = 0;
-  };
-  std::optional<NoCheckpoint> ck;
-#endif
   TrainConfig cfg;
   if (!o.resume.empty()) {
-#ifdef TESSERA_TRAIN_CHECKPOINTS
     ck = tsr::load_checkpoint(o.resume, dev);
-#else
-    throw UsageError("--resume: this build has no checkpoint support (tessera/checkpoint.hpp)");
-#endif
     cfg = TrainConfig::from_map(ck->extra);
     if (!o.text.empty() && o.text != cfg.text)
       throw UsageError("--text " + o.text + " differs from the checkpoint's " +
@@ -284,9 +268,7 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
     model->load_state_dict(ck->model);
     opt.load_state_dict(ck->optimizer);
     sched.load_state_dict(ck->scheduler);
-#ifdef TESSERA_TRAIN_CHECKPOINTS
     tsr::set_rng_state(ck->rng);
-#endif
     step = ck->step;
     std::vector<double> l = split_doubles(ck->extra["history.loss"]), r = split_doubles(ck->extra["history.lr"]),
                         t = split_doubles(ck->extra["history.tokens_per_s"]);
@@ -367,7 +349,6 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
     fs::create_directories(dir, ec);
     if (ec) throw tsr::Error(TSR_UNAVAILABLE, "--out: cannot create " + dir.string() + ": " + ec.message());
 
-#ifdef TESSERA_TRAIN_CHECKPOINTS
     tsr::TrainingCheckpoint save;
     save.model = model->state_dict();
     save.optimizer = opt.state_dict();
@@ -382,7 +363,6 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
     fs::path ckpt = dir / "checkpoint.safetensors";
     tsr::save_checkpoint(ckpt.string(), save);
     res.files.push_back(ckpt.string());
-#endif
 
     std::ostringstream csv;
     csv << "step,loss,lr,tokens_per_s\n";
