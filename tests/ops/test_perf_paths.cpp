@@ -1,7 +1,8 @@
 // The fast paths added for training throughput (tessera_gpt_bench), each checked against float64
 // references computed here and against the general path it short-cuts:
 //   - matmul of a batched left operand with one matrix (linear layers) folds into one mm, and
-//     its backward computes the matrix's gradient as one GEMM laid out like the matrix.
+//     its backward computes the matrix's gradient as one GEMM laid out like the matrix;
+//   - gelu's backward is one fused kernel when not recording (create_graph keeps the formula).
 #include <cmath>
 
 #include "op_test.hpp"
@@ -85,6 +86,64 @@ TEST(PerfPathsMatmulFold, LinearWeightGradIsDenseAndExact) {
   Tensor w2 = randu({5, 4}, 25).requires_grad_();
   tsr::sum(linear(randu({0, 3, 4}, 26), w2)).backward();
   EXPECT_TRUE(near(w2.grad(), std::vector<double>(20, 0.0)));
+}
+
+double ref_gelu_grad(double x, bool tanh_form) {
+  if (tanh_form) {
+    const double k = std::sqrt(2.0 / M_PI), a = 0.044715;
+    double t = std::tanh(k * (x + a * x * x * x));
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * a * x * x);
+  }
+  return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
+}
+
+TEST(PerfPathsGelu, FusedBackwardMatchesReference) {
+  std::vector<double> xs{-30, -9, -4.5, -1.3, -0.2, 0, 1e-4, 0.7, 2.2, 5.5, 12, 40};
+  Tensor xr = randu({7, 9}, 27, -6, 6);
+  std::vector<double> rv = values(xr);
+  xs.insert(xs.end(), rv.begin(), rv.end());
+  const int64_t n = static_cast<int64_t>(xs.size());
+  Tensor gr = randu({n}, 28);
+  for (const char* mode : {"none", "tanh"}) {
+    for (tsr_dtype_t dt : {TSR_F64, TSR_F32, TSR_BF16}) {
+      Tensor x = from_vector(xs, {n}).to(dt).requires_grad_();
+      Tensor g = gr.to(dt);
+      gelu(x, mode).backward(g);
+      std::vector<double> xq = values(x.detach()), gq = values(g), ref(xs.size());
+      for (size_t i = 0; i < xs.size(); ++i) ref[i] = gq[i] * ref_gelu_grad(xq[i], std::string(mode) == "tanh");
+      double tol = dt == TSR_F64 ? 1e-12 : dt == TSR_F32 ? 2e-6 : 1e-2;
+      EXPECT_TRUE(near(x.grad(), ref, tol, tol)) << mode << " " << dtype_name(dt);
+    }
+  }
+}
+
+TEST(PerfPathsGelu, RecordedBackwardAgreesWithFused) {
+  // Under create_graph the formula of ops is used (differentiable twice); both must agree.
+  Tensor x = randu({4, 6}, 29, -5, 5).requires_grad_();
+  Tensor g = randu({4, 6}, 30);
+  for (const char* mode : {"none", "tanh"}) {
+    Tensor fused = autograd::grad({gelu(x, mode)}, {x}, {g}, false, false)[0];
+    Tensor recorded = autograd::grad({gelu(x, mode)}, {x}, {g}, false, true)[0];
+    EXPECT_TRUE(recorded.requires_grad());
+    EXPECT_TRUE(close(fused, recorded, 1e-12, 1e-12)) << mode;
+  }
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return gelu(in[0]); }, {randu({3, 5}, 31, -4, 4)}));
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return gelu(in[0], "tanh"); }, {randu({3, 5}, 32, -4, 4)}));
+  // Second derivative through the recorded formula: gelu''(x) = phi(x) (2 - x^2).
+  Tensor x2 = randu({2, 3}, 33, -3, 3).requires_grad_();
+  Tensor y = gelu(x2);
+  Tensor d1 = autograd::grad({y}, {x2}, {tsr::ones(y.sizes(), y.dtype())}, true, true)[0];
+  Tensor d2 = autograd::grad({d1}, {x2}, {g.slice(0, 0, 2).slice(1, 0, 3)})[0];
+  std::vector<double> xv = values(x2.detach()), gv = values(g.slice(0, 0, 2).slice(1, 0, 3).contiguous()), ref(6);
+  for (size_t i = 0; i < 6; ++i)
+    ref[i] = gv[i] * std::exp(-0.5 * xv[i] * xv[i]) / std::sqrt(2 * M_PI) * (2 - xv[i] * xv[i]);
+  EXPECT_TRUE(near(d2, ref, 1e-10, 1e-10));
+}
+
+TEST(PerfPathsGelu, FusedOpRejectsBadMode) {
+  static const Op op("_gelu_backward");
+  Tensor x = randu({3}, 34);
+  EXPECT_TRUE(throws_with([&] { call(op, {x, x, std::string("fast")}); }, {"_gelu_backward", "fast"}));
 }
 
 }  // namespace
