@@ -8,6 +8,7 @@
 #include "autograd_engine.hpp"
 #include "op_impl.hpp"
 #include "registry.hpp"
+#include "safetensors.hpp"
 #include "views.hpp"
 
 namespace tsr::core {
@@ -439,6 +440,42 @@ const char* plugin_search_dir(tsr_runtime_t* rt, size_t i) {
   return rt && i < rt->plugin_dirs.size() ? rt->plugin_dirs[i].c_str() : nullptr;
 }
 
+tsr_status_t rng_get_state(tsr_runtime_t* rt, uint64_t* seed, uint64_t* offset) {
+  TSR_CHECK_ARG(rt && seed && offset, "rng_get_state", "runtime, seed and offset are required");
+  *seed = rt->seed.load();
+  *offset = rt->rng_offset.load();
+  return nullptr;
+}
+
+tsr_status_t rng_set_state(tsr_runtime_t* rt, uint64_t seed, uint64_t offset) {
+  TSR_CHECK_ARG(rt, "rng_set_state", "runtime is NULL");
+  rt->seed.store(seed);
+  rt->rng_offset.store(offset);
+  return nullptr;
+}
+
+tsr_status_t safetensors_save(tsr_runtime_t* rt, const char* path, size_t n, const char* const* names,
+                              tsr_tensor_t* const* tensors, size_t nmeta, const char* const* keys,
+                              const char* const* values) {
+  TSR_GUARD("safetensors_save", return st::save(rt, path, n, names, tensors, nmeta, keys, values);)
+}
+tsr_status_t safetensors_open(tsr_runtime_t* rt, const char* path, tsr_safetensors_t** out) {
+  TSR_GUARD("safetensors_open", return st::open(rt, path, out);)
+}
+tsr_status_t safetensors_entry(const tsr_safetensors_t* f, size_t i, const char** name, tsr_dtype_t* dtype,
+                               int32_t* ndim, const int64_t** sizes) {
+  TSR_GUARD("safetensors_entry", return st::entry(f, i, name, dtype, ndim, sizes);)
+}
+tsr_status_t safetensors_find(const tsr_safetensors_t* f, const char* name, size_t* index) {
+  TSR_GUARD("safetensors_find", return st::find(f, name, index);)
+}
+tsr_status_t safetensors_load(const tsr_safetensors_t* f, size_t i, tsr_device_t device, tsr_tensor_t** out) {
+  TSR_GUARD("safetensors_load", return st::load(f, i, device, out);)
+}
+tsr_status_t safetensors_metadata_at(const tsr_safetensors_t* f, size_t i, const char** key, const char** value) {
+  TSR_GUARD("safetensors_metadata_at", return st::metadata_at(f, i, key, value);)
+}
+
 const tsr_api_t kApi = {
     sizeof(tsr_api_t), TSR_ABI_VERSION, 0, version_string,
     status_create, status_code, status_message, status_free,
@@ -459,6 +496,9 @@ const tsr_api_t kApi = {
     ag_api::tensor_set_grad, ag_api::tensor_grad_fn_name, ag_api::tensor_detach, ag_api::tensor_retain_grad,
     ag_api::tensor_register_hook, ag_api::tensor_version, ag_api::autograd_backward, ag_api::autograd_grad,
     ag_api::grad_mode_enabled, ag_api::set_grad_mode, ag_api::inference_mode_enabled, ag_api::set_inference_mode,
+    rng_get_state, rng_set_state,
+    safetensors_save, safetensors_open, st::close, st::count, safetensors_entry, safetensors_find,
+    safetensors_load, st::metadata_count, safetensors_metadata_at, st::metadata_get,
 };
 
 }  // namespace

@@ -79,6 +79,9 @@ typedef struct tsr_memory_stats_t {
   int64_t limit_bytes;          /* configured cap; 0 = none */
 } tsr_memory_stats_t;
 
+/* An open safetensors file (safetensors_open); immutable, owned by whoever opened it. */
+typedef struct tsr_safetensors_s tsr_safetensors_t;
+
 typedef struct tsr_api_t {
   size_t struct_size;
   uint32_t abi_version;
@@ -279,6 +282,68 @@ typedef struct tsr_api_t {
    * thread. */
   int32_t (*inference_mode_enabled)(void);
   void (*set_inference_mode)(int32_t enabled);
+
+  /* --- 1.1: random-number state ------------------------------------------------------------
+   * Random ops draw from a counter-based Philox stream: (seed, offset) is the whole state of a
+   * runtime's generator (manual_seed sets seed and resets offset to 0; every random op
+   * advances offset by the counter blocks it used). Saving and restoring the pair replays the
+   * same numbers, which is what a resumed training run needs. The pair is read and written as
+   * two atomics: a random op running concurrently in another thread may see a mix, as with
+   * manual_seed. Errors: INVALID_ARGUMENT for a NULL runtime or out pointer. */
+  tsr_status_t (*rng_get_state)(tsr_runtime_t* runtime, uint64_t* seed, uint64_t* offset);
+  tsr_status_t (*rng_set_state)(tsr_runtime_t* runtime, uint64_t seed, uint64_t offset);
+
+  /* --- 1.1: safetensors files -----------------------------------------------------------------
+   * The format (https://github.com/huggingface/safetensors): an 8-byte little-endian header
+   * length N, N bytes of a JSON object {name: {"dtype": "F32", "shape": [2, 3],
+   * "data_offsets": [begin, end]}, ..., "__metadata__": {string: string}}, then the data
+   * section: row-major little-endian tensor bytes, offsets relative to its start.
+   * Dtype names: BOOL U8 I8 I16 I32 I64 F16 BF16 F32 F64.
+   *
+   * safetensors_save writes n tensors (any device, any strides: copied to host) under names
+   * (unique, not "__metadata__"), in the given order, with nmeta metadata strings. It writes a
+   * temporary file beside `path`, syncs it and renames it over `path`: a crash leaves either
+   * the old file or the complete new one. Nothing is written when an argument is invalid.
+   * Errors: INVALID_ARGUMENT (NULL, duplicate or reserved names, strings that are not UTF-8),
+   * PERMISSION_DENIED / NOT_FOUND / UNAVAILABLE from the file system, with the path. */
+  tsr_status_t (*safetensors_save)(tsr_runtime_t* runtime, const char* path, size_t n,
+                                   const char* const* names, tsr_tensor_t* const* tensors,
+                                   size_t nmeta, const char* const* meta_keys,
+                                   const char* const* meta_values);
+  /* Opens a file for reading: maps it and validates the whole header before returning (header
+   * length within the file, a JSON object, known dtypes, non-negative shapes whose byte size
+   * does not overflow, data_offsets inside the data section and matching the shape, entries
+   * neither overlapping nor leaving holes, unique names without NUL characters, metadata of
+   * strings only). A malformed file is DATA_LOSS (UNIMPLEMENTED for a dtype safetensors
+   * defines but Tessera lacks, such as F8_E4M3) with a message naming the path and the entry;
+   * it never crashes the process. Tensor bytes are only read by safetensors_load.
+   * The handle is immutable: any thread may use it concurrently; close it once, after the
+   * last use, and before destroying the runtime. The file must not be truncated while open
+   * (the mapping would fault; save replaces files by rename, which is safe). */
+  tsr_status_t (*safetensors_open)(tsr_runtime_t* runtime, const char* path,
+                                   tsr_safetensors_t** out);
+  void (*safetensors_close)(tsr_safetensors_t* file); /* NULL is a no-op */
+  /* Entries in the order of the file's header (excluding __metadata__). */
+  size_t (*safetensors_count)(const tsr_safetensors_t* file);
+  /* Name, dtype and shape of entry `index` without reading its data; any out may be NULL.
+   * name and sizes are borrowed, valid until close. OUT_OF_RANGE past the end. */
+  tsr_status_t (*safetensors_entry)(const tsr_safetensors_t* file, size_t index,
+                                    const char** name, tsr_dtype_t* dtype, int32_t* ndim,
+                                    const int64_t** sizes);
+  /* Index of the entry called name; NOT_FOUND naming it when there is none. */
+  tsr_status_t (*safetensors_find)(const tsr_safetensors_t* file, const char* name,
+                                   size_t* index);
+  /* Copies entry `index` out of the mapping into a new contiguous tensor on `device` (the
+   * caller owns the reference; it outlives the handle). DATA_LOSS for a BOOL entry holding a
+   * byte other than 0 or 1. */
+  tsr_status_t (*safetensors_load)(const tsr_safetensors_t* file, size_t index,
+                                   tsr_device_t device, tsr_tensor_t** out);
+  /* The __metadata__ strings, in file order; key and value are borrowed, valid until close. */
+  size_t (*safetensors_metadata_count)(const tsr_safetensors_t* file);
+  tsr_status_t (*safetensors_metadata_at)(const tsr_safetensors_t* file, size_t index,
+                                          const char** key, const char** value);
+  /* The value of a metadata key (borrowed), or NULL when absent. */
+  const char* (*safetensors_metadata_get)(const tsr_safetensors_t* file, const char* key);
 } tsr_api_t;
 
 #define TSR_ALL_DIMS INT64_MIN

@@ -74,6 +74,12 @@ ABI_ASSERT(offsetof(tsr_api_t, status_code) == 32);
 ABI_ASSERT(offsetof(tsr_api_t, status_message) == 40);
 ABI_ASSERT(offsetof(tsr_api_t, status_free) == 48);
 ABI_ASSERT(offsetof(tsr_api_t, runtime_create) == 56);
+/* 1.1 appended after the last 1.0 entry, in this order. */
+ABI_ASSERT(TSR_ABI_MINOR >= 1);
+ABI_ASSERT(offsetof(tsr_api_t, rng_get_state) == offsetof(tsr_api_t, set_inference_mode) + sizeof(void*));
+ABI_ASSERT(offsetof(tsr_api_t, safetensors_save) == offsetof(tsr_api_t, rng_get_state) + 2 * sizeof(void*));
+ABI_ASSERT(offsetof(tsr_api_t, safetensors_metadata_get) ==
+           offsetof(tsr_api_t, safetensors_save) + 9 * sizeof(void*));
 
 int main(void) {
   /* TSR_HAS_FIELD works on a struct whose writer knew fewer fields. */

@@ -5,7 +5,7 @@
 //   inventory.cpp        what a runtime holds (device types, ops, kernels, plugins) + JSON
 //   dtype_names.cpp      dtype masks as names
 //   child_process.cpp    run a function in a forked child with a pipe and a time limit
-//   info.cpp, kernels.cpp, check_plugin.cpp, conformance.cpp   the subcommands
+//   info.cpp, kernels.cpp, check_plugin.cpp, conformance.cpp, train.cpp   the subcommands
 #pragma once
 
 #include <cstdint>
@@ -183,5 +183,6 @@ int cmd_info(int argc, char** argv);
 int cmd_kernels(int argc, char** argv);
 int cmd_check_plugin(int argc, char** argv);
 int cmd_conformance(int argc, char** argv);
+int cmd_train(int argc, char** argv);  // train.cpp, over tools/train
 
 }  // namespace tessera_cli

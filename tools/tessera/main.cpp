@@ -24,6 +24,7 @@ const Command kCommands[] = {
     {"kernels", cmd_kernels, "op x device-type matrix of registered kernels and their dtypes"},
     {"check-plugin", cmd_check_plugin, "load one plugin .so in a child process and report what it registers"},
     {"conformance", cmd_conformance, "check every op on every loaded device and dtype against a float64 CPU reference"},
+    {"train", cmd_train, "train a small GPT on addition (held-out accuracy) or on a text file (--text)"},
     {"version", cmd_version, "print the core and ABI versions"},
     {"help", cmd_help, "this help"},
 };
