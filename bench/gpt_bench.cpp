@@ -17,7 +17,7 @@
 //
 //   tessera_gpt_bench [--threads 1,2] [--warmup N] [--steps N] [--windows N] [--batch N]
 //                     [--layers N] [--embd N] [--heads N] [--block N] [--vocab N] [--json]
-//                     [--only tessera|libtorch] [--clock wall|cpu]
+//                     [--only tessera|libtorch] [--clock wall|cpu] [--stat median|min]
 //
 // On a shared machine with more runnable threads than cores, OpenMP's spin-waiting makes
 // multi-threaded timings of both libraries meaningless: run with OMP_WAIT_POLICY=passive there
@@ -51,6 +51,7 @@ struct Options {
   int warmup = 3, steps = 5, windows = 5;
   bool json = false;
   bool cpu_clock = false;  // --clock cpu: process CPU time instead of wall time
+  bool use_min = false;    // --stat min: the fastest window instead of the median
   bool run_tessera = true, run_torch = true;  // --only tessera|libtorch (for profiling one side)
   gpt_bench::Config cfg = gpt_bench::default_config();
 };
@@ -131,6 +132,7 @@ int main(int argc, char** argv) {
     else if (a == "--vocab") o.cfg.vocab_size = std::atoi(next());
     else if (a == "--json") o.json = true;
     else if (a == "--clock") o.cpu_clock = std::string(next()) == "cpu";
+    else if (a == "--stat") o.use_min = std::string(next()) == "min";
     else if (a == "--only") {
       std::string w = next();
       o.run_tessera = w == "tessera";
@@ -140,7 +142,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: tessera_gpt_bench [--threads 1,2] [--warmup N] [--steps N] [--windows N] [--batch N]\n"
                    "                         [--layers N] [--embd N] [--heads N] [--block N] [--vocab N] [--json]\n"
-                   "                         [--only tessera|libtorch] [--clock wall|cpu]\n");
+                   "                         [--only tessera|libtorch] [--clock wall|cpu]\n"
+                   "                         [--stat median|min]\n");
       return 2;
     }
   }
@@ -179,8 +182,9 @@ int main(int argc, char** argv) {
       }
 #endif
       time_interleaved(sides, o);
-      if (o.run_tessera) r.tessera_s = median(ts.window_s), r.tessera_loss0 = ts.loss0, r.tessera_loss_end = ts.loss_end;
-      if (!ls.window_s.empty()) r.torch_s = median(ls.window_s), r.torch_loss0 = ls.loss0, r.torch_loss_end = ls.loss_end;
+      auto stat = [&](const std::vector<double>& w) { return o.use_min ? *std::min_element(w.begin(), w.end()) : median(w); };
+      if (o.run_tessera) r.tessera_s = stat(ts.window_s), r.tessera_loss0 = ts.loss0, r.tessera_loss_end = ts.loss_end;
+      if (!ls.window_s.empty()) r.torch_s = stat(ls.window_s), r.torch_loss0 = ls.loss0, r.torch_loss_end = ls.loss_end;
       rows.push_back(r);
     }
   } catch (const std::exception& e) {
@@ -204,9 +208,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf("tessera_gpt_bench: %s\n", gpt_bench::describe(c).c_str());
-  std::printf("train step = forward + cross entropy + backward + clip_grad_norm + AdamW; median of %d windows "
+  std::printf("train step = forward + cross entropy + backward + clip_grad_norm + AdamW; %s of %d windows "
               "of %d steps after %d warmup (%s time)\n",
-              o.windows, o.steps, o.warmup, o.cpu_clock ? "process CPU" : "wall");
+              o.use_min ? "fastest" : "median", o.windows, o.steps, o.warmup, o.cpu_clock ? "process CPU" : "wall");
   std::printf("%7s %12s %12s %14s %14s %8s   %s\n", "threads", "tessera ms", "libtorch ms", "tessera tok/s",
               "libtorch tok/s", "ratio", "loss first, last (tessera / libtorch)");
   for (const Row& r : rows) {

@@ -164,6 +164,15 @@ tsr_status_t gelu_impl(CallCtx& ctx) {
   return elementwise_impl<Rule::IntToFloat, 1>(ctx);
 }
 
+// grad * gelu'(self): the fused form of gelu's backward (ops_unary_backward.cpp) for backends
+// that register a kernel.
+tsr_status_t gelu_backward_impl(CallCtx& ctx) {
+  std::string approx = ctx.args[2].u.str;
+  if (approx != "none" && approx != "tanh")
+    return ctx.error(TSR_INVALID_ARGUMENT, "approximate must be 'none' or 'tanh', got '" + approx + "'");
+  return elementwise_impl<Rule::IntToFloat, 2>(ctx);
+}
+
 tsr_status_t abs_impl(CallCtx& ctx) { return elementwise_impl<Rule::Promote, 1>(ctx); }
 
 tsr_status_t copy_op_impl(CallCtx& ctx) {  // _copy(Tensor src) -> Tensor: out= decides dtype
@@ -211,6 +220,7 @@ TSR_CORE_OPS(elementwise) {
   for (const char* f : {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "silu"})
     v.push_back({std::string(f) + "(Tensor self) -> Tensor", elementwise_impl<Rule::IntToFloat, 1>});
   v.push_back({"gelu(Tensor self, str approximate='none') -> Tensor", gelu_impl});
+  v.push_back({"_gelu_backward(Tensor grad, Tensor self, str approximate='none') -> Tensor", gelu_backward_impl});
   v.push_back({"clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", clamp_impl});
   v.push_back({"where(Tensor condition, Tensor self, Tensor other) -> Tensor", where_impl});
   v.push_back({"_copy(Tensor src) -> Tensor", copy_op_impl});

@@ -79,6 +79,43 @@ tsr_status_t call_internal(Runtime* rt, const char* name, Tensor* a, Tensor* b, 
   return call_op(rt->op_by_name.at(name), args, 2, out, 1);
 }
 
+// t ([..., m, k] or [k]) as the matrix [prod(...) * m, k]: a view when its leading dims
+// collapse into one strided dim, else a contiguous copy.
+tsr_status_t fold_rows(Runtime* rt, Tensor* t, const char* op, Tensor** out) {
+  const int nd = t->ndim;
+  const int64_t k = t->sizes[nd - 1], kst = t->strides[nd - 1];
+  if (nd == 1) {
+    int64_t s2[2] = {1, k}, st2[2] = {std::max<int64_t>(1, k) * kst, kst};
+    *out = make_view(t, 2, s2, st2, t->offset);
+    return nullptr;
+  }
+  int64_t rows = 1, row_stride = 0, expect = -1;
+  bool collapsible = true;
+  for (int i = nd - 2; i >= 0; --i) {
+    rows *= t->sizes[i];
+    if (t->sizes[i] == 1) continue;
+    if (expect < 0) {
+      row_stride = t->strides[i];
+    } else if (t->strides[i] != expect) {
+      collapsible = false;
+    }
+    expect = t->strides[i] * t->sizes[i];
+  }
+  if (expect < 0) row_stride = std::max<int64_t>(1, k) * kst;  // at most one row
+  int64_t s2[2] = {rows, k};
+  if (collapsible) {
+    int64_t st2[2] = {row_stride, kst};
+    *out = make_view(t, 2, s2, st2, t->offset);
+    return nullptr;
+  }
+  Tensor* c = nullptr;
+  TSR_RETURN_IF_ERROR(make_contiguous(rt, t, op, &c));
+  int64_t st2[2] = {k, 1};
+  *out = make_view(c, 2, s2, st2, c->offset);
+  c->release();
+  return nullptr;
+}
+
 // matmul: torch.matmul semantics by reshaping onto mm/bmm.
 tsr_status_t matmul_impl(CallCtx& ctx) {
   Tensor* a = ctx.tensor(0);
@@ -161,12 +198,35 @@ tsr_status_t matmul_impl(CallCtx& ctx) {
     c->release();
     return nullptr;
   };
-  Tensor *a3 = nullptr, *b3 = nullptr, *r3 = nullptr;
-  tsr_status_t st = expand_to(a, true, &a3);
-  if (!st) st = expand_to(b, false, &b3);
-  if (!st) st = call_internal(rt, "bmm", a3, b3, &r3);
-  if (a3) a3->release();
-  if (b3) b3->release();
+  Tensor* r3 = nullptr;
+  tsr_status_t st = nullptr;
+  if (nbb == 0) {
+    // b is one matrix for every batch (linear layers: [B, T, C] @ [C, N]): fold a's batch dims
+    // into its rows and run a single mm [batch*m, k] @ [k, n], as torch does, instead of
+    // `batch` small GEMMs that each repack b. The backward then gets one GEMM for b's gradient
+    // instead of a batched product summed over the broadcast batch (matmul_backward).
+    Tensor *a2 = nullptr, *b2 = nullptr;
+    st = fold_rows(rt, a, ctx.name(), &a2);
+    if (!st) {
+      if (b->ndim == 2) {
+        b->retain();
+        b2 = b;
+      } else {  // [k] -> [k, 1]
+        int64_t bs[2] = {b->sizes[0], 1}, bst[2] = {b->strides[0], 1};
+        b2 = make_view(b, 2, bs, bst, b->offset);
+      }
+      st = call_internal(rt, "mm", a2, b2, &r3);
+    }
+    if (a2) a2->release();
+    if (b2) b2->release();
+  } else {
+    Tensor *a3 = nullptr, *b3 = nullptr;
+    st = expand_to(a, true, &a3);
+    if (!st) st = expand_to(b, false, &b3);
+    if (!st) st = call_internal(rt, "bmm", a3, b3, &r3);
+    if (a3) a3->release();
+    if (b3) b3->release();
+  }
   if (st) return st;
   // Result shape: batch..., (m if a was >= 2-D), (n if b was >= 2-D).
   int64_t rs[TSR_MAX_DIMS];

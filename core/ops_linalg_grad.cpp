@@ -8,11 +8,25 @@ namespace tsr::core {
 
 namespace {
 
+// Column-major (a transposed contiguous matrix, as w.t() in linear).
+bool col_major(const tsr::Tensor& t) {
+  auto st = t.strides();
+  return t.dim() == 2 && st[0] == 1 && st[1] >= t.size(0) && t.size(1) > 1;
+}
+
+// a^T @ g for a matrix operand b of a product a @ b, laid out like b: for a transposed b
+// (linear's w.t()) it is computed as (g^T @ a)^T, so the gradient that reaches w through the
+// transpose is contiguous and needs no dense copy when stored as w.grad (as torch does).
+tsr::Tensor mat2_grad(const tsr::Tensor& a, const tsr::Tensor& g, const tsr::Tensor& b) {
+  if (col_major(b)) return tsr::mm(g.t(), a).t();
+  return tsr::mm(a.t(), g);
+}
+
 void mm_backward(GradCtx& g) {
   const tsr::Tensor& go = g.grad(0);
   if (!go.defined()) return;
   if (g.needs(0)) g.set(0, tsr::mm(go, g.input(1).t()));
-  if (g.needs(1)) g.set(1, tsr::mm(g.input(0).t(), go));
+  if (g.needs(1)) g.set(1, mat2_grad(g.input(0), go, g.input(1)));
 }
 
 void bmm_backward(GradCtx& g) {
@@ -41,7 +55,17 @@ void matmul_backward(GradCtx& g) {
     g.set(0, ga);
   }
   if (g.needs(1)) {
-    tsr::Tensor gb = tsr::matmul(am.transpose(am.dim() - 2, am.dim() - 1), gm);
+    tsr::Tensor gb;
+    if (bm.dim() == 2) {
+      // b shared by every batch (forward folded into one mm): its gradient is one GEMM over all
+      // rows, not a batched product summed over the batch afterwards.
+      std::vector<int64_t> as = am.sizes();
+      int64_t rows = 1;
+      for (size_t i = 0; i + 1 < as.size(); ++i) rows *= as[i];  // not -1: k or n may be 0
+      gb = mat2_grad(am.reshape({rows, as.back()}), gm.reshape({rows, gm.size(-1)}), bm);
+    } else {
+      gb = tsr::matmul(am.transpose(am.dim() - 2, am.dim() - 1), gm);
+    }
     if (b1) gb = gb.squeeze(gb.dim() - 1);
     g.set(1, gb);
   }

@@ -4,6 +4,7 @@
 // sigmoid, sqrt, ...) save only the output: no copy of self is needed for in-place variants.
 #include <cmath>
 
+#include "autograd_engine.hpp"
 #include "ops.hpp"
 #include "tessera/tessera.hpp"
 
@@ -78,6 +79,15 @@ TSR_UNARY_BW(silu) {
 TSR_UNARY_BW(gelu) {
   if (!c.needs(0) || !G.defined()) return;
   const Tensor& x = X;
+  if (!grad_mode()) {  // not recording (no create_graph): one fused pass when the backend has it
+    try {
+      static const tsr::Op op("_gelu_backward");
+      c.set(0, tsr::call(op, {G, x, c.str(1)}));
+      return;
+    } catch (const tsr::Error& e) {
+      if (e.code() != TSR_UNIMPLEMENTED) throw;
+    }
+  }
   if (c.str(1) == "tanh") {
     const double k = 0.79788456080286535588, a = 0.044715;
     Tensor x2 = x * x;

@@ -1,4 +1,4 @@
-// neg, abs, relu, exp, log, sqrt, rsqrt, tanh, sigmoid, silu, gelu.
+// neg, abs, relu, exp, log, sqrt, rsqrt, tanh, sigmoid, silu, gelu, and gelu's fused backward.
 #include <cmath>
 #include <cstring>
 
@@ -114,6 +114,34 @@ void gelu_kernel(KernelCall& c) {
   }
 }
 
+// _gelu_backward(grad, self, approximate): grad * gelu'(self) in one pass (the autograd formula
+// written with ops is nine passes over the tensor).
+template <class Fn>
+void float_grad(KernelCall& c, Fn fn) {
+  const tsr_iter_t& it = c.iter();
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    elementwise_mv<T, T, T>(it, [fn](T g, T x) { return static_cast<T>(C<T>(g) * fn(C<T>(x))); });
+  });
+}
+struct GeluErfGradFn {
+  template <class X> X operator()(X x) const { return gelu_erf_grad_c<X>(x); }
+};
+struct GeluTanhGradFn {
+  template <class X> X operator()(X x) const { return gelu_tanh_grad_c<X>(x); }
+};
+
+void gelu_backward_kernel(KernelCall& c) {
+  const char* approx = c.arg_is_none(2) ? "none" : c.arg_str(2);
+  if (std::strcmp(approx, "tanh") == 0) {
+    float_grad(c, GeluTanhGradFn{});
+  } else if (std::strcmp(approx, "none") == 0) {
+    float_grad(c, GeluErfGradFn{});
+  } else {
+    fail(TSR_INVALID_ARGUMENT, "_gelu_backward: approximate must be 'none' or 'tanh', got '", approx, "'");
+  }
+}
+
 }  // namespace
 
 void register_unary_kernels(Registrar& r, int32_t dt) {
@@ -128,6 +156,7 @@ void register_unary_kernels(Registrar& r, int32_t dt) {
   r.kernel("sigmoid", "cpu::sigmoid", dt, kFloatingMask, TSR_KERNEL(sigmoid_kernel));
   r.kernel("silu", "cpu::silu", dt, kFloatingMask, TSR_KERNEL(silu_kernel));
   r.kernel("gelu", "cpu::gelu", dt, kFloatingMask, TSR_KERNEL(gelu_kernel));
+  r.kernel("_gelu_backward", "cpu::gelu_backward", dt, kFloatingMask, TSR_KERNEL(gelu_backward_kernel));
 }
 
 }  // namespace tsr::cpu

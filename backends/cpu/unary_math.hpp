@@ -215,6 +215,21 @@ TSR_ALWAYS_INLINE float expm1_f32(float x) {
   return std::fabs(x) < 0.5f ? small : big;
 }
 
+// d/dx GELU (erf form) = Phi(x) + x * phi(x), Phi as in gelu_erf_f32 (no cancellation).
+TSR_ALWAYS_INLINE float gelu_erf_grad_f32(float x) {
+  const float h = 0.5f * erfc_pos_f32(std::fabs(x) * 0.70710678118654752f);
+  const float cdf = x < 0.0f ? h : 1.0f - h;
+  return cdf + x * (0.39894228040143267794f * exp_f32(-0.5f * x * x));
+}
+// d/dx GELU (tanh form) with s = sigmoid(2u) = (1 + tanh(u)) / 2, so 1 - tanh(u)^2 = 4 s (1 - s):
+// s + 2 x s (1 - s) k (1 + 3 a x^2), u = k (x + a x^3).
+TSR_ALWAYS_INLINE float gelu_tanh_grad_f32(float x) {
+  const float k = 0.79788456080286535588f, a = 0.044715f;
+  const float x2 = x * x;
+  const float s = 1.0f / (1.0f + exp_f32(-2.0f * k * (x + a * x2 * x)));
+  return s + 2.0f * x * s * (1.0f - s) * k * (1.0f + 3.0f * a * x2);
+}
+
 // Dispatch on the compute type: the f32 polynomials above, libm for f64.
 template <class X>
 TSR_ALWAYS_INLINE X log_c(X x) {
@@ -248,6 +263,25 @@ TSR_ALWAYS_INLINE X gelu_tanh_fast_c(X x) {
   } else {
     const X u = X(0.79788456080286535588) * (x + X(0.044715) * x * x * x);
     return x / (X(1) + std::exp(X(-2) * u));
+  }
+}
+template <class X>
+TSR_ALWAYS_INLINE X gelu_erf_grad_c(X x) {
+  if constexpr (std::is_same<X, float>::value) {
+    return gelu_erf_grad_f32(x);
+  } else {
+    const X cdf = X(0.5) * std::erfc(-x * X(0.70710678118654752440));
+    return cdf + x * X(0.39894228040143267794) * std::exp(X(-0.5) * x * x);
+  }
+}
+template <class X>
+TSR_ALWAYS_INLINE X gelu_tanh_grad_c(X x) {
+  if constexpr (std::is_same<X, float>::value) {
+    return gelu_tanh_grad_f32(x);
+  } else {
+    const X k = X(0.79788456080286535588), a = X(0.044715), x2 = x * x;
+    const X s = X(1) / (X(1) + std::exp(X(-2) * k * (x + a * x2 * x)));
+    return s + X(2) * x * s * (X(1) - s) * k * (X(1) + X(3) * a * x2);
   }
 }
 template <class X>

@@ -80,6 +80,18 @@ TEST(NnSequential, StateDictRoundTripOfMixedLayers) {
   EXPECT_TRUE(throws_with([&] { b->load_state_dict(sd); }, {"missing keys", "1.bias"}));
 }
 
+TEST(NnSequential, VariadicConstructor) {
+  tsr::manual_seed(3);
+  auto seq = std::make_shared<tsr::nn::Sequential>(std::make_shared<tsr::nn::Linear>(3, 4),
+                                                   std::make_shared<tsr::nn::Tanh>(), std::make_shared<tsr::nn::Linear>(4, 1));
+  EXPECT_EQ(seq->size(), 3u);
+  EXPECT_EQ(seq->state_dict().keys(), (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
+  tsr::Tensor x = randu({2, 3}, 5, -1, 1, TSR_F32);
+  EXPECT_TRUE(close((*seq)(x), (*seq->at<tsr::nn::Linear>(2))(tsr::tanh((*seq->at<tsr::nn::Linear>(0))(x))), 0, 0));
+  tsr::nn::ModuleList list(std::make_shared<tsr::nn::ReLU>(), std::make_shared<tsr::nn::GELU>());
+  EXPECT_EQ(list[1]->type_name(), "GELU");
+}
+
 TEST(NnModuleList, HoldsModulesWithoutForward) {
   tsr::nn::ModuleList list(std::vector<ModPtr>{std::make_shared<tsr::nn::Linear>(3, 3)});
   list.push_back(std::make_shared<tsr::nn::Linear>(3, 1));

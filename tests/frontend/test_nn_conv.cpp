@@ -147,4 +147,21 @@ TEST(NnConvTranspose2d, MatchesScatterLoops) {
   EXPECT_TRUE(throws_with([] { tsr::nn::ConvTranspose2d(4, 6, {3}, {1}, {0}, {1}); }, {"ConvTranspose2d", "output_padding"}));
 }
 
+TEST(NnConv2d, EmptyBatchesKeepTheirShape) {
+  tsr::nn::Conv2d conv(2, 3, {3}, {1}, {1});
+  EXPECT_EQ(conv(tsr::zeros({0, 2, 4, 5})).sizes(), (Shape{0, 3, 4, 5}));
+  EXPECT_EQ(tsr::nn::Conv1d(2, 3, 3)(tsr::zeros({0, 2, 5})).sizes(), (Shape{0, 3, 3}));
+  EXPECT_EQ(tsr::nn::ConvTranspose2d(2, 3, {3})(tsr::zeros({0, 2, 4, 4})).sizes(), (Shape{0, 3, 6, 6}));
+  EXPECT_EQ(tsr::nn::MaxPool2d({2})(tsr::zeros({0, 2, 4, 4})).sizes(), (Shape{0, 2, 2, 2}));
+  EXPECT_EQ(tsr::nn::AdaptiveAvgPool2d({3})(tsr::zeros({0, 2, 4, 4})).sizes(), (Shape{0, 2, 3, 3}));
+  tsr::nn::BatchNorm2d bn(2);
+  bn.eval();
+  EXPECT_EQ(bn(tsr::zeros({0, 2, 3, 3})).sizes(), (Shape{0, 2, 3, 3}));
+  EXPECT_EQ(tsr::nn::GroupNorm(1, 2)(tsr::zeros({0, 2, 3})).sizes(), (Shape{0, 2, 3}));
+  EXPECT_EQ(tsr::nn::Embedding(4, 2)(tsr::zeros({0, 3}, TSR_I64)).sizes(), (Shape{0, 3, 2}));
+  EXPECT_EQ(tsr::nn::Bilinear(2, 3, 4)(tsr::zeros({0, 2}), tsr::zeros({0, 3})).sizes(), (Shape{0, 4}));
+  // Windows larger than the input are the op's error, naming the shapes.
+  EXPECT_TRUE(throws_with([] { tsr::nn::Conv2d(1, 1, {5})(tsr::zeros({1, 1, 3, 3})); }, {"conv2d", "[1, 1, 3, 3]"}));
+}
+
 }  // namespace

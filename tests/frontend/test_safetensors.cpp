@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "op_test.hpp"
 #include "safetensors_test_util.hpp"
@@ -166,6 +167,25 @@ TEST(Safetensors, LoadedTensorsOutliveTheFileAndFileMoves) {
   }
   std::remove(path.c_str());
   EXPECT_EQ(x.to_vector<double>(), sd.at("x").to_vector<double>());
+}
+
+TEST(Safetensors, OneOpenFileServesSeveralThreads) {
+  std::string path = sttest::scratch("threads");
+  tsr::StateDict sd;
+  for (int k = 0; k < 8; ++k) sd.insert("t" + std::to_string(k), tsr::optest::randu({16, 3}, 100 + k));
+  tsr::save_safetensors(path, sd);
+  tsr::SafetensorsFile f(path);
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 4; ++w)
+    threads.emplace_back([&, w] {
+      for (int rep = 0; rep < 10; ++rep)
+        for (const auto& kv : sd)
+          if (f.load(kv.first).to_vector<double>() != kv.second.to_vector<double>()) ++mismatches[static_cast<size_t>(w)];
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches, std::vector<int>(4, 0));
+  std::remove(path.c_str());
 }
 
 TEST(Safetensors, LookupAndDeviceErrorsNameTheEntry) {

@@ -50,15 +50,14 @@ class BatchNormBase : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    std::string layer = type_name() + "(" + extra_repr() + ")";
-    require_input(layer, x);
+    require_input(*this, x);
     auto s = x.sizes();
     bool rank_ok = s.size() == min_rank_ || s.size() == max_rank_;
     if (!rank_ok || s[1] != num_features)
-      fail(layer, "input " + shape_str(s) + " must be " + expected_ + " with C=" + std::to_string(num_features));
+      fail(layer_name(*this), "input " + shape_str(s) + " must be " + expected_ + " with C=" + std::to_string(num_features));
     bool use_batch_stats = is_training() || !track_running_stats;
     if (use_batch_stats && x.numel() / num_features <= 1)
-      fail(layer, "expected more than 1 value per channel when training, got input " + shape_str(s));
+      fail(layer_name(*this), "expected more than 1 value per channel when training, got input " + shape_str(s));
     bool update = is_training() && track_running_stats;
     double factor = momentum.value_or(0.0);
     if (update && !momentum) factor = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>() + 1);

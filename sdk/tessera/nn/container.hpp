@@ -1,8 +1,8 @@
 // Tessera SDK: module containers (torch.nn.Sequential, ModuleList, ModuleDict).
 //
-//   auto mlp = std::make_shared<tsr::nn::Sequential>(std::vector<std::shared_ptr<tsr::nn::Module>>{
+//   auto mlp = std::make_shared<tsr::nn::Sequential>(
 //       std::make_shared<tsr::nn::Linear>(4, 8), std::make_shared<tsr::nn::ReLU>(),
-//       std::make_shared<tsr::nn::Linear>(8, 2)});
+//       std::make_shared<tsr::nn::Linear>(8, 2));      // or from a std::vector<shared_ptr<Module>>
 //   tsr::Tensor y = (*mlp)(x);               // Linear -> ReLU -> Linear
 //   auto first = mlp->at<tsr::nn::Linear>(0);  // typed access
 //
@@ -78,6 +78,8 @@ class Sequential : public detail::ModuleSeq {
  public:
   Sequential() : ModuleSeq("Sequential", {}) {}
   explicit Sequential(std::vector<Ptr> mods) : ModuleSeq("Sequential", std::move(mods)) {}
+  template <class... M>
+  explicit Sequential(std::shared_ptr<M>... mods) : ModuleSeq("Sequential", std::vector<Ptr>{std::move(mods)...}) {}
   using ModuleSeq::push_back;
   // A named child (state_dict keys "name.weight"); names must be unique and dot-free.
   void push_back(const std::string& name, Ptr m) { push_back_named(name, std::move(m)); }
@@ -94,6 +96,8 @@ class ModuleList : public detail::ModuleSeq {
  public:
   ModuleList() : ModuleSeq("ModuleList", {}) {}
   explicit ModuleList(std::vector<Ptr> mods) : ModuleSeq("ModuleList", std::move(mods)) {}
+  template <class... M>
+  explicit ModuleList(std::shared_ptr<M>... mods) : ModuleSeq("ModuleList", std::vector<Ptr>{std::move(mods)...}) {}
 };
 
 // Modules by name, in insertion order; no forward.

@@ -108,12 +108,11 @@ class ConvBase : public Module {
 
   // Accepts [N, C, *spatial] or unbatched [C, *spatial] with C == in_channels.
   void check_input(const Tensor& x, size_t nd) const {
-    std::string layer = type_name() + "(" + extra_repr() + ")";
-    require_input(layer, x);
+    require_input(*this, x);
     auto s = x.sizes();
     size_t cdim = s.size() == nd + 2 ? 1 : 0;
     if ((s.size() != nd + 1 && s.size() != nd + 2) || s[cdim] != in_channels)
-      fail(layer, "input " + shape_str(s) + " must be [N, " + std::to_string(in_channels) + ", " +
+ fail(layer_name(*this), "input " + shape_str(s) + " must be [N, " + std::to_string(in_channels) + ", " +
                       (nd == 1 ? "L" : "H, W") + "] or unbatched [" + std::to_string(in_channels) + ", " +
                       (nd == 1 ? "L" : "H, W") + "]");
   }

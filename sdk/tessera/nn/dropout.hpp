@@ -23,7 +23,7 @@ class Dropout : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    detail::require_input("Dropout(p=" + detail::num_str(p) + ")", x);
+    detail::require_input(*this, x);
     if (!is_training() || p == 0.0) return x;
     return dropout(x, p, true);
   }

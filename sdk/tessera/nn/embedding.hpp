@@ -63,7 +63,7 @@ class Embedding : public Module {
   }
 
   Tensor forward(const Tensor& indices) override {
-    detail::require_input(name(), indices);
+    detail::require_input(*this, indices);
     if (!is_integral(indices.dtype()))
       detail::fail(name(), "indices must be an integer tensor, got " + describe(indices));
     return embedding(indices, weight, padding_idx);

@@ -22,12 +22,11 @@ class Flatten : public Module {
   explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1) : Module("Flatten"), start_dim(start_dim), end_dim(end_dim) {}
 
   Tensor forward(const Tensor& x) override {
-    std::string layer = "Flatten(" + extra_repr() + ")";
-    detail::require_input(layer, x);
+    detail::require_input(*this, x);
     int64_t n = std::max<int64_t>(x.dim(), 1);
     int64_t s = start_dim < 0 ? start_dim + n : start_dim, e = end_dim < 0 ? end_dim + n : end_dim;
     if (s < 0 || s >= n || e < 0 || e >= n || s > e)
-      detail::fail(layer, "dims out of range for input " + detail::shape_str(x.sizes()));
+      detail::fail(detail::layer_name(*this), "dims out of range for input " + detail::shape_str(x.sizes()));
     return flatten(x, start_dim, end_dim);
   }
   std::string extra_repr() const override {
@@ -45,17 +44,16 @@ class Unflatten : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    std::string layer = "Unflatten(" + extra_repr() + ")";
-    detail::require_input(layer, x);
+    detail::require_input(*this, x);
     int64_t n = x.dim();
     int64_t d = dim < 0 ? dim + n : dim;
-    if (d < 0 || d >= n) detail::fail(layer, "dim out of range for input " + detail::shape_str(x.sizes()));
+    if (d < 0 || d >= n) detail::fail(detail::layer_name(*this), "dim out of range for input " + detail::shape_str(x.sizes()));
     int64_t prod = 1, unknown = 0;
     for (int64_t v : unflattened_size) v == -1 ? ++unknown : prod *= v;
     int64_t size = x.sizes()[static_cast<size_t>(d)];
     bool ok = unknown == 0 ? prod == size : (unknown == 1 && prod > 0 && size % prod == 0);
     if (!ok)
-      detail::fail(layer, "cannot split dim " + std::to_string(d) + " of input " + detail::shape_str(x.sizes()) +
+      detail::fail(detail::layer_name(*this), "cannot split dim " + std::to_string(d) + " of input " + detail::shape_str(x.sizes()) +
                               " into " + detail::shape_str(unflattened_size));
     return unflatten(x, d, unflattened_size);
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/nn/module.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tsr::nn::detail {
@@ -37,8 +38,12 @@ inline std::string tuple_str(const std::vector<int64_t>& v) {
   throw Error(TSR_INVALID_ARGUMENT, layer + ": " + what);
 }
 
-inline void require_input(const std::string& layer, const Tensor& x) {
-  if (!x.defined()) fail(layer, "undefined input tensor");
+// "Linear(in_features=4, out_features=3, bias=true)": the layer as errors name it. Built only
+// when an error is thrown, never on the forward path.
+inline std::string layer_name(const Module& m) { return m.type_name() + "(" + m.extra_repr() + ")"; }
+
+inline void require_input(const Module& m, const Tensor& x) {
+  if (!x.defined()) fail(layer_name(m), "undefined input tensor");
 }
 
 // Expands an int or a list of 1 or n ints into n ints (PyTorch's _pair / _single).

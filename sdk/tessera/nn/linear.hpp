@@ -54,7 +54,7 @@ class Linear : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    detail::require_input(name(), x);
+    detail::require_input(*this, x);
     auto s = x.sizes();
     if (s.empty() || s.back() != in_features)
       detail::fail(name(), "input " + detail::shape_str(s) + " must end in in_features=" + std::to_string(in_features));
@@ -94,8 +94,8 @@ class Bilinear : public Module {
 
   // x1 [..., in1], x2 [..., in2] with the same leading dims -> [..., out].
   Tensor forward(const Tensor& x1, const Tensor& x2) {
-    detail::require_input(name(), x1);
-    detail::require_input(name(), x2);
+    detail::require_input(*this, x1);
+    detail::require_input(*this, x2);
     auto s1 = x1.sizes(), s2 = x2.sizes();
     if (s1.empty() || s2.empty() || s1.back() != in1_features || s2.back() != in2_features ||
         std::vector<int64_t>(s1.begin(), s1.end() - 1) != std::vector<int64_t>(s2.begin(), s2.end() - 1))

@@ -32,11 +32,11 @@ inline void check_norm_shape(const std::string& layer, const std::vector<int64_t
     if (d < 0) fail(layer, "normalized_shape " + shape_str(shape) + " has a negative size");
 }
 // x's trailing dims must equal `shape`.
-inline void check_trailing(const std::string& layer, const Tensor& x, const std::vector<int64_t>& shape) {
+inline void check_trailing(const Module& layer, const Tensor& x, const std::vector<int64_t>& shape) {
   require_input(layer, x);
   auto s = x.sizes();
   bool ok = s.size() >= shape.size() && std::equal(shape.begin(), shape.end(), s.end() - static_cast<std::ptrdiff_t>(shape.size()));
-  if (!ok) fail(layer, "input " + shape_str(s) + " must end in normalized_shape " + shape_str(shape));
+ if (!ok) fail(layer_name(layer), "input " + shape_str(s) + " must end in normalized_shape " + shape_str(shape));
 }
 }  // namespace detail
 
@@ -68,7 +68,7 @@ class LayerNorm : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    detail::check_trailing(name(), x, normalized_shape);
+    detail::check_trailing(*this, x, normalized_shape);
     return layer_norm(x, normalized_shape, opt(weight), opt(bias), eps);
   }
 
@@ -103,7 +103,7 @@ class RMSNorm : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    detail::check_trailing(name(), x, normalized_shape);
+    detail::check_trailing(*this, x, normalized_shape);
     return rms_norm(x, normalized_shape, weight.defined() ? std::optional<Tensor>(weight) : std::nullopt, eps);
   }
 
@@ -142,7 +142,7 @@ class GroupNorm : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    detail::require_input(name(), x);
+    detail::require_input(*this, x);
     auto s = x.sizes();
     if (s.size() < 2 || s[1] != num_channels)
       detail::fail(name(), "input " + detail::shape_str(s) + " must be [N, " + std::to_string(num_channels) + ", *]");

@@ -25,10 +25,10 @@
 namespace tsr::nn {
 
 namespace detail {
-inline void check_pool_input(const std::string& layer, const Tensor& x) {
+inline void check_pool_input(const Module& layer, const Tensor& x) {
   require_input(layer, x);
   if (x.dim() != 3 && x.dim() != 4)
-    fail(layer, "input " + shape_str(x.sizes()) + " must be [N, C, H, W] or unbatched [C, H, W]");
+    fail(layer_name(layer), "input " + shape_str(x.sizes()) + " must be [N, C, H, W] or unbatched [C, H, W]");
 }
 inline void check_positive(const std::string& layer, const char* name, const std::vector<int64_t>& v, int64_t min) {
   for (int64_t d : v)
@@ -55,12 +55,12 @@ class MaxPool2d : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    detail::check_pool_input("MaxPool2d(" + extra_repr() + ")", x);
+    detail::check_pool_input(*this, x);
     return max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode);
   }
   // (values, flat indices into each input H*W plane).
   std::pair<Tensor, Tensor> forward_with_indices(const Tensor& x) {
-    detail::check_pool_input("MaxPool2d(" + extra_repr() + ")", x);
+    detail::check_pool_input(*this, x);
     auto r = max_pool2d_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode);
     return {r[0], r[1]};
   }
@@ -92,7 +92,7 @@ class AvgPool2d : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    detail::check_pool_input("AvgPool2d(" + extra_repr() + ")", x);
+    detail::check_pool_input(*this, x);
     return avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   }
 
@@ -112,7 +112,7 @@ class AdaptiveAvgPool2d : public Module {
   }
 
   Tensor forward(const Tensor& x) override {
-    detail::check_pool_input("AdaptiveAvgPool2d(" + extra_repr() + ")", x);
+    detail::check_pool_input(*this, x);
     return adaptive_avg_pool2d(x, output_size);
   }
 

@@ -1,0 +1,150 @@
+// The fast paths added for training throughput (tessera_gpt_bench), each checked against float64
+// references computed here and against the general path it short-cuts:
+//   - matmul of a batched left operand with one matrix (linear layers) folds into one mm, and
+//     its backward computes the matrix's gradient as one GEMM laid out like the matrix;
+//   - gelu's backward is one fused kernel when not recording (create_graph keeps the formula).
+#include <cmath>
+
+#include "op_test.hpp"
+
+namespace tsr::optest {
+namespace {
+
+// Values of t within tolerance of expected (t's dtype's default tolerance unless given).
+::testing::AssertionResult near(const Tensor& t, const std::vector<double>& expected, double rtol = -1,
+                                double atol = -1) {
+  auto tol = default_tol(t.dtype());
+  return close(t, expected, t.sizes(), rtol < 0 ? tol.first : rtol, atol < 0 ? tol.second : atol);
+}
+
+std::vector<double> ref_matmul(const std::vector<double>& a, const std::vector<double>& b, int64_t rows, int64_t k,
+                               int64_t n) {
+  std::vector<double> out(static_cast<size_t>(rows * n), 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t q = 0; q < k; ++q) s += a[i * k + q] * b[q * n + j];
+      out[i * n + j] = s;
+    }
+  return out;
+}
+
+TEST(PerfPathsMatmulFold, BatchedTimesMatrixMatchesReference) {
+  Tensor a = randu({2, 3, 5}, 1), b = randu({5, 4}, 2);
+  Tensor y = matmul(a, b);
+  EXPECT_EQ(y.sizes(), (Shape{2, 3, 4}));
+  EXPECT_TRUE(near(y, ref_matmul(values(a), values(b), 6, 5, 4)));
+  // Leading dims that do not collapse into one stride (a permuted view) take a copy.
+  Tensor ap = randu({3, 2, 5}, 3).permute({1, 0, 2});
+  EXPECT_TRUE(near(matmul(ap, b), ref_matmul(values(ap.contiguous()), values(b), 6, 5, 4)));
+  // A transposed matrix (linear's weight.t()) and a strided (non-contiguous) left operand.
+  Tensor w = randu({4, 5}, 4);
+  EXPECT_TRUE(near(matmul(noncontig(a), w.t()), ref_matmul(values(a), values(w.t().contiguous()), 6, 5, 4)));
+  // f32 through BLAS.
+  EXPECT_TRUE(near(matmul(a.to(TSR_F32), b.to(TSR_F32)), ref_matmul(values(a), values(b), 6, 5, 4), 1e-5, 1e-5));
+}
+
+TEST(PerfPathsMatmulFold, VectorAndDegenerateShapes) {
+  Tensor a = randu({2, 3, 5}, 5), v = randu({5}, 6);
+  Tensor y = matmul(a, v);
+  EXPECT_EQ(y.sizes(), (Shape{2, 3}));
+  EXPECT_TRUE(near(y, ref_matmul(values(a), values(v), 6, 5, 1)));
+  // 1-D left operand times a matrix: [k] @ [k, n] -> [n].
+  Tensor b = randu({5, 3}, 7);
+  EXPECT_TRUE(near(matmul(v, b), ref_matmul(values(v), values(b), 1, 5, 3)));
+  // Empty batch, empty rows, and k = 0 (a zero result).
+  EXPECT_EQ(matmul(randu({0, 3, 5}, 8), b).sizes(), (Shape{0, 3, 3}));
+  EXPECT_EQ(matmul(randu({2, 0, 5}, 9), b).sizes(), (Shape{2, 0, 3}));
+  Tensor z = matmul(randu({2, 3, 0}, 10), randu({0, 4}, 11));
+  EXPECT_EQ(z.sizes(), (Shape{2, 3, 4}));
+  EXPECT_TRUE(near(z, std::vector<double>(24, 0.0)));
+  EXPECT_TRUE(throws_with([&] { matmul(a, randu({4, 3}, 12)); }, {"matmul", "[2, 3, 5]", "[4, 3]"}));
+}
+
+TEST(PerfPathsMatmulFold, Gradients) {
+  auto f = [](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); };
+  EXPECT_TRUE(gradcheck(f, {randu({2, 3, 4}, 13), randu({4, 5}, 14)}));
+  EXPECT_TRUE(gradcheck(f, {randu({3, 2, 4}, 15).permute({1, 0, 2}), randu({4}, 16)}));
+  EXPECT_TRUE(gradcheck(f, {randu({4}, 17), randu({4, 3}, 18)}));
+  auto lin = [](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); };
+  EXPECT_TRUE(gradcheck(lin, {randu({2, 3, 4}, 19), randu({5, 4}, 20), randu({5}, 21)}));
+}
+
+TEST(PerfPathsMatmulFold, LinearWeightGradIsDenseAndExact) {
+  // dW = g^T x summed over every row: computed here in float64 by hand.
+  Tensor x = randu({2, 3, 4}, 22), w = randu({5, 4}, 23).requires_grad_();
+  Tensor g = randu({2, 3, 5}, 24);
+  linear(x, w).backward(g);
+  Tensor dw = w.grad();
+  EXPECT_TRUE(dw.is_contiguous());
+  std::vector<double> xv = values(x), gv = values(g), ref(20, 0.0);
+  for (int64_t r = 0; r < 6; ++r)
+    for (int64_t o = 0; o < 5; ++o)
+      for (int64_t i = 0; i < 4; ++i) ref[o * 4 + i] += gv[r * 5 + o] * xv[r * 4 + i];
+  EXPECT_TRUE(near(dw, ref));
+  // Empty batch: a zero gradient of the weight's shape.
+  Tensor w2 = randu({5, 4}, 25).requires_grad_();
+  tsr::sum(linear(randu({0, 3, 4}, 26), w2)).backward();
+  EXPECT_TRUE(near(w2.grad(), std::vector<double>(20, 0.0)));
+}
+
+double ref_gelu_grad(double x, bool tanh_form) {
+  if (tanh_form) {
+    const double k = std::sqrt(2.0 / M_PI), a = 0.044715;
+    double t = std::tanh(k * (x + a * x * x * x));
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * a * x * x);
+  }
+  return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
+}
+
+TEST(PerfPathsGelu, FusedBackwardMatchesReference) {
+  std::vector<double> xs{-30, -9, -4.5, -1.3, -0.2, 0, 1e-4, 0.7, 2.2, 5.5, 12, 40};
+  Tensor xr = randu({7, 9}, 27, -6, 6);
+  std::vector<double> rv = values(xr);
+  xs.insert(xs.end(), rv.begin(), rv.end());
+  const int64_t n = static_cast<int64_t>(xs.size());
+  Tensor gr = randu({n}, 28);
+  for (const char* mode : {"none", "tanh"}) {
+    for (tsr_dtype_t dt : {TSR_F64, TSR_F32, TSR_BF16}) {
+      Tensor x = from_vector(xs, {n}).to(dt).requires_grad_();
+      Tensor g = gr.to(dt);
+      gelu(x, mode).backward(g);
+      std::vector<double> xq = values(x.detach()), gq = values(g), ref(xs.size());
+      for (size_t i = 0; i < xs.size(); ++i) ref[i] = gq[i] * ref_gelu_grad(xq[i], std::string(mode) == "tanh");
+      double tol = dt == TSR_F64 ? 1e-12 : dt == TSR_F32 ? 2e-6 : 1e-2;
+      EXPECT_TRUE(near(x.grad(), ref, tol, tol)) << mode << " " << dtype_name(dt);
+    }
+  }
+}
+
+TEST(PerfPathsGelu, RecordedBackwardAgreesWithFused) {
+  // Under create_graph the formula of ops is used (differentiable twice); both must agree.
+  Tensor x = randu({4, 6}, 29, -5, 5).requires_grad_();
+  Tensor g = randu({4, 6}, 30);
+  for (const char* mode : {"none", "tanh"}) {
+    Tensor fused = autograd::grad({gelu(x, mode)}, {x}, {g}, false, false)[0];
+    Tensor recorded = autograd::grad({gelu(x, mode)}, {x}, {g}, false, true)[0];
+    EXPECT_TRUE(recorded.requires_grad());
+    EXPECT_TRUE(close(fused, recorded, 1e-12, 1e-12)) << mode;
+  }
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return gelu(in[0]); }, {randu({3, 5}, 31, -4, 4)}));
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return gelu(in[0], "tanh"); }, {randu({3, 5}, 32, -4, 4)}));
+  // Second derivative through the recorded formula: gelu''(x) = phi(x) (2 - x^2).
+  Tensor x2 = randu({2, 3}, 33, -3, 3).requires_grad_();
+  Tensor y = gelu(x2);
+  Tensor d1 = autograd::grad({y}, {x2}, {tsr::ones(y.sizes(), y.dtype())}, true, true)[0];
+  Tensor d2 = autograd::grad({d1}, {x2}, {g.slice(0, 0, 2).slice(1, 0, 3)})[0];
+  std::vector<double> xv = values(x2.detach()), gv = values(g.slice(0, 0, 2).slice(1, 0, 3).contiguous()), ref(6);
+  for (size_t i = 0; i < 6; ++i)
+    ref[i] = gv[i] * std::exp(-0.5 * xv[i] * xv[i]) / std::sqrt(2 * M_PI) * (2 - xv[i] * xv[i]);
+  EXPECT_TRUE(near(d2, ref, 1e-10, 1e-10));
+}
+
+TEST(PerfPathsGelu, FusedOpRejectsBadMode) {
+  static const Op op("_gelu_backward");
+  Tensor x = randu({3}, 34);
+  EXPECT_TRUE(throws_with([&] { call(op, {x, x, std::string("fast")}); }, {"_gelu_backward", "fast"}));
+}
+
+}  // namespace
+}  // namespace tsr::optest
