@@ -1,22 +1,23 @@
-// tessera_gpt_bench: training throughput (tokens/s) of the small GPT that `tessera train` trains
-// by default, in Tessera and, when built with -DTESSERA_BENCH_LIBTORCH=ON (Debian's
-// libtorch-dev), the same model written against libtorch's C++ frontend, in one run, at 1 and
-// 2 threads.
+// tessera_gpt_bench: training throughput (tokens/s) of the GPT that `tessera train` trains by
+// default (tools/train's model on a batch of its addition task, the trainer's configuration), in
+// Tessera and, when built with -DTESSERA_BENCH_LIBTORCH=ON (Debian's libtorch-dev), the same
+// model written against libtorch's C++ frontend, in one run, at 1 and 2 threads.
 //
-// One training step = forward, cross entropy, backward, clip_grad_norm_(1.0), AdamW step,
-// zero_grad: what the trainer does per step, minus data loading (a fixed random batch). Both
-// sides start from the same weights (the libtorch model copies Tessera's initial parameters) and
-// the first and last losses are printed side by side, so a mismatch in the model or the
-// optimizer shows up as differing losses.
+// One training step = forward, cross entropy, zero_grad, backward, clip_grad_norm_(1.0), AdamW
+// step: what the trainer does per step, minus data loading (one fixed batch) and the lr
+// schedule. Both sides start from the same weights (the libtorch model copies Tessera's initial
+// parameters by name) and the first and last losses are printed side by side, so a mismatch in
+// the model or the optimizer shows up as differing losses.
 //
 // Each row: `--warmup` steps, then `--windows` timed windows of `--steps` steps, the two
-// libraries' windows alternating; the median window gives the time per step. ratio = libtorch time / Tessera time (above 1: Tessera is
-// faster). Both libraries run on the same OpenMP runtime and the same OpenBLAS (Debian's
-// openblas-openmp); the thread count is set for both (omp_set_num_threads drives Tessera's CPU
-// backend and OpenBLAS, at::set_num_threads libtorch's intra-op pool).
+// libraries' windows alternating; the median window gives the time per step. ratio = libtorch
+// time / Tessera time (above 1: Tessera is faster). Both libraries run on the same OpenMP
+// runtime and the same OpenBLAS (Debian's openblas-openmp); the thread count is set for both
+// (omp_set_num_threads drives Tessera's CPU backend and OpenBLAS, at::set_num_threads libtorch's
+// intra-op pool).
 //
 //   tessera_gpt_bench [--threads 1,2] [--warmup N] [--steps N] [--windows N] [--batch N]
-//                     [--layers N] [--embd N] [--heads N] [--block N] [--vocab N] [--json]
+//                     [--layers N] [--embd N] [--heads N] [--digits N] [--json]
 //                     [--only tessera|libtorch] [--clock wall|cpu] [--stat median|min]
 //
 // On a shared machine with more runnable threads than cores, OpenMP's spin-waiting makes
@@ -128,8 +129,7 @@ int main(int argc, char** argv) {
     else if (a == "--layers") o.cfg.n_layer = std::atoi(next());
     else if (a == "--embd") o.cfg.n_embd = std::atoi(next());
     else if (a == "--heads") o.cfg.n_head = std::atoi(next());
-    else if (a == "--block") o.cfg.block_size = std::atoi(next());
-    else if (a == "--vocab") o.cfg.vocab_size = std::atoi(next());
+    else if (a == "--digits") o.cfg.digits = std::atoi(next());
     else if (a == "--json") o.json = true;
     else if (a == "--clock") o.cpu_clock = std::string(next()) == "cpu";
     else if (a == "--stat") o.use_min = std::string(next()) == "min";
@@ -141,21 +141,23 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: tessera_gpt_bench [--threads 1,2] [--warmup N] [--steps N] [--windows N] [--batch N]\n"
-                   "                         [--layers N] [--embd N] [--heads N] [--block N] [--vocab N] [--json]\n"
+                   "                         [--layers N] [--embd N] [--heads N] [--digits N] [--json]\n"
                    "                         [--only tessera|libtorch] [--clock wall|cpu]\n"
                    "                         [--stat median|min]\n");
       return 2;
     }
   }
-  const gpt_bench::Config& c = o.cfg;
-  if (o.threads.empty() || o.steps < 1 || o.windows < 1 || c.n_embd % c.n_head != 0) {
+  if (o.threads.empty() || o.steps < 1 || o.windows < 1 || o.cfg.n_embd % o.cfg.n_head != 0) {
     std::fprintf(stderr, "tessera_gpt_bench: bad options (threads list empty, steps/windows < 1, or embd %% heads != 0)\n");
     return 2;
   }
-  const double tokens = double(c.batch) * c.block_size;
+  const gpt_bench::Config& c = o.cfg;
+  double tokens = 0;
 
   std::vector<Row> rows;
   try {
+    gpt_bench::resolve(o.cfg);
+    tokens = double(c.batch) * c.block_size;
     for (int nt : o.threads) {
       Row r;
       r.threads = nt;
