@@ -22,6 +22,11 @@ inline Tensor leaf(const Tensor& t) {
   c.requires_grad_();
   return c;
 }
+// A float64 leaf parameter holding v, and its gradient set to g: the hand-computed step tests.
+inline Tensor leaf64(std::vector<double> v) { return leaf(tsr::from_vector(v, {static_cast<int64_t>(v.size())})); }
+inline void set_grad(Tensor& p, std::vector<double> g) {
+  p.set_grad(tsr::from_vector(g, {static_cast<int64_t>(g.size())}));
+}
 
 // Params of odd and empty shapes (one non-contiguous, one that never gets a grad) stepped
 // `steps` times with seeded grads; after every step each param must match its reference.

@@ -17,9 +17,8 @@ using tsr::optest::close;
 using tsr::optest::throws_with;
 namespace optim = tsr::optim;
 using optim_test::leaf;
-
-Tensor leaf64(std::vector<double> v) { return leaf(tsr::from_vector(v, {static_cast<int64_t>(v.size())})); }
-void set_grad(Tensor& p, std::vector<double> g) { p.set_grad(tsr::from_vector(g, {static_cast<int64_t>(g.size())})); }
+using optim_test::leaf64;
+using optim_test::set_grad;
 
 TEST(OptimRMSprop, OneStepByHand) {
   Tensor p = leaf64({1.0, -2.0});
