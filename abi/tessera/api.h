@@ -79,6 +79,14 @@ typedef struct tsr_memory_stats_t {
   int64_t limit_bytes;          /* configured cap; 0 = none */
 } tsr_memory_stats_t;
 
+/* Numerical precision switches (precision_set / precision_get). Values are fixed forever. */
+typedef enum tsr_precision_setting_t {
+  TSR_PRECISION_MATMUL_ALLOW_TF32 = 1,         /* f32 GEMMs may use TF32 tensor cores */
+  TSR_PRECISION_CONV_ALLOW_TF32 = 2,           /* f32 convolutions may use TF32 */
+  TSR_PRECISION_MATMUL_F16_REDUCED_REDUCTION = 3,  /* f16 GEMMs may accumulate in f16 */
+  TSR_PRECISION_MATMUL_BF16_REDUCED_REDUCTION = 4  /* bf16 GEMMs may reduce in bf16 */
+} tsr_precision_setting_t;
+
 /* An open safetensors file (safetensors_open); immutable, owned by whoever opened it. */
 typedef struct tsr_safetensors_s tsr_safetensors_t;
 
@@ -344,6 +352,88 @@ typedef struct tsr_api_t {
                                           const char** key, const char** value);
   /* The value of a metadata key (borrowed), or NULL when absent. */
   const char* (*safetensors_metadata_get)(const tsr_safetensors_t* file, const char* key);
+
+  /* --- 1.2: devices, streams and events ----------------------------------------------------
+   * Streams and events are the backend's handles (see tsr_device_type_def_t), so every call
+   * names the device they belong to; a NULL stream is the device's default stream. On a device
+   * type without streams (cpu) work is synchronous: stream_create returns a dummy handle, events
+   * are always complete and elapsed time is UNIMPLEMENTED.
+   * The "current stream" is per thread and per device: ops on that device run on it (kernel
+   * calls receive it) and new tensors are allocated for it. Errors: INVALID_ARGUMENT for an
+   * unknown device; any status the backend reports (including errors from earlier
+   * asynchronous work, naming the op). Thread-safe. */
+  /* Device facts from the backend (zeros where it has none); struct_size is set by the core. */
+  tsr_status_t (*device_properties)(tsr_runtime_t* runtime, tsr_device_t device,
+                                    tsr_device_properties_t* out);
+  /* The calling thread's current device index of a type (default 0), and setting it (checked
+   * against the device count). The SDK uses it for defaults such as "cuda" = "cuda:<current>". */
+  tsr_status_t (*device_get_current)(tsr_runtime_t* runtime, int32_t type, int32_t* index);
+  tsr_status_t (*device_set_current)(tsr_runtime_t* runtime, tsr_device_t device);
+  /* A new stream owned by the caller (destroy it after the work on it no longer matters and
+   * before the runtime). priority: 0 normal, negative higher. */
+  tsr_status_t (*stream_create)(tsr_runtime_t* runtime, tsr_device_t device, int32_t priority,
+                                tsr_stream_t** out);
+  tsr_status_t (*stream_destroy)(tsr_runtime_t* runtime, tsr_device_t device,
+                                 tsr_stream_t* stream);
+  tsr_status_t (*stream_get_current)(tsr_runtime_t* runtime, tsr_device_t device,
+                                     tsr_stream_t** out);
+  /* Makes `stream` the calling thread's current stream of `device` (NULL: the default). */
+  tsr_status_t (*stream_set_current)(tsr_runtime_t* runtime, tsr_device_t device,
+                                     tsr_stream_t* stream);
+  tsr_status_t (*stream_synchronize)(tsr_runtime_t* runtime, tsr_device_t device,
+                                     tsr_stream_t* stream);
+  tsr_status_t (*stream_query)(tsr_runtime_t* runtime, tsr_device_t device,
+                               tsr_stream_t* stream, int32_t* done);
+  tsr_status_t (*stream_wait_event)(tsr_runtime_t* runtime, tsr_device_t device,
+                                    tsr_stream_t* stream, tsr_event_t* event);
+  tsr_status_t (*event_create)(tsr_runtime_t* runtime, tsr_device_t device, uint32_t flags,
+                               tsr_event_t** out);
+  tsr_status_t (*event_destroy)(tsr_runtime_t* runtime, tsr_device_t device,
+                                tsr_event_t* event);
+  tsr_status_t (*event_record)(tsr_runtime_t* runtime, tsr_device_t device, tsr_event_t* event,
+                               tsr_stream_t* stream);
+  tsr_status_t (*event_synchronize)(tsr_runtime_t* runtime, tsr_device_t device,
+                                    tsr_event_t* event);
+  tsr_status_t (*event_query)(tsr_runtime_t* runtime, tsr_device_t device, tsr_event_t* event,
+                              int32_t* done);
+  /* Milliseconds between two recorded TSR_EVENT_TIMING events (end after start). */
+  tsr_status_t (*event_elapsed_ms)(tsr_runtime_t* runtime, tsr_device_t device,
+                                   tsr_event_t* start, tsr_event_t* end, float* ms);
+  /* Marks the tensor's memory as used by work on `stream` (a stream other than the one it was
+   * allocated for): when the tensor is freed, the caching allocator reuses the block only after
+   * the work enqueued on `stream` up to that moment has finished (as PyTorch's record_stream). */
+  tsr_status_t (*tensor_record_stream)(tsr_tensor_t* tensor, tsr_stream_t* stream);
+
+  /* --- 1.2: allocator controls -------------------------------------------------------------
+   * Caps the bytes the caching allocator of `device` may reserve at fraction (0, 1] of the
+   * device's total memory (device_properties); beyond it allocation fails with
+   * RESOURCE_EXHAUSTED. Also settable as TESSERA_ALLOC_CONF "per_process_memory_fraction:F". */
+  tsr_status_t (*memory_set_fraction)(tsr_runtime_t* runtime, tsr_device_t device,
+                                      double fraction);
+  /* Private memory pools (for graph capture): memory_pool_create returns a new pool id (> 0).
+   * Between memory_pool_begin and memory_pool_end, allocations the caching allocator makes for
+   * `stream` of `device` (from any thread) come from the pool's own segments, and blocks freed
+   * into the pool are only reused by the pool. memory_pool_release drops the caller's claim;
+   * the pool's segments return to the device's cache once it is released and all its blocks
+   * are free. FAILED_PRECONDITION when the allocator of the device is not the caching one. */
+  tsr_status_t (*memory_pool_create)(tsr_runtime_t* runtime, tsr_device_t device,
+                                     uint64_t* pool);
+  tsr_status_t (*memory_pool_begin)(tsr_runtime_t* runtime, tsr_device_t device, uint64_t pool,
+                                    tsr_stream_t* stream);
+  tsr_status_t (*memory_pool_end)(tsr_runtime_t* runtime, tsr_device_t device, uint64_t pool,
+                                  tsr_stream_t* stream);
+  tsr_status_t (*memory_pool_release)(tsr_runtime_t* runtime, tsr_device_t device,
+                                      uint64_t pool);
+
+  /* --- 1.2: numerical precision settings ------------------------------------------------------
+   * Runtime-wide switches that backends read on every call (one atomic load), as PyTorch's
+   * torch.backends.cuda.matmul.allow_tf32 and friends. Defaults follow PyTorch: matmul TF32 off,
+   * convolution TF32 on, reduced-precision reductions in f16 and bf16 GEMMs on. Also set from
+   * the environment at runtime creation: TESSERA_ALLOW_TF32=0|1 sets both TF32 switches.
+   * INVALID_ARGUMENT for an unknown setting. */
+  tsr_status_t (*precision_set)(tsr_runtime_t* runtime, tsr_precision_setting_t setting,
+                                int32_t enabled);
+  int32_t (*precision_get)(tsr_runtime_t* runtime, tsr_precision_setting_t setting);
 } tsr_api_t;
 
 #define TSR_ALL_DIMS INT64_MIN

@@ -21,6 +21,9 @@ struct tsr_api_t;
  *  - iter: for elementwise and reduction ops, the canonical iteration over outputs+inputs
  *    (then prefer it over the views); NULL for other ops.
  *  - dtype: the dtype the kernel was selected for.
+ *  - stream: the calling thread's current stream of `device` (the backend's own handle, NULL
+ *    for the default stream): a kernel of an asynchronous device enqueues its work there and
+ *    returns; errors found later are reported by the next synchronizing call.
  * Everything is borrowed for the duration of the call. Kernels may run concurrently on
  * several threads and must be re-entrant. */
 typedef struct tsr_kernel_call_t {
@@ -120,6 +123,15 @@ typedef struct tsr_raw_allocator_t {
    * code TSR_RESOURCE_EXHAUSTED, never abort. */
   tsr_status_t (*alloc)(void* self, tsr_device_t device, size_t nbytes, void** out);
   void (*free)(void* self, tsr_device_t device, void* ptr, size_t nbytes);
+  /* --- 1.2 (optional; check TSR_HAS_FIELD): stream-ordered allocation ------------------------
+   * For allocators that order memory on a stream themselves (cudaMallocAsync): the memory may
+   * be used by work enqueued on `stream` after the call, and free_async returns it once the
+   * work enqueued on `stream` before the call is done. The core calls these instead of
+   * alloc/free when present, with the stream the tensor is allocated on. */
+  tsr_status_t (*alloc_async)(void* self, tsr_device_t device, size_t nbytes,
+                              tsr_stream_t* stream, void** out);
+  void (*free_async)(void* self, tsr_device_t device, void* ptr, size_t nbytes,
+                     tsr_stream_t* stream);
 } tsr_raw_allocator_t;
 
 /* ---- Device types ------------------------------------------------------------------------ */
@@ -141,6 +153,39 @@ typedef struct tsr_device_type_def_t {
   tsr_status_t (*synchronize)(void* self, tsr_device_t device);
   /* Human-readable device name into buf. Optional. */
   void (*describe)(void* self, tsr_device_t device, char* buf, size_t buf_len);
+
+  /* --- 1.2 (optional; check TSR_HAS_FIELD): properties, streams and events ------------------
+   * Streams and events are the BACKEND's own handles: the core never dereferences them, it
+   * only hands back what stream_create/event_create returned (NULL stream = the device's
+   * default stream, always valid). A backend offers either all of stream_create ..
+   * event_elapsed_ms or none (then the device is synchronous and the core emulates streams
+   * and events as no-ops that are always complete).
+   * Every call returns a status: an error from earlier asynchronous work may surface in any of
+   * them (the backend names the op that failed). All must be thread-safe. */
+  tsr_status_t (*properties)(void* self, tsr_device_t device, tsr_device_properties_t* out);
+  /* priority: 0 = normal, negative = higher (as CUDA). */
+  tsr_status_t (*stream_create)(void* self, tsr_device_t device, int32_t priority,
+                                tsr_stream_t** out);
+  tsr_status_t (*stream_destroy)(void* self, tsr_device_t device, tsr_stream_t* stream);
+  tsr_status_t (*stream_synchronize)(void* self, tsr_device_t device, tsr_stream_t* stream);
+  /* *done = 1 when all work enqueued on the stream has finished. */
+  tsr_status_t (*stream_query)(void* self, tsr_device_t device, tsr_stream_t* stream,
+                               int32_t* done);
+  /* Later work on `stream` waits for the event's recorded point (no host block). */
+  tsr_status_t (*stream_wait_event)(void* self, tsr_device_t device, tsr_stream_t* stream,
+                                    tsr_event_t* event);
+  /* flags: TSR_EVENT_TIMING to allow event_elapsed_ms. */
+  tsr_status_t (*event_create)(void* self, tsr_device_t device, uint32_t flags,
+                               tsr_event_t** out);
+  tsr_status_t (*event_destroy)(void* self, tsr_device_t device, tsr_event_t* event);
+  tsr_status_t (*event_record)(void* self, tsr_device_t device, tsr_event_t* event,
+                               tsr_stream_t* stream);
+  tsr_status_t (*event_synchronize)(void* self, tsr_device_t device, tsr_event_t* event);
+  /* *done = 1 when the recorded work has finished (also for a never-recorded event). */
+  tsr_status_t (*event_query)(void* self, tsr_device_t device, tsr_event_t* event,
+                              int32_t* done);
+  tsr_status_t (*event_elapsed_ms)(void* self, tsr_device_t device, tsr_event_t* start,
+                                   tsr_event_t* end, float* ms);
 } tsr_device_type_def_t;
 
 #ifdef __cplusplus

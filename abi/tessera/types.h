@@ -50,6 +50,30 @@ typedef struct tsr_stream_s tsr_stream_t;       /* NULL means the device's defau
 typedef struct tsr_event_s tsr_event_t;         /* marker recorded on a stream */
 typedef struct tsr_registrar_s tsr_registrar_t; /* staging area of one plugin's init */
 
+/* Event creation flags. */
+#define TSR_EVENT_DEFAULT 0u
+#define TSR_EVENT_TIMING 1u /* the event records a timestamp (event_elapsed_ms) */
+
+/* Properties of one device (1.2). Strings are copied in; absent facts are 0. */
+typedef struct tsr_device_properties_t {
+  size_t struct_size;
+  char name[256];               /* "NVIDIA H200", "cpu" */
+  int32_t compute_major;        /* compute capability (GPUs), else 0 */
+  int32_t compute_minor;
+  int64_t total_memory_bytes;   /* device memory (0 = unknown / host memory) */
+  int32_t multiprocessor_count; /* SMs (GPUs), cores (CPUs) */
+  int32_t max_threads_per_block;
+  int32_t warp_size;
+  int32_t async_engines; /* copy engines (0: copies are synchronous) */
+  int64_t l2_cache_bytes;
+  int32_t memory_bus_width_bits;
+  int32_t integrated; /* 1: shares memory with the host */
+  int32_t pci_bus_id;
+  int32_t pci_device_id;
+  int32_t pci_domain_id;
+  int32_t reserved;
+} tsr_device_properties_t;
+
 /* Boxed op argument kinds. */
 typedef enum tsr_value_tag_t {
   TSR_VALUE_NONE = 0,

@@ -1,6 +1,8 @@
 /* Compiled as C11 with -Wall -Wextra -Werror -pedantic: every ABI header must be plain C, and
  * the layouts below are promises to every plugin ever built (changing one is a MAJOR change). */
 #include "tessera/tessera.h"
+#include "tessera/ext_graphs.h"
+#include "tessera/ext_pinned_host.h"
 
 #include <stddef.h>
 
@@ -80,6 +82,33 @@ ABI_ASSERT(offsetof(tsr_api_t, rng_get_state) == offsetof(tsr_api_t, set_inferen
 ABI_ASSERT(offsetof(tsr_api_t, safetensors_save) == offsetof(tsr_api_t, rng_get_state) + 2 * sizeof(void*));
 ABI_ASSERT(offsetof(tsr_api_t, safetensors_metadata_get) ==
            offsetof(tsr_api_t, safetensors_save) + 9 * sizeof(void*));
+
+/* 1.2 appended after the last 1.1 entry, in this order. */
+ABI_ASSERT(TSR_ABI_MINOR >= 2);
+ABI_ASSERT(offsetof(tsr_api_t, device_properties) ==
+           offsetof(tsr_api_t, safetensors_metadata_get) + sizeof(void*));
+ABI_ASSERT(offsetof(tsr_api_t, tensor_record_stream) ==
+           offsetof(tsr_api_t, device_properties) + 16 * sizeof(void*));
+ABI_ASSERT(offsetof(tsr_api_t, precision_get) ==
+           offsetof(tsr_api_t, tensor_record_stream) + 7 * sizeof(void*));
+ABI_ASSERT(offsetof(tsr_device_type_def_t, properties) ==
+           offsetof(tsr_device_type_def_t, describe) + sizeof(void*));
+ABI_ASSERT(offsetof(tsr_device_type_def_t, event_elapsed_ms) ==
+           offsetof(tsr_device_type_def_t, properties) + 11 * sizeof(void*));
+ABI_ASSERT(offsetof(tsr_raw_allocator_t, alloc_async) ==
+           offsetof(tsr_raw_allocator_t, free) + sizeof(void*));
+ABI_ASSERT(offsetof(tsr_device_properties_t, struct_size) == 0);
+ABI_ASSERT(offsetof(tsr_device_properties_t, name) == 8);
+ABI_ASSERT(offsetof(tsr_device_properties_t, compute_major) == 264);
+ABI_ASSERT(TSR_PRECISION_MATMUL_ALLOW_TF32 == 1 && TSR_PRECISION_CONV_ALLOW_TF32 == 2);
+ABI_ASSERT(TSR_PRECISION_MATMUL_F16_REDUCED_REDUCTION == 3);
+ABI_ASSERT(TSR_PRECISION_MATMUL_BF16_REDUCED_REDUCTION == 4);
+ABI_ASSERT(TSR_EVENT_TIMING == 1u);
+
+/* Extension tables start with struct_size, then flags. */
+ABI_ASSERT(offsetof(tsr_pinned_host_t, struct_size) == 0 && offsetof(tsr_pinned_host_t, alloc) == 16);
+ABI_ASSERT(offsetof(tsr_graphs_t, struct_size) == 0 && offsetof(tsr_graphs_t, capture_begin) == 16);
+ABI_ASSERT(offsetof(tsr_graphs_t, graph_release) == offsetof(tsr_graphs_t, capture_begin) + 6 * sizeof(void*));
 
 int main(void) {
   /* TSR_HAS_FIELD works on a struct whose writer knew fewer fields. */

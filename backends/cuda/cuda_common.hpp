@@ -1,0 +1,133 @@
+// Internal to the CUDA backend: what every kernel file uses (host side; compiles with g++ and
+// nvcc). Includes only abi/, sdk/ and CUDA toolkit headers.
+//
+// Conventions of this backend:
+//  - A tsr_stream_t* that reaches the backend (kernel calls, copies, stream/event callbacks) IS
+//    a cudaStream_t (NULL = the legacy default stream); a tsr_event_t* IS a cudaEvent_t.
+//  - A kernel enqueues on stream_of(c) and returns without synchronizing; launch errors are
+//    thrown at once, errors of the running kernel surface at the next synchronizing call,
+//    naming the last op launched on that device (after_launch records it).
+//  - Temporary device memory comes from the core's caching allocator (Scratch), which orders
+//    reuse on the stream: releasing a scratch tensor right after enqueueing work is safe.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "tessera/dtype.hpp"
+#include "tessera/plugin.hpp"
+
+namespace tsr::cuda {
+
+// ---- registration -------------------------------------------------------------------------
+
+// device.cpp: registers the "cuda" device type, its raw allocators and the extensions; returns
+// the device type id.
+int32_t register_device(Registrar& r);
+
+// Kernel files register themselves (no edit elsewhere needed):
+//   TSR_CUDA_KERNELS(softmax) { r.kernel("softmax", "cuda::softmax", device_type, mask, fn); }
+using KernelFamilyFn = void (*)(Registrar& r, int32_t device_type);
+bool register_kernel_family(const char* name, KernelFamilyFn fn);
+void register_kernel_families(Registrar& r, int32_t device_type);
+
+#define TSR_CUDA_KERNELS(family)                                                            \
+  static void tsr_cuda_kernels_##family(::tsr::Registrar& r, int32_t device_type);          \
+  [[maybe_unused]] static const bool tsr_cuda_kernels_registered_##family =                 \
+      ::tsr::cuda::register_kernel_family(#family, tsr_cuda_kernels_##family);               \
+  static void tsr_cuda_kernels_##family(::tsr::Registrar& r, [[maybe_unused]] int32_t device_type)
+
+// ---- streams, devices, errors -------------------------------------------------------------
+
+inline cudaStream_t stream_of(const KernelCall& c) { return reinterpret_cast<cudaStream_t>(c.stream()); }
+inline cudaStream_t as_cuda(tsr_stream_t* s) { return reinterpret_cast<cudaStream_t>(s); }
+inline cudaEvent_t as_cuda(tsr_event_t* e) { return reinterpret_cast<cudaEvent_t>(e); }
+
+// Throws tsr::Error (code from the CUDA error: RESOURCE_EXHAUSTED for out of memory, INTERNAL
+// otherwise) "OP: WHAT failed on cuda:DEV: <cudaGetErrorString>".
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* op, const char* what, int device);
+#define TSR_CUDA_CHECK(expr, op, device)                                   \
+  do {                                                                     \
+    const cudaError_t tsr_cuda_err_ = (expr);                              \
+    if (tsr_cuda_err_ != cudaSuccess)                                      \
+      ::tsr::cuda::throw_cuda_error(tsr_cuda_err_, (op), #expr, (device)); \
+  } while (0)
+
+// Makes `device` the calling thread's current CUDA device while alive (restores the previous).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int prev_ = -1;
+  int device_ = -1;
+};
+
+// Call right after launching a kernel for `c`: throws on a launch error (bad configuration,
+// no kernel image for this GPU) naming the op, and records c.op_name() as the last op enqueued
+// on the device, which the next failing synchronizing call names.
+void after_launch(const KernelCall& c);
+
+// ---- device-side checks -------------------------------------------------------------------
+
+// A device-side error (an index out of range found by a kernel). Kernels write the first one
+// into the device's record (mapped host memory, see device_error.cuh); the next synchronizing
+// call on the device turns it into a status naming the op, the index and the bound.
+struct DeviceErrorRecord {
+  int32_t code;   // 0 = none, 1 = index out of range
+  int32_t op_id;  // error_op_id() of the op that found it
+  int64_t value;  // the offending index
+  int64_t bound;  // the size it was checked against
+  int32_t dim;    // the dimension (or -1)
+  int32_t reserved;
+};
+// The device pointer of `device`'s record (valid for the plugin's lifetime).
+DeviceErrorRecord* device_error_record(int device);
+// A small integer naming op_name in error messages (interned; thread-safe).
+int32_t error_op_id(const char* op_name);
+
+// ---- scratch memory -----------------------------------------------------------------------
+
+// nbytes of temporary device memory on c's device, from the core's caching allocator (a u8
+// tensor), stream-ordered: keep it alive until the work using it is enqueued, no longer.
+class Scratch {
+ public:
+  Scratch(const KernelCall& c, size_t nbytes);
+  ~Scratch();
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  const tsr_api_t* api_ = nullptr;
+  tsr_tensor_t* t_ = nullptr;
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// ---- launch helpers -----------------------------------------------------------------------
+
+constexpr int kBlock = 256;
+// Blocks for n work items at `per_thread` items per thread, capped for grid-stride loops.
+inline unsigned grid_for(int64_t n, int block = kBlock, int per_thread = 1) {
+  const int64_t per_block = int64_t(block) * per_thread;
+  int64_t g = (n + per_block - 1) / per_block;
+  if (g < 1) g = 1;
+  if (g > (int64_t(1) << 20)) g = int64_t(1) << 20;
+  return static_cast<unsigned>(g);
+}
+
+// Precision switches of the runtime (read per call; one atomic load in the core).
+inline bool allow_tf32_matmul(const KernelCall& c) {
+  return c.api()->precision_get(c.runtime(), TSR_PRECISION_MATMUL_ALLOW_TF32) != 0;
+}
+inline bool allow_tf32_conv(const KernelCall& c) {
+  return c.api()->precision_get(c.runtime(), TSR_PRECISION_CONV_ALLOW_TF32) != 0;
+}
+
+}  // namespace tsr::cuda

@@ -1,0 +1,43 @@
+// The CUDA backend's plugin entry: score (driver and device present?), init (device type,
+// allocators, extensions, then every kernel family), shutdown.
+#include <utility>
+#include <vector>
+
+#include "cuda_common.hpp"
+
+#ifndef TSR_CUDA_PLUGIN_VERSION
+#define TSR_CUDA_PLUGIN_VERSION "0.0.0"
+#endif
+
+namespace tsr::cuda {
+
+static std::vector<std::pair<const char*, KernelFamilyFn>>& families() {
+  static std::vector<std::pair<const char*, KernelFamilyFn>> list;  // filled by static initializers
+  return list;
+}
+bool register_kernel_family(const char* name, KernelFamilyFn fn) {
+  families().emplace_back(name, fn);
+  return true;
+}
+void register_kernel_families(Registrar& r, int32_t device_type) {
+  for (const auto& f : families()) f.second(r, device_type);
+}
+
+// device.cpp
+int32_t score(const tsr_api_t* api, std::string& reason);
+void shutdown(const tsr_api_t* api, void* state);
+
+}  // namespace tsr::cuda
+
+namespace {
+
+void cuda_init(tsr::Registrar& r) {
+  const int32_t dt = tsr::cuda::register_device(r);
+  tsr::cuda::register_kernel_families(r, dt);
+}
+
+}  // namespace
+
+TSR_DEFINE_PLUGIN("cuda", TSR_CUDA_PLUGIN_VERSION,
+                  "Tessera CUDA backend: CUDA kernels, cuBLAS/cuBLASLt, cuDNN, streams, events, graphs",
+                  tsr::cuda::score, cuda_init, tsr::cuda::shutdown)
