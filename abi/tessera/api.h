@@ -434,6 +434,18 @@ typedef struct tsr_api_t {
   tsr_status_t (*precision_set)(tsr_runtime_t* runtime, tsr_precision_setting_t setting,
                                 int32_t enabled);
   int32_t (*precision_get)(tsr_runtime_t* runtime, tsr_precision_setting_t setting);
+
+  /* --- 1.2: tensors over foreign memory ------------------------------------------------------
+   * A tensor viewing memory the caller owns (PyTorch's from_blob): `data` is the first element
+   * on `device`, strides in elements (NULL: contiguous). When the last reference to the tensor
+   * and its views is released, deleter(ctx, data) is called (deleter may be NULL: the memory
+   * must then outlive every view). The memory is not counted in memory_stats. On error the
+   * deleter is NOT called (the caller still owns the memory). */
+  tsr_status_t (*tensor_from_blob)(tsr_runtime_t* runtime, void* data, int32_t ndim,
+                                   const int64_t* sizes, const int64_t* strides,
+                                   tsr_dtype_t dtype, tsr_device_t device,
+                                   void (*deleter)(void* ctx, void* data), void* ctx,
+                                   tsr_tensor_t** out);
 } tsr_api_t;
 
 #define TSR_ALL_DIMS INT64_MIN

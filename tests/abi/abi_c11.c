@@ -91,6 +91,7 @@ ABI_ASSERT(offsetof(tsr_api_t, tensor_record_stream) ==
            offsetof(tsr_api_t, device_properties) + 16 * sizeof(void*));
 ABI_ASSERT(offsetof(tsr_api_t, precision_get) ==
            offsetof(tsr_api_t, tensor_record_stream) + 7 * sizeof(void*));
+ABI_ASSERT(offsetof(tsr_api_t, tensor_from_blob) == offsetof(tsr_api_t, precision_get) + sizeof(void*));
 ABI_ASSERT(offsetof(tsr_device_type_def_t, properties) ==
            offsetof(tsr_device_type_def_t, describe) + sizeof(void*));
 ABI_ASSERT(offsetof(tsr_device_type_def_t, event_elapsed_ms) ==
