@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "cpu_common.hpp"
+#include "tessera/kernels/fill_ops.hpp"
 
 namespace tsr::cpu {
 namespace {
@@ -25,21 +26,13 @@ void copy_kernel(KernelCall& c) {
   }
   dispatch_all(out_dt, "_copy", [&](auto otag) {
     using T = typename decltype(otag)::type;
-    using TO = std::conditional_t<std::is_same<T, bool>::value, uint8_t, T>;
     dispatch_all(src_dt, "_copy", [&](auto stag) {
       using S = typename decltype(stag)::type;
-      if constexpr (std::is_same<S, bool>::value) {
-        // bool -> number is 0/1 (read as bytes so any nonzero byte counts as true).
-        elementwise<TO, uint8_t>(it, [](uint8_t v) { return convert<TO>(v != 0); });
-      } else if constexpr (std::is_same<T, bool>::value) {
-        elementwise<uint8_t, S>(it, [](S v) { return static_cast<uint8_t>(convert<bool>(v)); });
-      } else if constexpr (std::is_same<T, S>::value) {
-        elementwise<T, S>(it, [](S v) { return v; });
-      } else if constexpr (is_reduced_float<T>::value || is_reduced_float<S>::value) {
-        elementwise_mv<T, S>(it, [](S v) { return convert<T>(v); });
-      } else {
-        elementwise<T, S>(it, [](S v) { return convert<T>(v); });
-      }
+      const kernels::CastOp<T, S> op;
+      if constexpr (!std::is_same<T, S>::value && (is_reduced_float<T>::value || is_reduced_float<S>::value))
+        elementwise_mv<kernels::Elem<T>, kernels::Elem<S>>(it, op);
+      else
+        elementwise<kernels::Elem<T>, kernels::Elem<S>>(it, op);
     });
   });
 }
@@ -57,7 +50,7 @@ void fill_kernel(KernelCall& c) {
         for (int64_t i = b; i < e; ++i) p[i] = v;
       }, 64);
     } else {
-      elementwise<TO>(it, [v]() { return v; });
+      elementwise<TO>(it, kernels::ConstantOp<TO>{v});
     }
   });
 }
@@ -70,19 +63,10 @@ void arange_kernel(KernelCall& c) {
   dispatch_numeric(c.dtype(), "arange", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = static_cast<T*>(out.data);
-    if constexpr (is_float_type<T>::value) {
-      const double start = c.arg_double(0), step = c.arg_double(2);
-      parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) p[i * stride] = static_cast<T>(start + double(i) * step);
-      });
-    } else {
-      const uint64_t start = static_cast<uint64_t>(c.arg_scalar<int64_t>(0));
-      const uint64_t step = static_cast<uint64_t>(c.arg_scalar<int64_t>(2));
-      parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i)
-          p[i * stride] = static_cast<T>(static_cast<int64_t>(start + static_cast<uint64_t>(i) * step));
-      });
-    }
+    const kernels::ArangeOp<T> op = kernels::make_arange_op<T>(c);
+    parallel_for(0, n, kParallelGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) p[i * stride] = op(i);
+    });
   });
 }
 

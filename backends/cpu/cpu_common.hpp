@@ -2,11 +2,15 @@
 // Includes only abi/ and sdk/ headers.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "tessera/dtype.hpp"
 #include "tessera/iter.hpp"
+#include "tessera/kernels/family.hpp"
+#include "tessera/kernels/math.hpp"
 #include "tessera/plugin.hpp"
 
 namespace tsr::cpu {
@@ -36,16 +40,11 @@ void register_kernel_families(Registrar& r, int32_t device_type);
       ::tsr::cpu::register_kernel_family(#family, tsr_cpu_kernels_##family);                 \
   static void tsr_cpu_kernels_##family(::tsr::Registrar& r, [[maybe_unused]] int32_t device_type)
 
-// Unsigned type wide enough that arithmetic on it wraps (no promotion to int, no UB).
-template <class T>
-using wrap_t = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
-
-template <class T>
-inline T wrap_add(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b)); }
-template <class T>
-inline T wrap_sub(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b)); }
-template <class T>
-inline T wrap_mul(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b)); }
+// Integer helpers that wrap instead of overflowing (shared with the other backends).
+using kernels::wrap_add;
+using kernels::wrap_mul;
+using kernels::wrap_sub;
+using kernels::wrap_t;
 
 // Function multiversioning for compute-bound loops: an x86-64-v3 (AVX2, FMA, F16C) clone and
 // the baseline, chosen once at load time (ifunc). No -march: the plugin runs on any x86-64.
@@ -81,6 +80,40 @@ void elementwise_mv(const tsr_iter_t& it, const Op& op, int64_t grain = kParalle
   parallel_for(0, it.numel, grain,
                [&](int64_t b, int64_t e) { elementwise_chunk_mv<Out, Ins...>(it, b, e, op, stream); }, 64);
 }
+
+// The CPU backend's launcher for the shared elementwise kernels of tessera/kernels/
+// (kernels::register_family<Family, CpuRun>): Path::Exact runs tsr::elementwise, Path::Math
+// the multiversioned loops, Path::Reduced the multiversioned loops for f16/bf16 outputs only.
+struct CpuRun {
+  const tsr_iter_t& it;
+  explicit CpuRun(const KernelCall& c) : it(c.iter()) {}
+
+  template <class Out, class... Ins, class Op, kernels::Path P>
+  void apply(const Op& op, kernels::PathTag<P>) const {
+    if constexpr (P == kernels::Path::Math || (P == kernels::Path::Reduced && is_reduced_float<Out>::value))
+      elementwise_mv<Out, Ins...>(it, op);
+    else
+      elementwise<Out, Ins...>(it, op);
+  }
+
+  // Whether operand `operand` (1 or 2: binary ops) holds a zero (integer division checks).
+  template <class T>
+  bool any_zero(int operand) const {
+    std::atomic<bool> zero{false};
+    parallel_for_each_element<3>(it, [&zero, operand](char* const* ptrs, const int64_t* strides, int64_t n) {
+      const char* p = ptrs[operand];
+      const int64_t s = strides[operand];
+      bool z = false;
+      for (int64_t i = 0; i < n; ++i) {
+        T v;
+        std::memcpy(&v, p + i * s, sizeof(T));
+        z |= v == T(0);
+      }
+      if (z) zero.store(true, std::memory_order_relaxed);
+    });
+    return zero.load();
+  }
+};
 
 // Total elements of a view.
 inline int64_t view_numel(const tsr_tensor_view_t& v) {
