@@ -68,7 +68,13 @@ tsr_status_t cuda_alloc(void*, tsr_device_t device, size_t nbytes, void** out) {
     free_deferred();
     DeviceGuard guard(dev);
     void* p = nullptr;
-    const cudaError_t err = cudaMalloc(&p, nbytes);
+    cudaError_t err;
+    if (device_is_capturing(dev)) {
+      RelaxedCaptureMode relaxed;  // a pool growing during a capture (see device_internal.hpp)
+      err = cudaMalloc(&p, nbytes);
+    } else {
+      err = cudaMalloc(&p, nbytes);
+    }
     if (err == cudaErrorMemoryAllocation) out_of_memory(dev, nbytes, "cudaMalloc");
     if (err != cudaSuccess) throw_cuda_error(err, "cuda allocator", "cudaMalloc", dev);
     *out = p;

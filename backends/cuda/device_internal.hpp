@@ -81,6 +81,21 @@ void refuse_if_capturing(int device, const char* what);
 // Records a failure in the capture of `stream` (if it is capturing).
 void capture_failed(int device, cudaStream_t stream, const std::string& message);
 
+// While alive, the calling thread may make "potentially unsafe" CUDA calls (cudaMalloc,
+// cudaHostAlloc) without invalidating a capture it runs: as PyTorch's allocator, memory
+// allocated during a capture gets fresh addresses that the graph keeps, and is never freed
+// before the graph's replays (the pool holds it).
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
 // ---- allocators and pinned host memory ------------------------------------------------------
 
 void register_allocators(Registrar& r, int32_t type);  // allocator.cpp

@@ -252,6 +252,7 @@ DeviceErrorRecord* device_error_record(int device) {
   DeviceState& d = state(device);
   std::call_once(d.record_once, [&] {
     DeviceGuard guard(device);
+    RelaxedCaptureMode relaxed;  // the first kernel needing it may run inside a capture
     void* host = nullptr;
     // Portable: every device's context sees it as pinned; mapped: kernels write it directly,
     // so a kernel that finds a bad index records it without a trap that would kill the context.

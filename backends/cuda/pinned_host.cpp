@@ -51,6 +51,7 @@ class PinnedCache {
       }
     }
     void* p = nullptr;
+    RelaxedCaptureMode relaxed;  // a DataLoader thread may allocate while another thread captures
     cudaError_t err = cudaHostAlloc(&p, size, cudaHostAllocPortable);
     if (err == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();

@@ -342,6 +342,7 @@ TEST(CudaStreams, CurrentStreamIsPerThread) {
 TEST(CudaStreams, EventsOrderStreamsAndTime) {
   REQUIRE_CUDA(dev);
   REQUIRE_API(event_elapsed_ms);
+  REQUIRE_API(tensor_record_stream);
   REQUIRE_KERNEL("add");
   StreamHolder s1(dev), s2(dev);
   tsr_event_t *start = nullptr, *end = nullptr, *ready = nullptr;
