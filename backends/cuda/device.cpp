@@ -70,14 +70,7 @@ tsr_status_t cuda_copy(void* self, tsr_device_t dst_device, void* dst, tsr_devic
                             to_cuda ? (from_cuda ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
                                     : cudaMemcpyDeviceToHost,
                             s);
-    if (err != cudaSuccess) {
-      try {
-        throw_cuda_error(err, what.c_str(), "cudaMemcpyAsync", dev);
-      } catch (const Error& e) {
-        capture_failed(dev, s, e.what());
-        throw;
-      }
-    }
+    if (err != cudaSuccess) throw_cuda_error_on(s, err, what.c_str(), "cudaMemcpyAsync", dev);
     if (to_cuda && !from_cuda) {
       (void)pinned_record_use(src, dev, s);
     } else if (!to_cuda) {
@@ -201,10 +194,7 @@ tsr_status_t cuda_stream_wait_event(void* self, tsr_device_t device, tsr_stream_
     if (!event) fail(TSR_INVALID_ARGUMENT, "cuda:", dev, " stream_wait_event: event is NULL");
     DeviceGuard guard(dev);
     const cudaError_t err = cudaStreamWaitEvent(as_cuda(stream), as_cuda(event), 0);
-    if (err != cudaSuccess) {
-      capture_failed(dev, as_cuda(stream), cudaGetErrorString(err));
-      throw_cuda_error(err, "stream_wait_event", "cudaStreamWaitEvent", dev);
-    }
+    if (err != cudaSuccess) throw_cuda_error_on(as_cuda(stream), err, "stream_wait_event", "cudaStreamWaitEvent", dev);
   });
 }
 
@@ -236,10 +226,7 @@ tsr_status_t cuda_event_record(void* self, tsr_device_t device, tsr_event_t* eve
     if (!event) fail(TSR_INVALID_ARGUMENT, "cuda:", dev, " event_record: event is NULL");
     DeviceGuard guard(dev);
     const cudaError_t err = cudaEventRecord(as_cuda(event), as_cuda(stream));
-    if (err != cudaSuccess) {
-      capture_failed(dev, as_cuda(stream), cudaGetErrorString(err));
-      throw_cuda_error(err, "event_record", "cudaEventRecord", dev);
-    }
+    if (err != cudaSuccess) throw_cuda_error_on(as_cuda(stream), err, "event_record", "cudaEventRecord", dev);
   });
 }
 

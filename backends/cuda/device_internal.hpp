@@ -80,6 +80,9 @@ bool device_is_capturing(int device);
 void refuse_if_capturing(int device, const char* what);
 // Records a failure in the capture of `stream` (if it is capturing).
 void capture_failed(int device, cudaStream_t stream, const std::string& message);
+// throw_cuda_error, after recording the message as a failure of the capture of `stream`.
+[[noreturn]] void throw_cuda_error_on(cudaStream_t stream, cudaError_t err, const char* op, const char* what,
+                                      int device);
 
 // While alive, the calling thread may make "potentially unsafe" CUDA calls (cudaMalloc,
 // cudaHostAlloc) without invalidating a capture it runs: as PyTorch's allocator, memory

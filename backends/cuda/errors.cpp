@@ -364,6 +364,15 @@ void capture_failed(int device, cudaStream_t stream, const std::string& message)
     if (c.stream == stream && c.failure.empty()) c.failure = message;
 }
 
+void throw_cuda_error_on(cudaStream_t stream, cudaError_t err, const char* op, const char* what, int device) {
+  try {
+    throw_cuda_error(err, op, what, device);
+  } catch (const Error& e) {
+    capture_failed(device, stream, e.what());
+    throw;
+  }
+}
+
 void refuse_during_capture(const KernelCall& c, const char* what) {
   const std::string w = str_cat(c.op_name(), " (", what ? what : "reads device data on the host", ")");
   refuse_if_capturing(c.device().index, w.c_str());

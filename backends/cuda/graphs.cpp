@@ -194,10 +194,7 @@ tsr_status_t graph_replay(tsr_graph_t* graph, tsr_stream_t* stream) {
     DeviceGuard guard(dev);
     const cudaStream_t s = as_cuda(stream);
     const cudaError_t err = cudaGraphLaunch(graph->exec, s);
-    if (err != cudaSuccess) {
-      capture_failed(dev, s, cudaGetErrorString(err));
-      throw_cuda_error(err, "graph_replay", "cudaGraphLaunch", dev);
-    }
+    if (err != cudaSuccess) throw_cuda_error_on(s, err, "graph_replay", "cudaGraphLaunch", dev);
     set_last_op(dev, "graph_replay");
     if (!graph->done) TSR_CUDA_CHECK(cudaEventCreateWithFlags(&graph->done, cudaEventDisableTiming), "graph_replay", dev);
     TSR_CUDA_CHECK(cudaEventRecord(graph->done, s), "graph_replay", dev);
