@@ -269,7 +269,7 @@ void run_reduce(const KernelCall& c, ReduceParams p, const R& r) {
   }
   if (outer) {
     const dim3 grid(static_cast<unsigned>(ceil_div(p.nout, 32)), static_cast<unsigned>(p.nsplit));
-    TSR_CHECK(grid.x == ceil_div(p.nout, 32), TSR_INVALID_ARGUMENT, c.op_name(), ": too many outputs (", p.nout,
+    TSR_CHECK(int64_t(grid.x) == ceil_div(p.nout, 32), TSR_INVALID_ARGUMENT, c.op_name(), ": too many outputs (", p.nout,
               ") on cuda");
     reduce_outer_kernel<R><<<grid, dim3(32, 8), 0, stream>>>(p, r, partial);
   } else {
