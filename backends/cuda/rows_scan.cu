@@ -1,7 +1,7 @@
 // Scans along contiguous rows on CUDA: _cumulative_rows (kind 0 cumsum, 1 cumprod,
 // 2 logcumsumexp) and _cumextreme_rows (cummax / cummin with indices); see
-// core/ops_reduce_rows.cpp. A warp per row scans 32-element chunks with shuffles and carries the
-// running value from chunk to chunk. Semantics as backends/cpu/reduce_rows.cpp:
+// core/ops_reduce_rows.cpp. A warp per row scans tiles with shuffles and carries the running
+// value from tile to tile. Semantics as backends/cpu/reduce_rows.cpp:
 //  - floating scans accumulate in double (f16/bf16/f32 too), integer scans wrap;
 //  - cummax/cummin: ties move the index to the latest occurrence, a NaN sticks (a later NaN
 //    moves the index to itself).
@@ -40,25 +40,43 @@ __global__ void __launch_bounds__(red::kRowBlock)
   if constexpr (KIND == 0) identity = A(0);
   else if constexpr (KIND == 1) identity = A(1);
   else identity = -std::numeric_limits<double>::infinity();
+  // Each lane scans kItems consecutive elements serially, the warp scans the lane totals, and
+  // the running total carries to the next tile of 32 * kItems elements.
+  constexpr int kItems = 4;
   A carry = identity;
-  for (int64_t base = 0; base < n; base += 32) {
-    const int64_t j = base + lane;
-    A v = identity;
-    if (j < n) {
-      if constexpr (is_float_type<T>::value) v = double(C<T>(xr[j]));
-      else v = static_cast<unsigned long long>(static_cast<long long>(xr[j]));
+  for (int64_t base = 0; base < n; base += 32 * kItems) {
+    const int64_t j0 = base + int64_t(lane) * kItems;
+    A loc[kItems];
+    A run = identity;
+#pragma unroll
+    for (int q = 0; q < kItems; ++q) {
+      const int64_t j = j0 + q;
+      A v = identity;
+      if (j < n) {
+        if constexpr (is_float_type<T>::value) v = double(C<T>(xr[j]));
+        else v = static_cast<unsigned long long>(static_cast<long long>(xr[j]));
+      }
+      run = q == 0 ? v : op(run, v);
+      loc[q] = run;
     }
+    A tot = run;
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
-      const A u = red::shfl_up(v, off);
-      if (lane >= off) v = op(u, v);
+      const A u = red::shfl_up(tot, off);
+      if (lane >= off) tot = op(u, tot);
     }
-    v = op(carry, v);
-    if (j < n) {
-      if constexpr (is_float_type<T>::value) yr[j] = static_cast<T>(static_cast<C<T>>(v));
-      else yr[j] = static_cast<T>(v);  // wraps modulo 2^bits
+    const A excl = red::shfl_up(tot, 1);  // the lanes before this one
+    const A prefix = lane == 0 ? carry : op(carry, excl);
+#pragma unroll
+    for (int q = 0; q < kItems; ++q) {
+      const int64_t j = j0 + q;
+      if (j < n) {
+        const A v = op(prefix, loc[q]);
+        if constexpr (is_float_type<T>::value) yr[j] = static_cast<T>(static_cast<C<T>>(v));
+        else yr[j] = static_cast<T>(v);  // wraps modulo 2^bits
+      }
     }
-    carry = red::shfl_idx(v, 31);
+    carry = op(carry, red::shfl_idx(tot, 31));
   }
 }
 

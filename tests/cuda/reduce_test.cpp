@@ -145,9 +145,16 @@ TEST(CudaReduce, SumMeanAgainstCpu) {
             x = x.transpose(0, x.dim() - 1).contiguous().transpose(0, x.dim() - 1);
             xg = xg.transpose(0, xg.dim() - 1).contiguous().transpose(0, xg.dim() - 1);
           }
-          // Long f16/bf16 sums: the result rounds once from the same double total.
-          EXPECT_TRUE(same(tsr::sum(xg, rc.dims, keepdim), tsr::sum(x, rc.dims, keepdim)));
-          if (tsr::is_floating(dt)) EXPECT_TRUE(same(tsr::mean(xg, rc.dims, keepdim), tsr::mean(x, rc.dims, keepdim)));
+          // Both backends accumulate in double, but the CPU adds contiguous f32/f16/bf16 runs in
+          // float lanes first: allow an absolute error growing like the square root of the count
+          // (a sum near zero has no useful relative tolerance).
+          Tensor want = tsr::sum(x, rc.dims, keepdim);
+          const double count = double(x.numel()) / double(std::max<int64_t>(1, want.numel()));
+          const auto t = tol(dt);
+          EXPECT_TRUE(same(tsr::sum(xg, rc.dims, keepdim), want, t.first, t.second * (1 + std::sqrt(count))));
+          if (tsr::is_floating(dt)) {
+            EXPECT_TRUE(same(tsr::mean(xg, rc.dims, keepdim), tsr::mean(x, rc.dims, keepdim)));
+          }
         }
       }
     }
@@ -393,8 +400,12 @@ TEST(CudaSoftmax, AgainstCpu) {
           x = x.transpose(0, 1).contiguous().transpose(0, 1);
           xg = xg.transpose(0, 1).contiguous().transpose(0, 1);
         }
-        EXPECT_TRUE(same(tsr::softmax(xg, cs.dim), tsr::softmax(x, cs.dim)));
-        EXPECT_TRUE(same(tsr::log_softmax(xg, cs.dim), tsr::log_softmax(x, cs.dim)));
+        // Long rows: the CPU sums the exponentials in 16 float lanes of up to D/16 terms each.
+        const int64_t D = x.dim() == 0 ? 1 : x.size(cs.dim);
+        const auto t = tol(dt);
+        const double k = 1.0 + double(D) / 20000.0;
+        EXPECT_TRUE(same(tsr::softmax(xg, cs.dim), tsr::softmax(x, cs.dim), t.first * k, t.second * k));
+        EXPECT_TRUE(same(tsr::log_softmax(xg, cs.dim), tsr::log_softmax(x, cs.dim), t.first * k, t.second * k));
       }
     }
     // A row with a NaN (all NaN), a row of -inf (NaN), a row with +inf.
