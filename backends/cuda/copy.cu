@@ -1,0 +1,35 @@
+// _copy on one CUDA device: same-dtype dense copies are cudaMemcpyAsync (device to device),
+// everything else (dtype conversion, strided views) an elementwise launch of kernels::CastOp,
+// the conversion the CPU backend uses.
+#include "elementwise.cuh"
+#include "tessera/kernels/fill_ops.hpp"
+
+namespace tsr::cuda {
+namespace {
+
+void copy_kernel(KernelCall& c) {
+  const tsr_iter_t& it = c.iter();
+  if (it.numel == 0) return;
+  const CudaRun run(c);
+  const int32_t out_dt = c.dtype();
+  const int32_t src_dt = it.noperands > 1 ? it.dtypes[1] : out_dt;
+  if (out_dt == src_dt && it.contiguous) {
+    TSR_CUDA_CHECK(cudaMemcpyAsync(it.data[0], it.data[1], size_t(it.numel) * itemsize(out_dt),
+                                   cudaMemcpyDeviceToDevice, stream_of(c)),
+                   c.op_name(), c.device().index);
+    return;
+  }
+  dispatch_all(out_dt, "_copy", [&](auto otag) {
+    using T = typename decltype(otag)::type;
+    dispatch_all(src_dt, "_copy", [&](auto stag) {
+      using S = typename decltype(stag)::type;
+      kernels::ew<kernels::Elem<T>, kernels::Elem<S>>(run, kernels::CastOp<T, S>{});
+    });
+  });
+}
+
+}  // namespace
+
+TSR_CUDA_KERNELS(copy) { r.kernel("_copy", "cuda::copy", device_type, kAllMask, TSR_KERNEL(copy_kernel)); }
+
+}  // namespace tsr::cuda
