@@ -179,7 +179,8 @@ struct SignOp {
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a) const {
     using X = compute_t<T>;
     const X x = X(a);
-    return static_cast<T>(X(X(0) < x) - X(x < X(0)));
+    if constexpr (std::is_unsigned<X>::value) return static_cast<T>(x != X(0));  // no x < 0 test
+    else return static_cast<T>(X(X(0) < x) - X(x < X(0)));
   }
 };
 struct BoolByteOp {  // byte -> 0/1 byte
