@@ -23,11 +23,27 @@ using Shape = std::vector<int64_t>;
 
 const tsr_api_t* A() { return tsr::api(); }
 
+// The loader's reason for refusing the cuda plugin, if it did.
+std::string cuda_plugin_refusal(tsr_runtime_t* rt) {
+  for (size_t i = 0; i < A()->plugin_count(rt); ++i) {
+    tsr_plugin_record_t r{};
+    r.struct_size = sizeof(r);
+    if (tsr_status_t st = A()->plugin_record(rt, i, &r)) {
+      A()->status_free(st);
+      continue;
+    }
+    if (r.name && std::string(r.name) == "cuda" && !r.loaded)
+      return std::string(" (plugin refused: ") + (r.reason ? r.reason : "") + ")";
+  }
+  return "";
+}
+
 // The cuda device type id of the default runtime, or -1 (with the reason) when there is none.
 int32_t cuda_type(std::string* why) {
   int32_t id = -1;
   if (tsr_status_t st = A()->device_type_lookup(tsr::runtime(), "cuda", &id)) {
-    *why = std::string("no cuda device type in this runtime: ") + A()->status_message(st);
+    *why = std::string("no cuda device type in this runtime: ") + A()->status_message(st) +
+           cuda_plugin_refusal(tsr::runtime());
     A()->status_free(st);
     return -1;
   }
