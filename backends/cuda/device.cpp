@@ -167,14 +167,16 @@ tsr_status_t cuda_stream_synchronize(void* self, tsr_device_t device, tsr_stream
 }
 
 // cudaErrorNotReady is an answer, not a failure; clear it so that the next launch check does not
-// mistake it for a launch error.
+// mistake it for a launch error. A pending device-side error record is left for the next
+// synchronizing call: the caching allocator polls events while allocating, and an index error
+// must not surface as the failure of an unrelated allocation.
 void query_result(int dev, cudaError_t err, int32_t* done, const char* what, const char* call) {
   if (err == cudaErrorNotReady) {
     (void)cudaGetLastError();
     *done = 0;
     return;
   }
-  check_sync(dev, err, what, call);  // also reports device-side errors of completed work
+  if (err != cudaSuccess) check_sync(dev, err, what, call);  // throws, naming the last op
   *done = 1;
 }
 
