@@ -51,6 +51,12 @@ cusolverDnHandle_t create_cusolver(int device) {
   return h;
 }
 
+cudnnHandle_t create_cudnn(int device) {
+  cudnnHandle_t h = nullptr;
+  TSR_CUDNN_CHECK(cudnnCreate(&h), "cudnn", device);
+  return h;
+}
+
 template <class H>
 HandleKind<H>& kind(H (*create)(int), const char* name) {
   // Function-local and heap-allocated: outlives every thread_local cache that returns to it.
@@ -100,6 +106,11 @@ cusolverDnHandle_t cusolver_handle(int device) {
   return t.get(kind<cusolverDnHandle_t>(create_cusolver, "cusolver"), device);
 }
 
+cudnnHandle_t cudnn_handle(int device) {
+  thread_local ThreadHandles<cudnnHandle_t> t;
+  return t.get(kind<cudnnHandle_t>(create_cudnn, "cudnn"), device);
+}
+
 void throw_cublas_error(cublasStatus_t st, const char* op, const char* what, int device) {
   tsr_code_t code = TSR_INTERNAL;
   if (st == CUBLAS_STATUS_ALLOC_FAILED) code = TSR_RESOURCE_EXHAUSTED;
@@ -115,4 +126,17 @@ void throw_cusolver_error(cusolverStatus_t st, const char* op, const char* what,
   fail(code, op, ": ", what, " failed on cuda:", device, ": cusolver status ", int(st));
 }
 
+}  // namespace tsr::cuda
+
+namespace tsr::cuda {
+void throw_cudnn_error(cudnnStatus_t st, const char* op, const char* what, int device) {
+  tsr_code_t code = TSR_INTERNAL;
+  // cuDNN 9 status codes come in categories of 1000 (BAD_PARAM_*, NOT_SUPPORTED_*, ...). A
+  // configuration cuDNN does not support is UNIMPLEMENTED so that a caller can fall back.
+  if (st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED || st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+    code = TSR_RESOURCE_EXHAUSTED;
+  else if (int(st) / 1000 == int(CUDNN_STATUS_NOT_SUPPORTED) / 1000) code = TSR_UNIMPLEMENTED;
+  else if (int(st) / 1000 == int(CUDNN_STATUS_BAD_PARAM) / 1000) code = TSR_INVALID_ARGUMENT;
+  fail(code, op, ": ", what, " failed on cuda:", device, ": ", cudnnGetErrorString(st));
+}
 }  // namespace tsr::cuda

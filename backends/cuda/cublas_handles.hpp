@@ -1,5 +1,5 @@
-// Internal to the CUDA backend (blas family): cached library handles for cuBLAS, cuBLASLt and
-// cuSOLVER, and error helpers for their status codes.
+// Internal to the CUDA backend (blas family): cached library handles for cuBLAS, cuBLASLt,
+// cuSOLVER and cuDNN, and error helpers for their status codes.
 //
 // Handles are per (thread, device): cuBLAS/cuSOLVER handles must not be used by two threads at
 // once, and kernels run concurrently on several threads. A thread's handles are created on
@@ -14,6 +14,7 @@
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
+#include <cudnn.h>
 #include <cusolverDn.h>
 
 #include "cuda_common.hpp"
@@ -24,11 +25,13 @@ namespace tsr::cuda {
 cublasLtHandle_t cublaslt_handle(int device);
 cublasHandle_t cublas_handle(int device);
 cusolverDnHandle_t cusolver_handle(int device);
+cudnnHandle_t cudnn_handle(int device);
 
 // Throw tsr::Error (RESOURCE_EXHAUSTED for allocation failures, INVALID_ARGUMENT for
 // NOT_SUPPORTED / INVALID_VALUE, INTERNAL otherwise) "OP: WHAT failed on cuda:DEV: <status>".
 [[noreturn]] void throw_cublas_error(cublasStatus_t st, const char* op, const char* what, int device);
 [[noreturn]] void throw_cusolver_error(cusolverStatus_t st, const char* op, const char* what, int device);
+[[noreturn]] void throw_cudnn_error(cudnnStatus_t st, const char* op, const char* what, int device);
 
 #define TSR_CUBLAS_CHECK(expr, op, device)                                   \
   do {                                                                       \
@@ -42,6 +45,13 @@ cusolverDnHandle_t cusolver_handle(int device);
     const cusolverStatus_t tsr_cusolver_st_ = (expr);                            \
     if (tsr_cusolver_st_ != CUSOLVER_STATUS_SUCCESS)                             \
       ::tsr::cuda::throw_cusolver_error(tsr_cusolver_st_, (op), #expr, (device)); \
+  } while (0)
+
+#define TSR_CUDNN_CHECK(expr, op, device)                                    \
+  do {                                                                       \
+    const cudnnStatus_t tsr_cudnn_st_ = (expr);                              \
+    if (tsr_cudnn_st_ != CUDNN_STATUS_SUCCESS)                               \
+      ::tsr::cuda::throw_cudnn_error(tsr_cudnn_st_, (op), #expr, (device));   \
   } while (0)
 
 }  // namespace tsr::cuda
