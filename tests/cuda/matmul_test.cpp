@@ -334,4 +334,53 @@ TEST_F(CudaMatmul, LinalgErrorsLikeCpu) {
   }
 }
 
+// ---- convolution (cuDNN through _nn_conv2d* when the core defines them, else im2col + GEMM) --------
+
+TEST_F(CudaMatmul, Conv2dForwardBackwardAgainstCpu) {
+  auto* api = tsr::api();
+  const int32_t prev = api->precision_get(rt_, TSR_PRECISION_CONV_ALLOW_TF32);
+  struct Case {
+    std::vector<int64_t> x, w;
+    std::vector<int64_t> stride, padding, dilation;
+    int64_t groups;
+  };
+  const Case cases[] = {
+      {{2, 3, 9, 11}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{1, 4, 8, 8}, {6, 2, 3, 2}, {2, 1}, {0, 1}, {1, 2}, 2},  // groups, asymmetric everything
+      {{3, 6, 7, 5}, {6, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 6},  // depthwise
+      {{2, 5, 6, 6}, {7, 5, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1},  // 1x1
+  };
+  for (tsr_dtype_t dt : {TSR_F64, TSR_F32, TSR_F16, TSR_BF16}) {
+    for (int32_t tf32 : {0, 1}) {
+      if (tf32 && dt != TSR_F32) continue;
+      api->precision_set(rt_, TSR_PRECISION_CONV_ALLOW_TF32, tf32);
+      for (const Case& cs : cases) {
+        Tensor x = rnd(cs.x, dt), w = rnd(cs.w, dt), b = rnd({cs.w[0]}, dt);
+        Tensor gx = cuda(x), gw = cuda(w), gb = cuda(b);
+        gx.requires_grad_(true);
+        gw.requires_grad_(true);
+        gb.requires_grad_(true);
+        Tensor y = tsr::nn::conv2d(gx, gw, gb, cs.stride, cs.padding, cs.dilation, cs.groups);
+        Tensor x64 = x.to(TSR_F64), w64 = w.to(TSR_F64), b64 = b.to(TSR_F64);
+        x64.requires_grad_(true);
+        w64.requires_grad_(true);
+        b64.requires_grad_(true);
+        Tensor y64 = tsr::nn::conv2d(x64, w64, b64, cs.stride, cs.padding, cs.dilation, cs.groups);
+        const int64_t red = cs.w[1] * cs.w[2] * cs.w[3];
+        const double t = dt == TSR_F32 ? tol(TSR_F32, red, tf32 != 0) : tol(dt, red);
+        EXPECT_LE(rel_err(y, y64), t) << "conv2d " << tsr::dtype_name(dt) << " tf32=" << tf32;
+        // Backward with the same upstream gradient on both sides.
+        Tensor g = tsr::randn(y64.sizes(), TSR_F64);
+        tsr::sum(tsr::mul(y, cuda(g.to(dt)))).backward();
+        tsr::sum(tsr::mul(y64, g.to(dt).to(TSR_F64))).backward();
+        const double tb = dt == TSR_F32 ? tol(TSR_F32, 64 * red, tf32 != 0) : tol(dt, 64 * red);
+        EXPECT_LE(rel_err(gx.grad(), x64.grad()), tb) << "conv2d dx " << tsr::dtype_name(dt);
+        EXPECT_LE(rel_err(gw.grad(), w64.grad()), tb) << "conv2d dw " << tsr::dtype_name(dt);
+        EXPECT_LE(rel_err(gb.grad(), b64.grad()), tb) << "conv2d db " << tsr::dtype_name(dt);
+      }
+    }
+  }
+  api->precision_set(rt_, TSR_PRECISION_CONV_ALLOW_TF32, prev);
+}
+
 }  // namespace
