@@ -201,7 +201,10 @@ double direct_gemm_ms(const Ctx& c, cudaDataType_t dt, cublasComputeType_t compu
 void bench_gemm(const Ctx& c, tsr_dtype_t dt) {
   const int64_t n = g_quick ? 4096 : 8192;
   auto* api = tsr::api();
-  const int32_t prev_tf32 = api->precision_get(c.rt, TSR_PRECISION_MATMUL_ALLOW_TF32);
+  // ABI 1.2 precision switches; a core without them leaves f32 GEMMs in full f32.
+  const bool prec = TSR_HAS_FIELD(api, tsr_api_t, precision_set) && api->precision_get && api->precision_set;
+  if (dt == TSR_F32 && !prec) throw std::runtime_error("the core has no precision switches: TF32 cannot be enabled");
+  const int32_t prev_tf32 = prec ? api->precision_get(c.rt, TSR_PRECISION_MATMUL_ALLOW_TF32) : 0;
   if (dt == TSR_F32) tsr::check(api->precision_set(c.rt, TSR_PRECISION_MATMUL_ALLOW_TF32, 1));
   tsr::Tensor a = tsr::randn({n, n}).to(c.dev, dt), b = tsr::randn({n, n}).to(c.dev, dt);
   tsr::Tensor out = tsr::empty({n, n}, dt, c.dev);
@@ -211,7 +214,7 @@ void bench_gemm(const Ctx& c, tsr_dtype_t dt) {
       direct_gemm_ms(c, dt == TSR_BF16 ? CUDA_R_16BF : CUDA_R_32F,
                      dt == TSR_BF16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32, n, a.data_ptr(), b.data_ptr(),
                      out.data_ptr());
-  tsr::check(api->precision_set(c.rt, TSR_PRECISION_MATMUL_ALLOW_TF32, prev_tf32));
+  if (dt == TSR_F32) tsr::check(api->precision_set(c.rt, TSR_PRECISION_MATMUL_ALLOW_TF32, prev_tf32));
   const double flops = 2.0 * double(n) * double(n) * double(n);
   const double r = t_base / t;
   g_rows.push_back({std::string("GEMM ") + (dt == TSR_BF16 ? "bf16" : "f32/TF32") + " " + std::to_string(n) + "^3",
