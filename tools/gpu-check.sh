@@ -87,18 +87,26 @@ if ! step "build (${targets[*]})" 420 cmake --build "$build" -j "$jobs" --target
 fi
 
 # ---- tests ---------------------------------------------------------------------------------
-step "ctest -R cuda" 300 ctest --test-dir "$build" -R cuda --output-on-failure -j 4 --timeout 240
+ctest_out="$(mktemp)"
+bench_out="$(mktemp)"
+trap 'rm -f "$ctest_out" "$bench_out"' EXIT
+# Into a file (a pipeline would run `step` in a subshell and lose its summary line), then shown.
+step "ctest -R cuda" 300 ctest --test-dir "$build" -R cuda --output-on-failure -j 4 --timeout 240 >"$ctest_out" 2>&1
+cat "$ctest_out"
+# Tests skip without a cuda device: on this machine, all of them skipping means the plugin did not load.
+if ! grep -q ' Passed ' "$ctest_out"; then
+  summary+=("FAILED  ctest -R cuda: no test passed (all skipped: did the cuda plugin load? see 'tessera info')")
+  failed=1
+fi
 
 conf_args=(conformance --device cuda)
 [ "${GPU_CHECK_NO_GRADCHECK:-0}" = 1 ] && conf_args+=(--no-gradcheck)
 step "tessera ${conf_args[*]}" 300 "$build/bin/tessera" "${conf_args[@]}"
 
 # ---- benchmark (its table is printed last) ---------------------------------------------------
-bench_out="$(mktemp)"
-trap 'rm -f "$bench_out"' EXIT
 # stdout (the table) to a file, printed after the summary; progress and errors go to stderr.
 # shellcheck disable=SC2086
-step "tessera_cuda_bench ${GPU_CHECK_BENCH_ARGS:-}" 300 \
+step "tessera_cuda_bench${GPU_CHECK_BENCH_ARGS:+ $GPU_CHECK_BENCH_ARGS}" 300 \
   "$build/bin/tessera_cuda_bench" ${GPU_CHECK_BENCH_ARGS:-} >"$bench_out"
 if grep -q '^no CUDA device' "$bench_out"; then
   summary+=("FAILED  tessera_cuda_bench saw no CUDA device: $(grep '^no CUDA device' "$bench_out")")
@@ -109,6 +117,5 @@ echo
 echo "== summary ($(($(date +%s) - t_start))s) =="
 printf '%s\n' "${summary[@]}"
 echo
-echo "== tessera_cuda_bench =="
-cat "$bench_out"
+cat "$bench_out"  # starts with the step's own "== tessera_cuda_bench ==" header
 exit "$failed"
