@@ -11,7 +11,15 @@ jobs="${JOBS:-$(nproc)}"
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
 echo "== build (Release) =="
-BUILD_DIR="$root/build" bash "$root/tools/build.sh"
+# The CUDA backend is built whenever a toolkit is present (TESSERA_CUDA=AUTO). CI checks that it
+# compiles and links for one architecture (sm_80, the oldest target, so newer intrinsics cannot
+# sneak in); a release build targets sm_80, sm_90 and sm_100 + PTX (the CMake default), and
+# tools/gpu-check.sh builds for the GPU it runs on. Without a GPU the CUDA tests skip.
+cuda_args=()
+if [ "${CI:-}" = true ] || [ "${TESSERA_TEST_CUDA_ARCHS:-}" != "" ]; then
+  cuda_args=(-DTESSERA_CUDA_ARCHITECTURES="${TESSERA_TEST_CUDA_ARCHS:-80-real}")
+fi
+BUILD_DIR="$root/build" bash "$root/tools/build.sh" "${cuda_args[@]}"
 echo "== tests (Release) =="
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs" --timeout 600
 
@@ -20,7 +28,7 @@ if [ "${TESSERA_SKIP_SANITIZERS:-0}" != 1 ]; then
   # -O1 -g1: line tables for the sanitizer reports at a fraction of -O2 -g's compile time.
   BUILD_DIR="$root/build-asan" BUILD_TYPE=RelWithDebInfo bash "$root/tools/build.sh" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-    -DTESSERA_SANITIZE=address,undefined -DTESSERA_BUILD_BENCH=OFF -DTESSERA_BUILD_TOOLS=OFF \
+    -DTESSERA_SANITIZE=address,undefined -DTESSERA_BUILD_BENCH=OFF -DTESSERA_BUILD_TOOLS=OFF -DTESSERA_CUDA=OFF \
     -DTESSERA_TEST_SUBSET=sanitized
   echo "== tests (ASan+UBSan) =="
   # OpenMP/OpenBLAS thread pools are reachable at exit; leak checking stays on for our code.

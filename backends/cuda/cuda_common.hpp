@@ -23,8 +23,9 @@ namespace tsr::cuda {
 // ---- registration -------------------------------------------------------------------------
 
 // device.cpp: registers the "cuda" device type, its raw allocators and the extensions; returns
-// the device type id.
-int32_t register_device(Registrar& r);
+// the device type id. `state` is the plugin's per-runtime state (plugin.cpp makes it, shutdown
+// frees it).
+int32_t register_device(Registrar& r, void* state);
 
 // Kernel files register themselves (no edit elsewhere needed):
 //   TSR_CUDA_KERNELS(softmax) { r.kernel("softmax", "cuda::softmax", device_type, mask, fn); }
@@ -67,10 +68,23 @@ class DeviceGuard {
   int device_ = -1;
 };
 
+// The properties of `device` (cached on first use; valid for the plugin's lifetime). Throws
+// for an index outside [0, device count).
+const cudaDeviceProp& device_prop(int device);
+
 // Call right after launching a kernel for `c`: throws on a launch error (bad configuration,
 // no kernel image for this GPU) naming the op, and records c.op_name() as the last op enqueued
 // on the device, which the next failing synchronizing call names.
 void after_launch(const KernelCall& c);
+
+// For kernels that must see device data on the host (nonzero, masked_select, unique: a count
+// decides the output size). refuse_during_capture throws FAILED_PRECONDITION naming the op when
+// a stream of c's device is capturing a CUDA graph (a host sync would invalidate the capture).
+// sync_for_host does that check, then waits for c's stream and reports errors exactly as a
+// synchronizing call does (earlier asynchronous failures naming the op, device-side index
+// errors); use it before reading a pinned/host result the kernel just copied back.
+void refuse_during_capture(const KernelCall& c, const char* what);
+void sync_for_host(const KernelCall& c);
 
 // ---- device-side checks -------------------------------------------------------------------
 

@@ -1,9 +1,10 @@
 // The CUDA backend's plugin entry: score (driver and device present?), init (device type,
 // allocators, extensions, then every kernel family), shutdown.
+#include <memory>
 #include <utility>
 #include <vector>
 
-#include "cuda_common.hpp"
+#include "device_internal.hpp"
 
 #ifndef TSR_CUDA_PLUGIN_VERSION
 #define TSR_CUDA_PLUGIN_VERSION "0.0.0"
@@ -31,9 +32,12 @@ void shutdown(const tsr_api_t* api, void* state);
 
 namespace {
 
-void cuda_init(tsr::Registrar& r) {
-  const int32_t dt = tsr::cuda::register_device(r);
+// Returns the per-runtime state handed back to shutdown (device type id, runtime, api).
+void* cuda_init(tsr::Registrar& r) {
+  std::unique_ptr<tsr::cuda::RuntimeState> state(new tsr::cuda::RuntimeState());
+  const int32_t dt = tsr::cuda::register_device(r, state.get());
   tsr::cuda::register_kernel_families(r, dt);
+  return state.release();
 }
 
 }  // namespace

@@ -13,6 +13,8 @@ struct DeviceMemory {
   std::string description;  // from the backend
   std::string allocator;    // e.g. "caching(cpu)"
   tsr_memory_stats_t stats{};
+  bool has_properties = false;  // ABI 1.2 device_properties answered with a name
+  tsr_device_properties_t props{};
 };
 
 std::vector<DeviceMemory> memory_of(const tsr_api_t* api, tsr_runtime_t* rt, const DeviceTypeEntry& t) {
@@ -25,6 +27,11 @@ std::vector<DeviceMemory> memory_of(const tsr_api_t* api, tsr_runtime_t* rt, con
     else m.description = buf;
     const char* alloc = api->device_allocator_name(rt, tsr_device_t{t.id, i});
     m.allocator = alloc ? alloc : "";
+    if (TSR_HAS_FIELD(api, tsr_api_t, device_properties) && api->device_properties) {
+      m.props.struct_size = TSR_STRUCT_SIZE(tsr_device_properties_t);
+      if (tsr_status_t st = api->device_properties(rt, tsr_device_t{t.id, i}, &m.props)) api->status_free(st);
+      else m.has_properties = m.props.name[0] != '\0';
+    }
     m.stats.struct_size = TSR_STRUCT_SIZE(tsr_memory_stats_t);
     if (tsr_status_t st = api->memory_stats(rt, tsr_device_t{t.id, i}, &m.stats)) {
       api->status_free(st);  // a device type without an allocator: nothing to report
@@ -53,12 +60,19 @@ json info_json(const tsr_api_t* api, const RuntimeSession& s, const Args& args, 
   for (const DeviceTypeEntry& t : inv.device_types) {
     json jt = t;
     json mem = json::object();
-    for (const DeviceMemory& m : memory_of(api, s.get(), t))
+    for (const DeviceMemory& m : memory_of(api, s.get(), t)) {
       mem[m.device] = {{"description", m.description},
                        {"allocator", m.allocator},
                        {"limit_bytes", m.stats.limit_bytes},
                        {"reserved_bytes", m.stats.reserved_bytes},
                        {"allocated_bytes", m.stats.allocated_bytes}};
+      if (m.has_properties)
+        mem[m.device]["properties"] = {
+            {"name", m.props.name},
+            {"compute_capability", std::to_string(m.props.compute_major) + "." + std::to_string(m.props.compute_minor)},
+            {"total_memory_bytes", m.props.total_memory_bytes},
+            {"multiprocessor_count", m.props.multiprocessor_count}};
+    }
     jt["memory"] = mem;
     types.push_back(jt);
   }
