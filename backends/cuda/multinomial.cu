@@ -13,7 +13,7 @@
 // Validation (a probability that is negative, inf or NaN; a row summing to <= 0; too few
 // nonzero categories without replacement) is computed on the device and read back to the host
 // before sampling — a SYNCHRONIZING step, as PyTorch's multinomial; the error names the first
-// bad row as the CPU kernel does. (So multinomial cannot be captured in a CUDA graph.)
+// bad row as the CPU kernel does (refused, FAILED_PRECONDITION, during a CUDA graph capture).
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include <cmath>
@@ -133,14 +133,9 @@ void multinomial_kernel(KernelCall& c) {
   const double* p = static_cast<const double*>(P.data);
   int64_t* out = static_cast<int64_t*>(O.data);
 
-  // The validation is read back to the host: refuse inside a graph capture (a sync there would
+  // The validation is read back to the host: refused inside a graph capture (a sync there would
   // invalidate it) with a clear error instead of CUDA's.
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(s, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
-    (void)cudaGetLastError();
-    fail(TSR_FAILED_PRECONDITION, c.op_name(), ": validates the probabilities on the host (a synchronizing step), ",
-         "which is not allowed while a CUDA graph is being captured on cuda:", dev);
-  }
+  refuse_during_capture(c, "reading the validity of the probabilities back to the host");
 
   // 1. per-row validation (+ cumulative sums with replacement), read back.
   const size_t info_bytes = static_cast<size_t>(rows) * sizeof(RowInfo);
@@ -155,7 +150,7 @@ void multinomial_kernel(KernelCall& c) {
   after_launch(c);
   unsigned long long bad = 0;
   TSR_CUDA_CHECK(cudaMemcpyAsync(&bad, first_bad, sizeof bad, cudaMemcpyDeviceToHost, s), c.op_name(), dev);
-  TSR_CUDA_CHECK(cudaStreamSynchronize(s), c.op_name(), dev);
+  sync_for_host(c);  // also reports earlier asynchronous failures as a synchronizing call does
   if (bad != ~0ull) {
     RowInfo ri{};
     TSR_CUDA_CHECK(cudaMemcpy(&ri, info + bad, sizeof ri, cudaMemcpyDeviceToHost), c.op_name(), dev);
