@@ -160,9 +160,12 @@ tsr_status_t tensor_from_host(tsr_runtime_t* rt, const void* data, int32_t ndim,
         return make_status(TSR_INVALID_ARGUMENT, "from_host: data is NULL");
       }
       const tsr_device_type_def_t& def = rt->device_types[device.type].def;
+      tsr_stream_t* stream = current_stream(rt, device);
       tsr_status_t st = def.copy(def.self, device, t->data(), tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, data, nbytes,
-                                 current_stream(rt, device));
-      if (!st && def.synchronize) st = def.synchronize(def.self, device);
+                                 stream);
+      // Blocking copy: an asynchronous device waits for its current stream only (as PyTorch).
+      if (!st) st = rt->device_types[device.type].has_streams ? sync_after_host_copy(rt, device, stream, "from_host")
+                    : def.synchronize ? def.synchronize(def.self, device) : nullptr;
       if (st) {
         t->release();
         return st;
@@ -227,9 +230,12 @@ tsr_status_t tensor_copy_to_host(const tsr_tensor_t* ct, void* dst, size_t nbyte
     Tensor* dense = nullptr;
     TSR_RETURN_IF_ERROR(make_contiguous(rt, t, "copy_to_host", &dense));
     const tsr_device_type_def_t& def = rt->device_types[t->device.type].def;
+    tsr_stream_t* stream = current_stream(rt, dense->device);
     tsr_status_t st = def.copy(def.self, tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, dst, dense->device, dense->data(), want,
-                               current_stream(rt, dense->device));
-    if (!st && def.synchronize) st = def.synchronize(def.self, dense->device);
+                               stream);
+    if (!st) st = rt->device_types[dense->device.type].has_streams
+                      ? sync_after_host_copy(rt, dense->device, stream, "copy_to_host")
+                  : def.synchronize ? def.synchronize(def.self, dense->device) : nullptr;
     dense->release();
     return st;
   })
