@@ -76,6 +76,12 @@ tsr_status_t apply_entry(const std::string& full_key, const std::string& key,
       return bad_value(full_key, value, "a multiple of 64 bytes, at least 64");
     }
     conf->roundup_bytes = static_cast<size_t>(n);
+  } else if (key == "per_process_memory_fraction") {
+    double f = 0.0;
+    if (!parse_double(value, &f) || !(f > 0.0) || f > 1.0) {
+      return bad_value(full_key, value, "a number in (0, 1]");
+    }
+    conf->memory_fraction = f;
   } else {
     return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: unknown key '" + full_key + "'");
   }

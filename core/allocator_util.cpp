@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "allocator.hpp"
 #include "status.hpp"
 
 namespace tsr::core {
@@ -100,6 +101,40 @@ bool raw_alloc(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbyte
   if (p == nullptr) return false;
   *out = p;
   return true;
+}
+
+// Like raw_alloc, through alloc_async when the raw allocator has it.
+bool raw_alloc_stream(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbytes,
+                      tsr_stream_t* stream, void** out, std::string* raw_msg) {
+  if (raw->alloc_async == nullptr) return raw_alloc(raw, device, nbytes, out, raw_msg);
+  void* p = nullptr;
+  tsr_status_t st = raw->alloc_async(raw->self, device, nbytes, stream, &p);
+  if (st != nullptr) {
+    if (raw_msg != nullptr) {
+      try {
+        *raw_msg = st->message;
+      } catch (...) {
+      }
+    }
+    free_status(st);
+    return false;
+  }
+  if (p == nullptr) return false;
+  *out = p;
+  return true;
+}
+
+tsr_status_t DeviceAllocator::no_pools() {
+  return make_status(TSR_FAILED_PRECONDITION,
+                     "memory pools need the caching allocator (this device's allocator is a "
+                     "pass-through one: TESSERA_ALLOC_CONF allocator:native or a raw allocator "
+                     "that caches itself)");
+}
+
+bool device_has_streams(const tsr_device_type_def_t* def) {
+  return def != nullptr && def->stream_create && def->stream_destroy && def->stream_synchronize &&
+         def->stream_query && def->stream_wait_event && def->event_create && def->event_destroy &&
+         def->event_record && def->event_synchronize && def->event_query && def->event_elapsed_ms;
 }
 
 std::string raw_name(const tsr_raw_allocator_t* raw) {

@@ -30,6 +30,9 @@ tsr_status_t host_oom_status(const std::string& device, size_t nbytes);
 // the allocator above it). On failure returns false and stores the raw allocator's message.
 bool raw_alloc(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbytes, void** out,
                std::string* raw_msg);
+// raw_alloc through raw->alloc_async(stream) when present.
+bool raw_alloc_stream(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbytes,
+                      tsr_stream_t* stream, void** out, std::string* raw_msg);
 std::string raw_name(const tsr_raw_allocator_t* raw);
 
 }  // namespace tsr::core

@@ -9,6 +9,7 @@
 #include "op_impl.hpp"
 #include "registry.hpp"
 #include "safetensors.hpp"
+#include "streams.hpp"
 #include "views.hpp"
 
 namespace tsr::core {
@@ -159,8 +160,12 @@ tsr_status_t tensor_from_host(tsr_runtime_t* rt, const void* data, int32_t ndim,
         return make_status(TSR_INVALID_ARGUMENT, "from_host: data is NULL");
       }
       const tsr_device_type_def_t& def = rt->device_types[device.type].def;
-      tsr_status_t st = def.copy(def.self, device, t->data(), tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, data, nbytes, nullptr);
-      if (!st && def.synchronize) st = def.synchronize(def.self, device);
+      tsr_stream_t* stream = current_stream(rt, device);
+      tsr_status_t st = def.copy(def.self, device, t->data(), tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, data, nbytes,
+                                 stream);
+      // Blocking copy: an asynchronous device waits for its current stream only (as PyTorch).
+      if (!st) st = rt->device_types[device.type].has_streams ? sync_after_host_copy(rt, device, stream, "from_host")
+                    : def.synchronize ? def.synchronize(def.self, device) : nullptr;
       if (st) {
         t->release();
         return st;
@@ -225,8 +230,12 @@ tsr_status_t tensor_copy_to_host(const tsr_tensor_t* ct, void* dst, size_t nbyte
     Tensor* dense = nullptr;
     TSR_RETURN_IF_ERROR(make_contiguous(rt, t, "copy_to_host", &dense));
     const tsr_device_type_def_t& def = rt->device_types[t->device.type].def;
-    tsr_status_t st = def.copy(def.self, tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, dst, dense->device, dense->data(), want, nullptr);
-    if (!st && def.synchronize) st = def.synchronize(def.self, dense->device);
+    tsr_stream_t* stream = current_stream(rt, dense->device);
+    tsr_status_t st = def.copy(def.self, tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, dst, dense->device, dense->data(), want,
+                               stream);
+    if (!st) st = rt->device_types[dense->device.type].has_streams
+                      ? sync_after_host_copy(rt, dense->device, stream, "copy_to_host")
+                  : def.synchronize ? def.synchronize(def.self, dense->device) : nullptr;
     dense->release();
     return st;
   })
@@ -499,6 +508,17 @@ const tsr_api_t kApi = {
     rng_get_state, rng_set_state,
     safetensors_save, safetensors_open, st::close, st::count, safetensors_entry, safetensors_find,
     safetensors_load, st::metadata_count, safetensors_metadata_at, st::metadata_get,
+    // 1.2
+    stream_api::device_properties, stream_api::device_get_current, stream_api::device_set_current,
+    stream_api::stream_create, stream_api::stream_destroy, stream_api::stream_get_current,
+    stream_api::stream_set_current, stream_api::stream_synchronize, stream_api::stream_query,
+    stream_api::stream_wait_event, stream_api::event_create, stream_api::event_destroy,
+    stream_api::event_record, stream_api::event_synchronize, stream_api::event_query,
+    stream_api::event_elapsed_ms, stream_api::tensor_record_stream,
+    stream_api::memory_set_fraction, stream_api::memory_pool_create, stream_api::memory_pool_begin,
+    stream_api::memory_pool_end, stream_api::memory_pool_release,
+    stream_api::precision_set, stream_api::precision_get,
+    stream_api::tensor_from_blob,
 };
 
 }  // namespace

@@ -16,11 +16,23 @@
 //    churn on one big free block), so the hit path rarely rebalances the tree.
 //  - Everything that may throw (making Blocks, Segments, messages) happens before the state is
 //    changed, so a std::bad_alloc leaves the allocator consistent; it is turned into a status.
+//  - Streams (PyTorch's stream-ordered reuse): a segment belongs to the stream of the request
+//    that made it, and so do its blocks; the free-set key starts with (private pool, stream),
+//    so best fit only ever finds blocks of the requesting stream. A block that
+//    record_stream() marked as used on other streams is not cached when freed: an event is
+//    recorded on each of those streams and the block waits in pending_ ("pending_free") until
+//    they are all complete (polled with event_query when allocating: only when pending_ is not
+//    empty, so the hit path pays one branch; synchronized on OOM and empty_cache).
+//  - Private pools (graph capture): while a pool is begun for a stream, requests on that
+//    stream get blocks from segments tagged with the pool (its id is the first key field, so
+//    they never mix with the device cache). When the pool has no claims left and no block in
+//    use, its segments are re-tagged as ordinary cache.
 //  - The destructor returns wholly free segments to the raw allocator. Segments that still
 //    hold active blocks (leaked by the caller) are not returned: their memory may still be in
 //    use; only the bookkeeping is released.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <set>
@@ -56,6 +68,8 @@ struct Block;
 // chase Block pointers. The key fields are mutable so that a block can be resized in place
 // when its position in the order does not change.
 struct FreeKey {
+  uint64_t pool;     // private pool id, 0 = the device cache
+  uintptr_t stream;  // the segment's stream
   mutable size_t size;
   mutable uintptr_t addr;
   Block* block;
@@ -63,6 +77,8 @@ struct FreeKey {
 
 struct BySizeAddr {
   bool operator()(const FreeKey& a, const FreeKey& b) const {
+    if (a.pool != b.pool) return a.pool < b.pool;
+    if (a.stream != b.stream) return a.stream < b.stream;
     return a.size != b.size ? a.size < b.size : a.addr < b.addr;
   }
 };
@@ -117,6 +133,13 @@ class ActiveMap {
     return val;
   }
   size_t size() const { return count_; }
+  Block* find(const void* key) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = home(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return slots_[i].val;
+      if (slots_[i].key == nullptr) return nullptr;
+    }
+  }
 
  private:
   struct Slot {
@@ -139,10 +162,19 @@ class ActiveMap {
   size_t count_ = 0;
 };
 
+struct PrivatePool {
+  uint64_t id = 0;
+  int64_t claims = 1;  // memory_pool_create and each memory_pool_begin hold one
+  int64_t in_use = 0;  // blocks allocated from the pool and not yet back in its free set
+};
+
 struct Segment {
   char* base = nullptr;
   size_t size = 0;
   bool large = false;
+  tsr_stream_t* stream = nullptr;  // the stream its blocks are cached for
+  PrivatePool* pool = nullptr;     // private pool, nullptr = the device cache
+  uint64_t pool_id = 0;
   Block* head = nullptr;    // lowest-address block
   Segment* prev = nullptr;  // segment list, creation order
   Segment* next = nullptr;
@@ -156,6 +188,9 @@ struct Block {
   Block* prev = nullptr;  // neighbours in the segment (address order)
   Block* next = nullptr;  // (also links the spare list)
   bool allocated = false;
+  bool pending = false;  // freed, waiting for events on other streams (neither active nor free)
+  std::vector<tsr_stream_t*> uses;     // record_stream: other streams using the block
+  std::vector<tsr_event_t*> events;    // pending: events still to complete
   FreeSet::iterator free_it;     // position in its pool while free
   FreeSet::node_type free_node;  // owned while the block is not in a free set
 };
@@ -163,8 +198,9 @@ struct Block {
 class CachingAllocator final : public DeviceAllocator {
  public:
   CachingAllocator(const tsr_raw_allocator_t* raw, tsr_device_t device, std::string name,
-                   const AllocConf& conf)
-      : raw_(raw), device_(device), name_(std::move(name)), conf_(conf) {
+                   const AllocConf& conf, const tsr_device_type_def_t* dev)
+      : raw_(raw), device_(device), name_(std::move(name)), conf_(conf),
+        dev_(device_has_streams(dev) ? dev : nullptr) {
     round_ = std::max(conf_.roundup_bytes, kMinAlign);
     round_pow2_ = (round_ & (round_ - 1)) == 0;
     round_twice_ = round_ % kMinAlign != 0;
@@ -173,6 +209,12 @@ class CachingAllocator final : public DeviceAllocator {
   }
 
   ~CachingAllocator() override {
+    if (!pending_.empty()) process_events(true);
+    if (dev_ != nullptr) {
+      for (tsr_event_t* e : event_cache_) free_status(dev_->event_destroy(dev_->self, device_, e));
+    }
+    // Pools still claimed at shutdown: their free segments go back like the others.
+    for (Segment* s = seg_head_; s != nullptr; s = s->next) retag_segment(s, nullptr);
     release_free_segments(0);
     // Segments with active blocks are left to the raw allocator's owner (see file comment).
     for (Segment* s = seg_head_; s != nullptr;) {
@@ -192,24 +234,28 @@ class CachingAllocator final : public DeviceAllocator {
     }
   }
 
-  tsr_status_t allocate(size_t nbytes, void** out) override {
+  tsr_status_t allocate(size_t nbytes, tsr_stream_t* stream, void** out) override {
     if (nbytes == 0) {
       *out = nullptr;
       return nullptr;
     }
+    // A device without streams runs everything in order: one cache for all "streams".
+    if (dev_ == nullptr) stream = nullptr;
     try {
       std::lock_guard<SpinMutex> lock(mu_);
       if (nbytes > kMaxRequest) {
         ++num_ooms_;
-        return make_status(TSR_RESOURCE_EXHAUSTED, oom_message(name_, nbytes, nbytes, allocated_,
-                                                               reserved_, conf_.limit_bytes));
+        return make_status(TSR_RESOURCE_EXHAUSTED, oom(nbytes, nbytes));
       }
       const size_t size = round_size(nbytes);
       if (num_spare_ < 2) refill_spares();  // may throw: nothing changed yet
+      if (!pending_.empty()) process_events(false);
+      PrivatePool* pp = capturing_.empty() ? nullptr : capture_pool(stream);
+      const uint64_t pid = pp != nullptr ? pp->id : 0;
       const bool large = size > kSmallSize;
       FreeSet& pool = large ? large_free_ : small_free_;
       Block* b = nullptr;
-      auto it = find_fit(pool, large, size);
+      auto it = find_fit(pool, large, size, pid, stream);
       if (it != pool.end()) {
         ++num_cache_hits_;
         b = it->block;
@@ -220,13 +266,14 @@ class CachingAllocator final : public DeviceAllocator {
         }
       } else {
         tsr_status_t st = nullptr;
-        b = new_segment(large, size, nbytes, &st);
+        b = new_segment(large, size, nbytes, stream, pp, &st);
         if (b == nullptr) return st;
         // From here on nothing throws.
         if (should_split(b, large, size)) split_back(b, pool, size);
       }
       b->allocated = true;
       b->requested = nbytes;
+      if (pp != nullptr) ++pp->in_use;
       active_.insert(b->ptr, b);
       allocated_ += static_cast<int64_t>(b->size);
       if (allocated_ > peak_allocated_) peak_allocated_ = allocated_;
@@ -247,7 +294,98 @@ class CachingAllocator final : public DeviceAllocator {
     ++num_frees_;
     b->allocated = false;
     b->requested = 0;
-    free_block(b);
+    if (!b->uses.empty() && defer_free(b)) return;
+    finish_free(b);
+  }
+
+  tsr_status_t record_stream(void* ptr, tsr_stream_t* stream) override {
+    if (ptr == nullptr || dev_ == nullptr) return nullptr;
+    std::lock_guard<SpinMutex> lock(mu_);
+    Block* b = active_.find(ptr);
+    if (b == nullptr) {
+      return make_status(TSR_INVALID_ARGUMENT,
+                         "record_stream: the tensor's memory is not an active block of " + name_);
+    }
+    if (stream == b->seg->stream) return nullptr;
+    for (tsr_stream_t* s : b->uses) {
+      if (s == stream) return nullptr;
+    }
+    try {
+      b->uses.push_back(stream);
+    } catch (const std::bad_alloc&) {
+      return host_oom_status(name_, 0);
+    }
+    return nullptr;
+  }
+
+  void set_limit(size_t bytes, const std::string& why) override {
+    std::lock_guard<SpinMutex> lock(mu_);
+    conf_.limit_bytes = bytes;
+    limit_why_ = why;
+  }
+
+  tsr_status_t pool_create(uint64_t* id) override {
+    try {
+      std::lock_guard<SpinMutex> lock(mu_);
+      auto p = std::make_unique<PrivatePool>();
+      p->id = next_pool_id_++;
+      *id = p->id;
+      pools_.push_back(std::move(p));
+      return nullptr;
+    } catch (const std::bad_alloc&) {
+      return host_oom_status(name_, 0);
+    }
+  }
+
+  tsr_status_t pool_begin(uint64_t id, tsr_stream_t* stream) override {
+    if (dev_ == nullptr) stream = nullptr;  // as in allocate()
+    try {
+      std::lock_guard<SpinMutex> lock(mu_);
+      PrivatePool* p = find_pool(id);
+      if (p == nullptr) return unknown_pool("memory_pool_begin", id);
+      for (const auto& c : capturing_) {
+        if (c.first == stream) {
+          return make_status(TSR_FAILED_PRECONDITION,
+                             "memory_pool_begin: a memory pool (" + std::to_string(c.second->id) +
+                                 ") is already begun for this stream of " + name_);
+        }
+      }
+      capturing_.emplace_back(stream, p);
+      ++p->claims;
+      return nullptr;
+    } catch (const std::bad_alloc&) {
+      return host_oom_status(name_, 0);
+    }
+  }
+
+  tsr_status_t pool_end(uint64_t id, tsr_stream_t* stream) override {
+    if (dev_ == nullptr) stream = nullptr;
+    std::lock_guard<SpinMutex> lock(mu_);
+    for (auto it = capturing_.begin(); it != capturing_.end(); ++it) {
+      if (it->first == stream && it->second->id == id) {
+        capturing_.erase(it);
+        return nullptr;
+      }
+    }
+    return make_status(TSR_FAILED_PRECONDITION, "memory_pool_end: memory pool " +
+                                                    std::to_string(id) +
+                                                    " is not begun for this stream of " + name_);
+  }
+
+  tsr_status_t pool_release(uint64_t id) override {
+    std::lock_guard<SpinMutex> lock(mu_);
+    PrivatePool* p = find_pool(id);
+    if (p == nullptr) return unknown_pool("memory_pool_release", id);
+    if (--p->claims > 0) return nullptr;
+    for (size_t i = 0; i < capturing_.size();) {
+      if (capturing_[i].second == p) {
+        capturing_.erase(capturing_.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+    if (p->in_use == 0) return_pool(p);
+    return nullptr;
   }
 
   void stats(tsr_memory_stats_t* out) override {
@@ -280,6 +418,15 @@ class CachingAllocator final : public DeviceAllocator {
     append_json_string(j, name_);
     j += ",\"allocator\":\"caching\",\"raw_allocator\":";
     append_json_string(j, raw_name(raw_));
+    // Blocks freed with record_stream that wait for events on other streams.
+    j += ",\"limit\":";
+    append_uint(j, conf_.limit_bytes);
+    j += ",\"pending_free_blocks\":";
+    append_uint(j, pending_.size());
+    size_t nev = 0;
+    for (const Block* b : pending_) nev += b->events.size();
+    j += ",\"pending_events\":";
+    append_uint(j, nev);
     j += ",\"segments\":[";
     bool first_seg = true;
     for (const Segment* s : segs) {
@@ -290,6 +437,10 @@ class CachingAllocator final : public DeviceAllocator {
       j += ",\"size\":";
       append_uint(j, s->size);
       j += s->large ? ",\"pool\":\"large\"" : ",\"pool\":\"small\"";
+      j += ",\"stream\":";
+      append_uint(j, reinterpret_cast<uintptr_t>(s->stream));
+      j += ",\"private_pool\":";
+      append_uint(j, s->pool_id);
       j += ",\"blocks\":[";
       for (const Block* b = s->head; b != nullptr; b = b->next) {
         if (b != s->head) j += ',';
@@ -299,7 +450,12 @@ class CachingAllocator final : public DeviceAllocator {
         append_uint(j, b->size);
         j += ",\"requested\":";
         append_uint(j, b->requested);
-        j += b->allocated ? ",\"state\":\"active\"}" : ",\"state\":\"inactive\"}";
+        if (b->pending) {
+          j += ",\"pending_events\":";
+          append_uint(j, b->events.size());
+        }
+        j += b->allocated ? ",\"state\":\"active\"}"
+                          : b->pending ? ",\"state\":\"pending_free\"}" : ",\"state\":\"inactive\"}";
       }
       j += "]}";
     }
@@ -309,6 +465,7 @@ class CachingAllocator final : public DeviceAllocator {
 
   void empty_cache() override {
     std::lock_guard<SpinMutex> lock(mu_);
+    if (!pending_.empty()) process_events(true);
     release_free_segments(0);
   }
 
@@ -333,7 +490,7 @@ class CachingAllocator final : public DeviceAllocator {
       Block* b = new Block;
       try {
         FreeSet tmp_set;
-        tmp_set.insert(FreeKey{0, 0, b});
+        tmp_set.insert(FreeKey{0, 0, 0, 0, b});
         b->free_node = tmp_set.extract(tmp_set.begin());
       } catch (...) {
         delete b;
@@ -362,21 +519,31 @@ class CachingAllocator final : public DeviceAllocator {
     b->prev = b->next = nullptr;
     b->seg = nullptr;
     b->allocated = false;
+    b->pending = false;
     b->requested = 0;
+    b->uses.clear();
+    b->events.clear();
     return b;
   }
 
+  static FreeKey key_of(const Block* b, const char* ptr, size_t size) {
+    return FreeKey{b->seg->pool_id, reinterpret_cast<uintptr_t>(b->seg->stream), size,
+                   reinterpret_cast<uintptr_t>(ptr), const_cast<Block*>(b)};
+  }
+
   void insert_free(FreeSet& pool, Block* b) {
-    b->free_node.value() = FreeKey{b->size, reinterpret_cast<uintptr_t>(b->ptr), b};
+    b->free_node.value() = key_of(b, b->ptr, b->size);
     b->free_it = pool.insert(std::move(b->free_node)).position;
   }
 
   void erase_free(FreeSet& pool, Block* b) { b->free_node = pool.extract(b->free_it); }
 
   // Best fit by (size, address), honouring max_split_size; pool.end() if nothing fits.
-  FreeSet::iterator find_fit(FreeSet& pool, bool large, size_t size) {
-    auto it = pool.lower_bound(FreeKey{size, 0, nullptr});
-    if (it == pool.end()) return it;
+  FreeSet::iterator find_fit(FreeSet& pool, bool large, size_t size, uint64_t pid,
+                             tsr_stream_t* stream) {
+    const uintptr_t sk = reinterpret_cast<uintptr_t>(stream);
+    auto it = pool.lower_bound(FreeKey{pid, sk, size, 0, nullptr});
+    if (it == pool.end() || it->pool != pid || it->stream != sk) return pool.end();
     if (large && conf_.max_split_size != SIZE_MAX) {
       const Block* b = it->block;
       const bool req_oversize = size > conf_.max_split_size;
@@ -401,7 +568,7 @@ class CachingAllocator final : public DeviceAllocator {
   // common alloc/free churn on one big free block does not rebalance the tree.
   Block* split_front(FreeSet& pool, FreeSet::iterator it, size_t size) {
     Block* b = it->block;
-    const FreeKey rest{b->size - size, reinterpret_cast<uintptr_t>(b->ptr) + size, b};
+    const FreeKey rest = key_of(b, b->ptr + size, b->size - size);
     if (it != pool.begin() && !BySizeAddr()(*std::prev(it), rest)) {
       b->free_node = pool.extract(it);
       split_back(b, pool, size);
@@ -446,7 +613,7 @@ class CachingAllocator final : public DeviceAllocator {
   // when the order allows, else by reinsertion.
   void grow_free(FreeSet& pool, Block* k, char* ptr, size_t size) {
     auto nx = std::next(k->free_it);
-    const FreeKey key{size, reinterpret_cast<uintptr_t>(ptr), k};
+    const FreeKey key = key_of(k, ptr, size);
     if (nx == pool.end() || BySizeAddr()(key, *nx)) {
       k->ptr = ptr;
       k->size = size;
@@ -465,8 +632,8 @@ class CachingAllocator final : public DeviceAllocator {
     FreeSet& pool = b->seg->large ? large_free_ : small_free_;
     Block* p = b->prev;
     Block* n = b->next;
-    if (p != nullptr && p->allocated) p = nullptr;
-    if (n != nullptr && n->allocated) n = nullptr;
+    if (p != nullptr && (p->allocated || p->pending)) p = nullptr;
+    if (n != nullptr && (n->allocated || n->pending)) n = nullptr;
     if (p == nullptr && n == nullptr) {
       insert_free(pool, b);
       return;
@@ -505,7 +672,7 @@ class CachingAllocator final : public DeviceAllocator {
     for (Segment* s = seg_head_; s != nullptr && static_cast<size_t>(reserved_) > target;) {
       Segment* next = s->next;
       Block* h = s->head;
-      if (!h->allocated && h->next == nullptr) {
+      if (s->pool == nullptr && !h->allocated && !h->pending && h->next == nullptr) {
         erase_free(s->large ? large_free_ : small_free_, h);
         unlink_segment(s);
         raw_->free(raw_->self, device_, s->base, s->size);
@@ -541,7 +708,8 @@ class CachingAllocator final : public DeviceAllocator {
 
   // A new segment for a request of `size` (rounded) bytes; returns its single free block
   // (not in any pool), or nullptr with *st set.
-  Block* new_segment(bool large, size_t size, size_t nbytes, tsr_status_t* st) {
+  Block* new_segment(bool large, size_t size, size_t nbytes, tsr_stream_t* stream,
+                     PrivatePool* pp, tsr_status_t* st) {
     size_t seg_size = segment_size(size);
     // The smallest segment that holds the request: the fallback when a shared 20 MiB one does
     // not fit under the limit or in the device.
@@ -559,6 +727,8 @@ class CachingAllocator final : public DeviceAllocator {
     bool ok = try_reserve(seg_size, &p, &raw_msg);
     if (!ok) {
       // Flush the cache and retry once (with the smallest fitting segment if that differs).
+      // Blocks waiting for other streams are waited for first, so that they can be released.
+      if (!pending_.empty()) process_events(true);
       release_free_segments(0);
       raw_msg.clear();
       ok = try_reserve(seg_size, &p, &raw_msg);
@@ -571,7 +741,7 @@ class CachingAllocator final : public DeviceAllocator {
     if (!ok) {
       ++num_ooms_;
       try {
-        std::string m = oom_message(name_, size, nbytes, allocated_, reserved_, conf_.limit_bytes);
+        std::string m = oom(size, nbytes);
         if (conf_.limit_bytes != 0 &&
             static_cast<size_t>(reserved_) + seg_size > conf_.limit_bytes) {
           m += "; a new " + format_bytes(seg_size) + " segment would exceed the limit";
@@ -592,6 +762,9 @@ class CachingAllocator final : public DeviceAllocator {
     s->base = static_cast<char*>(p);
     s->size = seg_size;
     s->large = large;
+    s->stream = stream;
+    s->pool = pp;
+    s->pool_id = pp != nullptr ? pp->id : 0;
     s->prev = seg_tail_;
     if (seg_tail_ != nullptr) {
       seg_tail_->next = s;
@@ -607,10 +780,164 @@ class CachingAllocator final : public DeviceAllocator {
     return b;
   }
 
+  std::string oom(size_t size, size_t nbytes) const {
+    std::string m = oom_message(name_, size, nbytes, allocated_, reserved_, conf_.limit_bytes);
+    if (conf_.limit_bytes != 0 && !limit_why_.empty()) m += " (" + limit_why_ + ")";
+    return m;
+  }
+
+  // The pool begun for `stream`, if any.
+  PrivatePool* capture_pool(tsr_stream_t* stream) const {
+    for (const auto& c : capturing_) {
+      if (c.first == stream) return c.second;
+    }
+    return nullptr;
+  }
+
+  PrivatePool* find_pool(uint64_t id) const {
+    for (const auto& p : pools_) {
+      if (p->id == id) return p.get();
+    }
+    return nullptr;
+  }
+
+  tsr_status_t unknown_pool(const char* where, uint64_t id) const {
+    return make_status(TSR_INVALID_ARGUMENT, std::string(where) + ": no memory pool " +
+                                                 std::to_string(id) + " on " + name_);
+  }
+
+  // Moves a wholly free segment of a pool into pool `to` (nullptr: the device cache).
+  void retag_segment(Segment* s, PrivatePool* to) {
+    if (s->pool == to) return;
+    Block* h = s->head;
+    if (h->allocated || h->pending || h->next != nullptr) return;  // blocks still in use
+    FreeSet& set = s->large ? large_free_ : small_free_;
+    erase_free(set, h);
+    s->pool = to;
+    s->pool_id = to != nullptr ? to->id : 0;
+    insert_free(set, h);
+  }
+
+  // A released pool without blocks in use: its segments become ordinary cache.
+  void return_pool(PrivatePool* p) {
+    for (Segment* s = seg_head_; s != nullptr; s = s->next) {
+      if (s->pool == p) retag_segment(s, nullptr);
+    }
+    for (auto it = pools_.begin(); it != pools_.end(); ++it) {
+      if (it->get() == p) {
+        pools_.erase(it);
+        break;
+      }
+    }
+  }
+
+  // b (not active, not pending) goes back to its free set; a private pool may become empty.
+  void finish_free(Block* b) {
+    PrivatePool* pp = b->seg->pool;
+    b->uses.clear();
+    free_block(b);
+    if (pp != nullptr && --pp->in_use == 0 && pp->claims == 0) return_pool(pp);
+  }
+
+  // b was used on other streams: record an event on each and keep it out of the cache until
+  // they complete. Returns false when the block may be freed at once (the events could not be
+  // made: the streams were synchronized instead).
+  bool defer_free(Block* b) {
+    const size_t n = b->uses.size();
+    try {
+      pending_.reserve(pending_.size() + 1);
+      b->events.reserve(n);
+      event_cache_.reserve(num_events_ + n);  // so that returning events never allocates
+    } catch (const std::bad_alloc&) {
+      sync_uses(b);
+      return false;
+    }
+    for (tsr_stream_t* s : b->uses) {
+      tsr_event_t* e = nullptr;
+      if (!event_cache_.empty()) {
+        e = event_cache_.back();
+        event_cache_.pop_back();
+      } else if (tsr_status_t st = dev_->event_create(dev_->self, device_, TSR_EVENT_DEFAULT, &e)) {
+        free_status(st);
+        e = nullptr;
+      } else {
+        ++num_events_;
+        try {
+          event_cache_.reserve(num_events_);
+        } catch (const std::bad_alloc&) {
+        }
+      }
+      if (e != nullptr) {
+        if (tsr_status_t st = dev_->event_record(dev_->self, device_, e, s)) {
+          free_status(st);
+          event_cache_.push_back(e);
+          e = nullptr;
+        }
+      }
+      if (e == nullptr) {  // no event: wait for the stream's work here instead
+        free_status(dev_->stream_synchronize(dev_->self, device_, s));
+        continue;
+      }
+      b->events.push_back(e);
+    }
+    b->uses.clear();
+    if (b->events.empty()) return false;
+    b->pending = true;
+    pending_.push_back(b);
+    return true;
+  }
+
+  void sync_uses(Block* b) {
+    for (tsr_stream_t* s : b->uses) free_status(dev_->stream_synchronize(dev_->self, device_, s));
+    b->uses.clear();
+  }
+
+  // Frees the pending blocks whose events are complete (all of them when `wait`).
+  void process_events(bool wait) {
+    size_t keep = 0;
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      Block* b = pending_[i];
+      bool done = true;
+      while (!b->events.empty()) {
+        tsr_event_t* e = b->events.back();
+        int32_t complete = 1;
+        tsr_status_t st = wait ? dev_->event_synchronize(dev_->self, device_, e)
+                               : dev_->event_query(dev_->self, device_, e, &complete);
+        // An error belongs to the work on that stream (it surfaces at its next synchronizing
+        // call); the block is no longer waited for.
+        if (st != nullptr) {
+          free_status(st);
+          complete = 1;
+        }
+        if (complete == 0) {
+          done = false;
+          break;
+        }
+        b->events.pop_back();
+        event_cache_.push_back(e);  // capacity reserved in defer_free
+      }
+      if (done) {
+        b->pending = false;
+        finish_free(b);
+      } else {
+        pending_[keep++] = b;
+      }
+    }
+    pending_.resize(keep);
+  }
+
   const tsr_raw_allocator_t* raw_;
   const tsr_device_t device_;
   const std::string name_;
   AllocConf conf_;
+  const tsr_device_type_def_t* dev_;  // null when the device has no streams
+  std::string limit_why_;
+  std::vector<Block*> pending_;           // freed blocks waiting for events
+  std::vector<tsr_event_t*> event_cache_;  // completed events for reuse
+  size_t num_events_ = 0;                  // events made (cached or pending)
+  std::vector<std::unique_ptr<PrivatePool>> pools_;
+  std::vector<std::pair<tsr_stream_t*, PrivatePool*>> capturing_;  // begun pools
+  uint64_t next_pool_id_ = 1;
   size_t round_ = 512;
   bool round_pow2_ = true;
   bool round_twice_ = false;
@@ -645,8 +972,9 @@ class CachingAllocator final : public DeviceAllocator {
 std::unique_ptr<DeviceAllocator> make_caching_allocator(const tsr_raw_allocator_t* raw,
                                                         tsr_device_t device,
                                                         std::string device_name,
-                                                        const AllocConf& conf) {
-  return std::make_unique<CachingAllocator>(raw, device, std::move(device_name), conf);
+                                                        const AllocConf& conf,
+                                                        const tsr_device_type_def_t* dev) {
+  return std::make_unique<CachingAllocator>(raw, device, std::move(device_name), conf, dev);
 }
 
 }  // namespace tsr::core

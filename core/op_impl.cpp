@@ -1,4 +1,5 @@
 #include "op_impl.hpp"
+#include "streams.hpp"
 
 #include "autograd_engine.hpp"
 
@@ -376,7 +377,7 @@ tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t d
   call.runtime = rt;
   call.op_name = op->schema.name.c_str();
   call.device = device;
-  call.stream = nullptr;
+  call.stream = current_stream(rt, device);
   call.dtype = dtype;
   call.reserved = 0;
   call.args = args;

@@ -2,6 +2,10 @@
 // output_padding, optional bias). conv2d and conv_transpose2d are primitives: im2col + batched
 // GEMM per group, with backward formulas built from the same two pieces (col2im is im2col's
 // adjoint); conv1d and the string-padding variants are composites over them.
+// A backend with a direct convolution (cuDNN on cuda) registers kernels for the internal ops
+// _nn_conv2d / _nn_conv2d_backward_input / _nn_conv2d_backward_weight; conv2d uses them when the
+// tensors' device type has one and falls back to im2col + GEMM otherwise.
+#include "autograd_engine.hpp"
 #include "nn_conv_util.hpp"
 #include "nn_kernel_op.hpp"
 
@@ -10,6 +14,25 @@ namespace {
 
 using nn::Geo;
 using tsr::Tensor;
+
+// True when `op` has a kernel registered for the device type of `t` (a handful of kernels per
+// op: a linear scan of the registration snapshot, no exception on the common CPU path).
+bool has_device_kernel(const tsr::Op& op, const Tensor& t) {
+  const tsr_api_t* a = tsr::api();
+  tsr_op_t* h = op.get(a->tensor_runtime(t.get()));
+  const int32_t type = a->tensor_device(t.get()).type;
+  const size_t n = a->op_kernel_count(h);
+  for (size_t i = 0; i < n; ++i) {
+    tsr_kernel_info_t info{};
+    info.struct_size = sizeof(info);
+    if (tsr_status_t st = a->op_kernel_info(h, i, &info)) {
+      a->status_free(st);
+      continue;
+    }
+    if (info.device_type == type) return true;
+  }
+  return false;
+}
 
 tsr_dtype_t im2col_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
   core::Tensor* x = ctx.tensor(0);
@@ -27,6 +50,38 @@ tsr_dtype_t col2im_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
   int64_t K = k.u.ints.data[0] * k.u.ints.data[1];
   outs.push_back({{c->sizes[0], c->sizes[1] / K, in.u.ints.data[0], in.u.ints.data[1]}, c->dtype});
   return c->dtype;
+}
+
+// _nn_conv2d(input [N, C, H, W], weight [K, C/G, R, S], stride, padding, dilation, groups):
+// [N, K, P, Q] (arguments validated by conv2d).
+tsr_dtype_t conv2d_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
+  core::Tensor* x = ctx.tensor(0);
+  core::Tensor* w = ctx.tensor(1);
+  const int64_t* s = ctx.args[2].u.ints.data;
+  const int64_t* p = ctx.args[3].u.ints.data;
+  const int64_t* d = ctx.args[4].u.ints.data;
+  const int64_t oh = (x->sizes[2] + 2 * p[0] - d[0] * (w->sizes[2] - 1) - 1) / s[0] + 1;
+  const int64_t ow = (x->sizes[3] + 2 * p[1] - d[1] * (w->sizes[3] - 1) - 1) / s[1] + 1;
+  outs.push_back({{x->sizes[0], w->sizes[0], oh, ow}, x->dtype});
+  return x->dtype;
+}
+// _nn_conv2d_backward_input(grad [N, K, P, Q], weight, input_hw, ...): [N, C, H, W].
+tsr_dtype_t conv2d_bwd_input_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
+  core::Tensor* g = ctx.tensor(0);
+  core::Tensor* w = ctx.tensor(1);
+  const int64_t* hw = ctx.args[2].u.ints.data;
+  const int64_t groups = ctx.args[6].u.i;
+  outs.push_back({{g->sizes[0], w->sizes[1] * groups, hw[0], hw[1]}, g->dtype});
+  return g->dtype;
+}
+// _nn_conv2d_backward_weight(grad [N, K, P, Q], input [N, C, H, W], kernel_hw, ...): [K, C/G, R, S].
+tsr_dtype_t conv2d_bwd_weight_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
+  core::Tensor* g = ctx.tensor(0);
+  core::Tensor* x = ctx.tensor(1);
+  const int64_t* hw = ctx.args[2].u.ints.data;
+  const int64_t groups = ctx.args[6].u.i;
+  outs.push_back({{g->sizes[1], x->sizes[1] / groups, hw[0], hw[1]}, g->dtype});
+  return g->dtype;
 }
 
 struct ConvArgs {
@@ -103,6 +158,11 @@ Tensor conv2d_fwd(CArgs& a) {
   ConvArgs c = conv_args(a.op(), a.tensor(0), a.tensor(1), a.opt_tensor(2), a.ints(3), a.ints(4), a.ints(5),
                          a.int_arg(6), false);
   const int64_t G = c.groups, K = c.g.kh * c.g.kw, L = c.OH * c.OW;
+  static const tsr::Op direct("_nn_conv2d");
+  if (has_device_kernel(direct, c.x)) {  // a direct convolution kernel (cuDNN on cuda)
+    Tensor y = add_bias(tsr::call(direct, {c.x, c.w, c.g.stride(), c.g.padding(), c.g.dilation(), G}), c.b, c.Cout);
+    return c.unbatched ? y.squeeze(0) : y;
+  }
   Tensor cols = nn::im2col(c.x, c.g, c.OH, c.OW).view({c.N, G, c.Cin / G * K, L});
   Tensor wm = c.w.reshape({G, c.Cout / G, c.Cin / G * K});
   Tensor y = add_bias(nn::matmul(wm, cols).reshape({c.N, c.Cout, c.OH, c.OW}), c.b, c.Cout);
@@ -116,14 +176,33 @@ void conv2d_bwd(GradCtx& ctx) {
   ConvArgs c = conv_args(ctx.op_name(), ctx.input(0), ctx.input(1), b, ctx.ints(3), ctx.ints(4), ctx.ints(5),
                          ctx.int_arg(6), false);
   const int64_t G = c.groups, K = c.g.kh * c.g.kw, L = c.OH * c.OW;
+  bool direct_x = false, direct_w = false;
+  Tensor g4 = ctx.grad(0);
+  if (c.unbatched) g4 = g4.unsqueeze(0);
+  // The direct backward kernels have no backward of their own: under create_graph (grad mode on
+  // while the backward runs) the differentiable im2col + GEMM formulation is used instead.
+  static const tsr::Op direct_x_op("_nn_conv2d_backward_input");
+  static const tsr::Op direct_w_op("_nn_conv2d_backward_weight");
+  const bool may_go_direct = !core::grad_mode();
+  if (ctx.needs(0) && may_go_direct && has_device_kernel(direct_x_op, g4)) {
+    Tensor dx = tsr::call(direct_x_op, {g4, c.w, std::vector<int64_t>{c.H, c.W}, c.g.stride(), c.g.padding(),
+                                        c.g.dilation(), G});
+    ctx.set(0, c.unbatched ? dx.squeeze(0) : dx);
+    direct_x = true;
+  }
+  if (ctx.needs(1) && may_go_direct && has_device_kernel(direct_w_op, g4)) {
+    ctx.set(1, tsr::call(direct_w_op, {g4, c.x, std::vector<int64_t>{c.g.kh, c.g.kw}, c.g.stride(), c.g.padding(),
+                                       c.g.dilation(), G}));
+    direct_w = true;
+  }
   Tensor g = ctx.grad(0).reshape({c.N, G, c.Cout / G, L});
   Tensor wm = c.w.reshape({G, c.Cout / G, c.Cin / G * K});
-  if (ctx.needs(0)) {
+  if (ctx.needs(0) && !direct_x) {
     Tensor dcols = nn::matmul(wm.transpose(1, 2), g).reshape({c.N, c.Cin * K, L});
     Tensor dx = nn::col2im(dcols, c.H, c.W, c.g, c.OH, c.OW);
     ctx.set(0, c.unbatched ? dx.squeeze(0) : dx);
   }
-  if (ctx.needs(1)) {
+  if (ctx.needs(1) && !direct_w) {
     Tensor cols = nn::im2col(c.x, c.g, c.OH, c.OW).view({c.N, G, c.Cin / G * K, L});
     ctx.set(1, tsr::sum(nn::matmul(g, cols.transpose(2, 3)), {0}).reshape(c.w.sizes()));
   }
@@ -235,6 +314,15 @@ TSR_CORE_OPS(nn_conv) {
   v.push_back({"_nn_col2im(Tensor self, int[] input_hw, int[] kernel_size, int[] dilation, int[] padding, "
                "int[] stride, int[] output_hw) -> Tensor",
                nn::kernel_op_impl<col2im_shape>});
+  // Direct convolution kernels (cuDNN on cuda); conv2d falls back to im2col without one.
+  v.push_back({"_nn_conv2d(Tensor self, Tensor weight, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor",
+               nn::kernel_op_impl<conv2d_shape>});
+  v.push_back({"_nn_conv2d_backward_input(Tensor grad, Tensor weight, int[] input_hw, int[] stride, int[] padding, "
+               "int[] dilation, int groups) -> Tensor",
+               nn::kernel_op_impl<conv2d_bwd_input_shape>});
+  v.push_back({"_nn_conv2d_backward_weight(Tensor grad, Tensor self, int[] kernel_hw, int[] stride, int[] padding, "
+               "int[] dilation, int groups) -> Tensor",
+               nn::kernel_op_impl<conv2d_bwd_weight_shape>});
   v.push_back(nn::prim("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
                        "int[2] dilation=1, int groups=1) -> Tensor",
                        composite<conv2d_fwd>, conv2d_bwd));

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "status.hpp"
+#include "streams.hpp"
 
 namespace tsr::core {
 
@@ -124,6 +125,7 @@ tsr_status_t commit(Registrar* reg) {
     dt.def.name = nullptr;  // the copied name lives in dt.name
     dt.plugin = reg->plugin;
     dt.count = t.def.device_count;
+    dt.has_streams = device_has_streams(&dt.def);
     if (t.id >= rt->num_device_types.load()) rt->num_device_types.store(t.id + 1);
   }
   for (auto& a : reg->allocators) {
@@ -188,9 +190,21 @@ tsr_status_t finalize_allocators(Runtime* rt) {
       tsr_device_t dev{t, i};
       std::string dname = dt.name + ":" + std::to_string(i);
       if (native || (raw->flags & TSR_ALLOCATOR_CACHES_ITSELF))
-        dt.allocators[i] = make_passthrough_allocator(raw, dev, dname, conf);
+        dt.allocators[i] = make_passthrough_allocator(raw, dev, dname, conf, &dt.def);
       else
-        dt.allocators[i] = make_caching_allocator(raw, dev, dname, conf);
+        dt.allocators[i] = make_caching_allocator(raw, dev, dname, conf, &dt.def);
+      if (conf.memory_fraction > 0.0) {
+        size_t limit = 0;
+        std::string why;
+        tsr_status_t st = fraction_limit(rt, dev, conf.memory_fraction, &limit, &why);
+        if (st) {  // e.g. no total memory: an untyped key also reaches such device types
+          log(TSR_LOG_WARN, "TESSERA_ALLOC_CONF per_process_memory_fraction ignored for " + dname +
+                                ": " + st->message);
+          free_status(st);
+        } else {
+          dt.allocators[i]->set_limit(limit, why);
+        }
+      }
     }
   }
   return nullptr;

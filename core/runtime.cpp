@@ -4,6 +4,7 @@
 #include "op_impl.hpp"
 #include "registry.hpp"
 #include "status.hpp"
+#include "streams.hpp"
 
 namespace tsr::core {
 
@@ -61,7 +62,8 @@ tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int
                                 tsr_device_t device, DeviceAllocator* alloc, const char* op, Tensor** out) {
   size_t nbytes = static_cast<size_t>(numel) * dtype_size(dtype);
   void* data = nullptr;
-  if (tsr_status_t st = alloc->allocate(nbytes, &data)) return prefix_status(st, op);
+  tsr_stream_t* stream = current_stream(rt, device);
+  if (tsr_status_t st = alloc->allocate(nbytes, stream, &data)) return prefix_status(st, op);
   TensorBlock* block;
   try {
     block = new TensorBlock;
@@ -74,6 +76,7 @@ tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int
   storage->nbytes = nbytes;
   storage->allocator = alloc;
   storage->device = device;
+  storage->stream = stream;
   storage->free_block = &TensorBlock::free_block;
   Tensor* t = &block->tensor;
   t->in_block = true;
@@ -101,7 +104,10 @@ static tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, 
   tsr_device_t owner{type, type == dst_dev.type ? dst_dev.index : src_dev.index};
   TSR_RETURN_IF_ERROR(check_device(rt, owner, op));
   const tsr_device_type_def_t& def = rt->device_types[type].def;
-  tsr_status_t st = def.copy(def.self, dst_dev, dst, src_dev, src, nbytes, nullptr);
+  tsr_stream_t* stream = current_stream(rt, owner);
+  tsr_status_t st = def.copy(def.self, dst_dev, dst, src_dev, src, nbytes, stream);
+  // A copy with host memory on one side completes before returning, as PyTorch's blocking copy.
+  if (!st && (dst_dev.type != type || src_dev.type != type)) st = sync_after_host_copy(rt, owner, stream, op);
   return prefix_status(st, std::string(op) + ": copy " + device_str(rt, src_dev) + " -> " +
                                device_str(rt, dst_dev) + " failed");
 }
@@ -170,6 +176,7 @@ tsr_status_t runtime_create(const tsr_runtime_options_t* options, tsr_runtime_t*
   rt->serial = next_serial.fetch_add(1);
   rt->device_types[TSR_DEVICE_TYPE_CPU].name = "cpu";  // "cpu" is always id 0
   rt->num_device_types.store(1);
+  init_precision(rt);
   const char* conf = options && TSR_HAS_FIELD(options, tsr_runtime_options_t, alloc_conf) && options->alloc_conf
                          ? options->alloc_conf
                          : std::getenv("TESSERA_ALLOC_CONF");
@@ -194,7 +201,13 @@ tsr_status_t runtime_create(const tsr_runtime_options_t* options, tsr_runtime_t*
 
 void runtime_destroy(tsr_runtime_t* rt) {
   if (!rt) return;
-  // Cached blocks go back through the plugins' raw allocators before the plugins shut down.
+  // Cached blocks go back through the plugins' raw allocators before the plugins shut down,
+  // after the work still enqueued on asynchronous devices is done with them.
+  for (int32_t t = 0; t < rt->num_device_types.load(); ++t) {
+    const DeviceType& dt = rt->device_types[t];
+    if (!dt.has_streams || !dt.def.synchronize) continue;
+    for (int32_t i = 0; i < dt.count; ++i) free_status(dt.def.synchronize(dt.def.self, tsr_device_t{t, i}));
+  }
   for (auto& dt : rt->device_types)
     for (auto& a : dt.allocators) a.reset();
   shutdown_plugins(rt);

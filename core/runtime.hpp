@@ -27,6 +27,7 @@ struct DeviceType {
   tsr_device_type_def_t def{};
   std::string plugin;
   int32_t count = 0;
+  bool has_streams = false;  // the backend implements every stream/event callback (1.2)
   // Per device index; created at commit time from the selected raw allocator.
   std::unique_ptr<DeviceAllocator> allocators[kMaxDevicesPerType];
   std::string allocator_name;  // e.g. "caching(cpu)", same for every device of the type
@@ -105,6 +106,8 @@ struct tsr_runtime_s {
   std::atomic<uint64_t> seed{0x5EED5EEDull};
   std::atomic<uint64_t> rng_offset{0};
   uint64_t serial = 0;
+  // precision_set/get, indexed by tsr_precision_setting_t (1..4); read by backends per call.
+  std::atomic<int32_t> precision[5] = {0, 0, 1, 1, 1};
   // Ops the core calls itself, looked up once.
   tsr_op_s* op_copy = nullptr;
   tsr_op_s* op_fill = nullptr;

@@ -26,6 +26,10 @@ struct Storage {
   size_t nbytes = 0;
   DeviceAllocator* allocator = nullptr;  // frees data; nullptr = not owned
   tsr_device_t device{};
+  tsr_stream_t* stream = nullptr;  // the stream the memory was allocated for
+  // tensor_from_blob: called once with (deleter_ctx, data) when the storage dies.
+  void (*deleter)(void* ctx, void* data) = nullptr;
+  void* deleter_ctx = nullptr;
   // Set when this storage was allocated in one block with the tensor that created it (see
   // TensorBlock): the block is freed when the storage dies, which is always after that tensor.
   void (*free_block)(Storage*) = nullptr;
@@ -36,6 +40,7 @@ struct Storage {
   void release() {
     if (refs.load(std::memory_order_acquire) == 1 || refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       if (allocator) allocator->deallocate(data);
+      else if (deleter) deleter(deleter_ctx, data);
       if (free_block) free_block(this);
       else delete this;
     }

@@ -413,9 +413,10 @@ typedef struct tsr_api_t {
   /* Private memory pools (for graph capture): memory_pool_create returns a new pool id (> 0).
    * Between memory_pool_begin and memory_pool_end, allocations the caching allocator makes for
    * `stream` of `device` (from any thread) come from the pool's own segments, and blocks freed
-   * into the pool are only reused by the pool. memory_pool_release drops the caller's claim;
-   * the pool's segments return to the device's cache once it is released and all its blocks
-   * are free. FAILED_PRECONDITION when the allocator of the device is not the caching one. */
+   * into the pool are only reused by the pool. Claims are counted: memory_pool_create holds
+   * one, each memory_pool_begin takes another (kept after memory_pool_end, so that a graph
+   * owning the memory keeps it), and memory_pool_release drops one; the pool's segments return
+   * to the device's cache once no claim is left and all its blocks are free. FAILED_PRECONDITION when the allocator of the device is not the caching one. */
   tsr_status_t (*memory_pool_create)(tsr_runtime_t* runtime, tsr_device_t device,
                                      uint64_t* pool);
   tsr_status_t (*memory_pool_begin)(tsr_runtime_t* runtime, tsr_device_t device, uint64_t pool,

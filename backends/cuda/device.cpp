@@ -40,7 +40,8 @@ const char* direction(bool to_cuda, bool from_cuda) {
 // ---- copies ------------------------------------------------------------------------------------
 
 // One side is a cuda device; the other is cuda, cpu or plain host memory. The stream is the
-// current stream of the cuda side (of the source for device-to-device copies).
+// current stream of the cuda side (of the destination for device-to-device copies, as the core
+// picks it).
 //  - device to device: asynchronous (peer copy between two GPUs).
 //  - host to device: asynchronous. From pageable memory CUDA stages the source before the call
 //    returns, so the caller may reuse it at once; from pinned memory of our allocator the copy
@@ -57,7 +58,7 @@ tsr_status_t cuda_copy(void* self, tsr_device_t dst_device, void* dst, tsr_devic
     if (!to_cuda && !from_cuda) fail(TSR_INVALID_ARGUMENT, "cuda copy: neither side is a cuda device");
     if (to_cuda) check_device_index(dst_device.index, "cuda copy");
     if (from_cuda) check_device_index(src_device.index, "cuda copy");
-    const int dev = from_cuda ? src_device.index : dst_device.index;
+    const int dev = to_cuda ? dst_device.index : src_device.index;  // the core's stream owner
     const cudaStream_t s = as_cuda(stream);
     const std::string what = str_cat("copy (", direction(to_cuda, from_cuda), ", ", nbytes, " bytes)");
     if (!to_cuda) refuse_if_capturing(dev, what.c_str());
@@ -166,14 +167,16 @@ tsr_status_t cuda_stream_synchronize(void* self, tsr_device_t device, tsr_stream
 }
 
 // cudaErrorNotReady is an answer, not a failure; clear it so that the next launch check does not
-// mistake it for a launch error.
+// mistake it for a launch error. A pending device-side error record is left for the next
+// synchronizing call: the caching allocator polls events while allocating, and an index error
+// must not surface as the failure of an unrelated allocation.
 void query_result(int dev, cudaError_t err, int32_t* done, const char* what, const char* call) {
   if (err == cudaErrorNotReady) {
     (void)cudaGetLastError();
     *done = 0;
     return;
   }
-  check_sync(dev, err, what, call);  // also reports device-side errors of completed work
+  if (err != cudaSuccess) check_sync(dev, err, what, call);  // throws, naming the last op
   *done = 1;
 }
 

@@ -23,7 +23,10 @@ struct tsr_graph_s {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   uint64_t pool = 0;
-  bool owns_pool = false;  // created the pool (holds the claim it drops on release)
+  // Claims on the pool the graph drops on release: the core counts one per memory_pool_create
+  // and one per memory_pool_begin (pool_end keeps it), so 2 for a pool the capture made, 1 for
+  // a shared one.
+  int claims = 0;
   int64_t nodes = 0;
   cudaEvent_t done = nullptr;  // recorded after each replay
 };
@@ -36,7 +39,7 @@ struct CaptureInfo {
   int device;
   cudaStream_t stream;
   uint64_t pool;
-  bool owns_pool;
+  int claims;
 };
 
 std::mutex g_mu;
@@ -59,9 +62,8 @@ int graph_device(tsr_runtime_t* runtime, tsr_device_t device, const char* what) 
 }
 
 void release_pool(tsr_graph_s* g) {
-  if (!g->owns_pool || g->pool == 0) return;
-  if (tsr_status_t st = g->api->memory_pool_release(g->runtime, g->device, g->pool)) g->api->status_free(st);
-  g->pool = 0;
+  for (; g->claims > 0; --g->claims)
+    if (tsr_status_t st = g->api->memory_pool_release(g->runtime, g->device, g->pool)) g->api->status_free(st);
 }
 
 // Waits for the last replay, then frees everything. Not during a capture of the device.
@@ -109,13 +111,14 @@ tsr_status_t capture_begin(tsr_runtime_t* runtime, tsr_device_t device, tsr_stre
     const cudaError_t err = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
     if (err != cudaSuccess) {
       if (tsr_status_t st = api->memory_pool_end(runtime, device, pool, stream)) api->status_free(st);
+      if (tsr_status_t st = api->memory_pool_release(runtime, device, pool)) api->status_free(st);  // begin's claim
       undo_pool();
       throw_cuda_error(err, "capture_begin", "cudaStreamBeginCapture", dev);
     }
     {
       std::lock_guard<std::mutex> lock(g_mu);
       if (!g_captures) g_captures = new std::vector<CaptureInfo>();
-      g_captures->push_back(CaptureInfo{runtime, dev, s, pool, owns});
+      g_captures->push_back(CaptureInfo{runtime, dev, s, pool, owns ? 2 : 1});
     }
     capture_started(dev, s);
   });
@@ -154,7 +157,7 @@ tsr_status_t capture_end(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream
     g->device = device;
     g->graph = graph;
     g->pool = info.pool;
-    g->owns_pool = info.owns_pool;
+    g->claims = info.claims;
     auto give_up = [&](tsr_code_t code, const std::string& msg) {
       if (g->graph) (void)cudaGraphDestroy(g->graph);
       g->graph = nullptr;
