@@ -58,7 +58,9 @@ TEST(RandomOps, Bernoulli) {
   for (int i = 0; i < 300; ++i) pv.push_back(i % 3 == 0 ? 0.0 : i % 3 == 1 ? 1.0 : 0.5);
   auto rv = values(bernoulli(from_vector(pv, {300}).to(TSR_F32)));
   for (int i = 0; i < 300; ++i)
-    if (i % 3 != 2) EXPECT_EQ(rv[i], pv[i]) << i;
+    if (i % 3 != 2) {
+      EXPECT_EQ(rv[i], pv[i]) << i;
+    }
   EXPECT_EQ(bernoulli_p(zeros({3}, TSR_I32), 0.5).dtype(), TSR_I32);
   EXPECT_EQ(bernoulli(zeros({0, 4}, TSR_F32)).sizes(), (Shape{0, 4}));
   EXPECT_TRUE(throws_with([] { bernoulli(full({3}, 1.5, TSR_F32)); }, {"bernoulli", "[0, 1]", "1.5"}));
