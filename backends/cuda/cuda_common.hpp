@@ -88,17 +88,18 @@ void sync_for_host(const KernelCall& c);
 
 // ---- device-side checks -------------------------------------------------------------------
 
-// A device-side error (an index out of range found by a kernel). Kernels write the first one
+// A device-side error (an index out of range or an integer divisor of zero, found by a kernel). Kernels write the first one
 // into the device's record (mapped host memory, see device_error.cuh); the next synchronizing
 // call on the device turns it into a status naming the op, the index and the bound.
 struct DeviceErrorRecord {
-  int32_t code;   // 0 = none, 1 = index out of range
+  int32_t code;   // 0 = none, else a DeviceErrorCode
   int32_t op_id;  // error_op_id() of the op that found it
   int64_t value;  // the offending index
   int64_t bound;  // the size it was checked against
   int32_t dim;    // the dimension (or -1)
   int32_t reserved;
 };
+enum DeviceErrorCode : int32_t { kDeviceErrorIndex = 1, kDeviceErrorZeroDivisor = 2 };
 // The device pointer of `device`'s record (valid for the plugin's lifetime).
 DeviceErrorRecord* device_error_record(int device);
 // A small integer naming op_name in error messages (interned; thread-safe).

@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "cuda_common.hpp"
+#include "device_error.cuh"
 #include "tessera/kernels/family.hpp"
 
 namespace tsr::cuda {
@@ -282,12 +283,13 @@ void launch_elementwise(const KernelCall& c, const Op& op) {
 }
 
 namespace ewd {
-// Any zero in operand `K` (of the N operands) of c.iter()? Sets *flag (device) to 1.
+// A zero in operand `K` (of the N operands) of c.iter() is recorded as the device's error.
 template <class T, int K>
-struct ZeroFlagAt {
-  int32_t* flag;
+struct ZeroDivisorCheckAt {
+  DeviceErrorRecord* rec;
+  int32_t op_id;
   __device__ __forceinline__ void operator()(char* const* p) const {
-    if (*reinterpret_cast<const T*>(p[K]) == T(0)) *flag = 1;
+    if (*reinterpret_cast<const T*>(p[K]) == T(0)) report_device_error(rec, kDeviceErrorZeroDivisor, op_id, 0, 0, -1);
   }
 };
 }  // namespace ewd
@@ -304,26 +306,23 @@ struct CudaRun {
     launch_elementwise<Out, Ins...>(c, op);
   }
 
-  // Whether operand 1 or 2 of a 3-operand iteration holds a zero; synchronizes the stream to
-  // read the answer (integer division checks only; refused while the device captures a graph).
+  // Integer division checks: a zero in operand 1 or 2 of a 3-operand iteration is reported
+  // asynchronously, like a bad index: a check kernel records it in the device's error record and
+  // the next synchronizing call fails with "<op>: ZeroDivisionError (...) (cuda:N)". Returns
+  // false, so the division runs (a zero divisor gives an unspecified value on the device, no
+  // trap). This keeps integer division free of a host round trip per call and capturable in a
+  // graph; PyTorch's CUDA backend does not check at all.
   template <class T>
   bool any_zero(int operand) const {
     const tsr_iter_t& it = c.iter();
     if (it.numel <= 0) return false;
     TSR_CHECK(it.noperands == 3 && (operand == 1 || operand == 2), TSR_INTERNAL, c.op_name(),
               ": any_zero expects operand 1 or 2 of 3");
-    const int dev = c.device().index;
-    const cudaStream_t s = stream_of(c);
-    refuse_during_capture(c, "integer division check");
-    Scratch flag(c, sizeof(int32_t));
-    int32_t* f = static_cast<int32_t*>(flag.data());
-    TSR_CUDA_CHECK(cudaMemsetAsync(f, 0, sizeof(int32_t), s), c.op_name(), dev);
-    if (operand == 1) for_each_offset<3>(c, it, ewd::ZeroFlagAt<T, 1>{f});
-    else for_each_offset<3>(c, it, ewd::ZeroFlagAt<T, 2>{f});
-    int32_t host = 0;
-    TSR_CUDA_CHECK(cudaMemcpyAsync(&host, f, sizeof(int32_t), cudaMemcpyDeviceToHost, s), c.op_name(), dev);
-    sync_for_host(c);
-    return host != 0;
+    DeviceErrorRecord* rec = device_error_record(c.device().index);
+    const int32_t op_id = error_op_id(c.op_name());
+    if (operand == 1) for_each_offset<3>(c, it, ewd::ZeroDivisorCheckAt<T, 1>{rec, op_id});
+    else for_each_offset<3>(c, it, ewd::ZeroDivisorCheckAt<T, 2>{rec, op_id});
+    return false;
   }
 };
 

@@ -290,7 +290,9 @@ void check_sync(int device, cudaError_t err, const char* what, const char* cuda_
   __atomic_store_n(&rec->code, 0, __ATOMIC_SEQ_CST);
   const std::string op = op_name_of_id(op_id);
   const std::string where = " (" + device_name(device) + ")";
-  if (code == 1) {
+  if (code == kDeviceErrorZeroDivisor)
+    fail(TSR_INVALID_ARGUMENT, op, ": ZeroDivisionError (integer division by zero)", where);
+  if (code == kDeviceErrorIndex) {
     if (op.rfind("cross_entropy", 0) == 0 || op.rfind("nll_loss", 0) == 0)
       fail(TSR_INVALID_ARGUMENT, op, ": target ", value, " is out of bounds for ", bound, " classes", where);
     if (dim >= 0)

@@ -4,7 +4,8 @@
 // Families: BinaryFamily (add sub mul div maximum minimum pow) and BinaryArithFamily (div_mode
 // remainder fmod atan2 hypot copysign xlogy logaddexp logaddexp2 fmax fmin lerp).
 // Integer division by zero (div_mode, remainder, fmod) is reported as an INVALID_ARGUMENT error
-// before anything is written (Run::any_zero checks the divisor first).
+// before anything is written (Run::any_zero checks the divisor first) on the CPU; the CUDA
+// backend reports it at the next synchronizing call (see Run::any_zero in family.hpp).
 #pragma once
 
 #include <cmath>

@@ -9,7 +9,9 @@
 //         out = op(in...) over c.iter() (operands: out, in...); Op is trivially copyable and its
 //         operator() is TSR_HOST_DEVICE, so a GPU backend can copy it into a kernel.
 //     template <class T> bool any_zero(int operand) const;
-//         whether operand `operand` of c.iter() holds a zero (integer division checks).
+//         whether operand `operand` of c.iter() holds a zero (integer division checks). An
+//         asynchronous backend may instead check on the device, report the error at the next
+//         synchronizing call, and return false (the CUDA backend does).
 // The CPU backend's Run calls tsr::elementwise / elementwise_mv; the CUDA backend's launches a
 // grid over the iteration. Both therefore apply the same per-element code with the same dtype
 // rules.
