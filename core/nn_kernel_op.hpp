@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "composite.hpp"
 #include "op_impl.hpp"
 
 namespace tsr::core::nn {
@@ -22,5 +23,11 @@ template <KernelShapeFn F>
 tsr_status_t kernel_op_impl(CallCtx& ctx) {
   return kernel_op(ctx, F);
 }
+
+// True when `op` has a kernel registered for the device type of `t` whose dtype mask includes
+// `dtype`: how a composite picks a backend's direct kernel (cuDNN convolution, a GEMM with a bias
+// epilogue) over its generic formulation. A linear scan of the op's few kernels, no exception on
+// the common path.
+bool has_device_kernel(const tsr::Op& op, const tsr::Tensor& t, tsr_dtype_t dtype);
 
 }  // namespace tsr::core::nn

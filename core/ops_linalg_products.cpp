@@ -1,8 +1,10 @@
 // Composite matrix/vector products built on mm, bmm and matmul (whose formulas give their
-// gradients): addmm, addmv, mv, baddbmm, addbmm, dot, vdot, outer, linear, tensordot.
+// gradients): addmm, addmv, mv, baddbmm, addbmm, dot, vdot, outer, linear, tensordot. linear
+// with a bias uses the fused _linear_bias (ops_nn_linear.cpp) where the backend has a kernel.
 #include <string>
 
 #include "composite.hpp"
+#include "nn_kernel_op.hpp"
 #include "ops.hpp"
 
 namespace tsr::core {
@@ -123,6 +125,19 @@ tsr::Tensor linear_fn(CArgs& a) {
     a.fail(TSR_INVALID_ARGUMENT, "input " + shp(x) + " and weight " + shp(w) + " disagree on in_features (" +
                                      std::to_string(x.size(-1)) + " != " + std::to_string(w.size(-1)) + ")");
   same_dtype(a, x, w);
+  // A backend GEMM with a bias epilogue (ops_nn_linear.cpp): for the common form only, a 2-D
+  // weight and a bias of one element per output feature in the input's dtype.
+  static const tsr::Op fused("_linear_bias");
+  static const tsr::Op fused_kernel("_nn_linear");
+  if (bias && w.dim() == 2 && bias->dim() == 1 && bias->size(0) == w.size(0) && bias->dtype() == x.dtype() &&
+      nn::has_device_kernel(fused_kernel, x, x.dtype())) {
+    if (x.dim() == 2) return tsr::call(fused, {x, w, *bias});
+    std::vector<int64_t> out = x.sizes();
+    out.back() = w.size(0);
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < x.sizes().size(); ++i) rows *= x.size(int64_t(i));
+    return tsr::call(fused, {x.reshape({rows, x.size(-1)}), w, *bias}).reshape(out);
+  }
   tsr::Tensor y = tsr::matmul(x, w.dim() == 2 ? w.t() : w);
   if (bias) {
     check_bias(a, *bias, y.sizes());

@@ -15,25 +15,6 @@ namespace {
 using nn::Geo;
 using tsr::Tensor;
 
-// True when `op` has a kernel registered for the device type of `t` (a handful of kernels per
-// op: a linear scan of the registration snapshot, no exception on the common CPU path).
-bool has_device_kernel(const tsr::Op& op, const Tensor& t) {
-  const tsr_api_t* a = tsr::api();
-  tsr_op_t* h = op.get(a->tensor_runtime(t.get()));
-  const int32_t type = a->tensor_device(t.get()).type;
-  const size_t n = a->op_kernel_count(h);
-  for (size_t i = 0; i < n; ++i) {
-    tsr_kernel_info_t info{};
-    info.struct_size = sizeof(info);
-    if (tsr_status_t st = a->op_kernel_info(h, i, &info)) {
-      a->status_free(st);
-      continue;
-    }
-    if (info.device_type == type) return true;
-  }
-  return false;
-}
-
 tsr_dtype_t im2col_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
   core::Tensor* x = ctx.tensor(0);
   const tsr_value_t& k = ctx.args[1];
@@ -159,7 +140,7 @@ Tensor conv2d_fwd(CArgs& a) {
                          a.int_arg(6), false);
   const int64_t G = c.groups, K = c.g.kh * c.g.kw, L = c.OH * c.OW;
   static const tsr::Op direct("_nn_conv2d");
-  if (has_device_kernel(direct, c.x)) {  // a direct convolution kernel (cuDNN on cuda)
+  if (nn::has_device_kernel(direct, c.x, c.x.dtype())) {  // a direct convolution kernel (cuDNN on cuda)
     Tensor y = add_bias(tsr::call(direct, {c.x, c.w, c.g.stride(), c.g.padding(), c.g.dilation(), G}), c.b, c.Cout);
     return c.unbatched ? y.squeeze(0) : y;
   }
@@ -184,13 +165,13 @@ void conv2d_bwd(GradCtx& ctx) {
   static const tsr::Op direct_x_op("_nn_conv2d_backward_input");
   static const tsr::Op direct_w_op("_nn_conv2d_backward_weight");
   const bool may_go_direct = !core::grad_mode();
-  if (ctx.needs(0) && may_go_direct && has_device_kernel(direct_x_op, g4)) {
+  if (ctx.needs(0) && may_go_direct && nn::has_device_kernel(direct_x_op, g4, g4.dtype())) {
     Tensor dx = tsr::call(direct_x_op, {g4, c.w, std::vector<int64_t>{c.H, c.W}, c.g.stride(), c.g.padding(),
                                         c.g.dilation(), G});
     ctx.set(0, c.unbatched ? dx.squeeze(0) : dx);
     direct_x = true;
   }
-  if (ctx.needs(1) && may_go_direct && has_device_kernel(direct_w_op, g4)) {
+  if (ctx.needs(1) && may_go_direct && nn::has_device_kernel(direct_w_op, g4, g4.dtype())) {
     ctx.set(1, tsr::call(direct_w_op, {g4, c.x, std::vector<int64_t>{c.g.kh, c.g.kw}, c.g.stride(), c.g.padding(),
                                        c.g.dilation(), G}));
     direct_w = true;

@@ -1,6 +1,6 @@
-// mm, bmm. f32/f64 through OpenBLAS (cblas_sgemm/dgemm on the operands' own layouts, with
-// transpose flags: no copies); f16/bf16 through f32 buffers; integers and bool with exact loops
-// (wrapping, as the dtype's arithmetic).
+// mm, bmm, _nn_linear. f32/f64 through OpenBLAS (cblas_sgemm/dgemm on the operands' own layouts,
+// with transpose flags: no copies); f16/bf16 through f32 buffers; integers and bool with exact
+// loops (wrapping, as the dtype's arithmetic).
 #include <cblas.h>
 
 #include <algorithm>
@@ -45,8 +45,9 @@ void pack(const Mat& m, Acc* dst) {
     for (int64_t j = 0; j < m.cols; ++j) dst[i * m.cols + j] = static_cast<Acc>(p[i * m.rs + j * m.cs]);
 }
 
+// out = a @ b + beta * out.
 template <class T>
-void gemm_blas(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t k) {
+void gemm_blas(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t k, T beta = T(0)) {
   CBLAS_TRANSPOSE ta, tb;
   int64_t lda, ldb;
   std::vector<T> abuf, bbuf;
@@ -68,9 +69,9 @@ void gemm_blas(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t
   }
   const int64_t ldc = std::max<int64_t>(1, n);
   if constexpr (std::is_same<T, float>::value) {
-    cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, ap, int(lda), bp, int(ldb), 0.0f, out, int(ldc));
+    cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, ap, int(lda), bp, int(ldb), beta, out, int(ldc));
   } else {
-    cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, ap, int(lda), bp, int(ldb), 0.0, out, int(ldc));
+    cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, ap, int(lda), bp, int(ldb), beta, out, int(ldc));
   }
 }
 
@@ -182,11 +183,55 @@ void bmm_kernel(KernelCall& c) {
   });
 }
 
+// _nn_linear(x [M, K], w [N, K], bias [N]) -> out [M, N] = x @ w^T + bias; dense operands (the
+// core's kernel_op). The bias rows are written first and the GEMM accumulates onto them
+// (beta = 1), so no second pass over the output; f16/bf16 compute in f32 and round once.
+template <class T, class Acc>
+void linear_rows(const Mat& x, const Mat& wt, const T* bias, Acc* out, int64_t m, int64_t n, int64_t k) {
+  parallel_for(0, m, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n)), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < n; ++j) out[i * n + j] = static_cast<Acc>(bias[j]);
+  });
+  if (k > 0) gemm_blas<Acc>(x, wt, out, m, n, k, Acc(1));
+}
+
+void linear_kernel(KernelCall& c) {
+  const tsr_tensor_view_t& X = c.input(0);
+  const tsr_tensor_view_t& W = c.input(1);
+  const tsr_tensor_view_t& B = c.input(2);
+  const tsr_tensor_view_t& O = c.output(0);
+  check_2d(c, X, 2);
+  check_2d(c, W, 2);
+  check_2d(c, B, 1);
+  check_2d(c, O, 2);
+  const int64_t m = X.sizes[0], k = X.sizes[1], n = W.sizes[0];
+  if (m == 0 || n == 0) return;
+  dispatch_floating(c.dtype(), "_nn_linear", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* bias = static_cast<const T*>(B.data);
+    // w^T [K, N]: element (kk, j) is w[j, kk], a column-major view of the dense weight.
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+      linear_rows<T, T>({X.data, m, k, k, 1}, {W.data, k, n, 1, k}, bias, static_cast<T*>(O.data), m, n, k);
+    } else {
+      std::vector<float> buf(static_cast<size_t>(m * k + n * k + m * n));
+      float* xf = buf.data();
+      float* wf = xf + m * k;
+      float* of = wf + n * k;
+      pack<float, T>({X.data, m, k, k, 1}, xf);
+      pack<float, T>({W.data, n, k, k, 1}, wf);
+      linear_rows<T, float>({xf, m, k, k, 1}, {wf, k, n, 1, k}, bias, of, m, n, k);
+      T* out = static_cast<T*>(O.data);
+      for (int64_t i = 0; i < m * n; ++i) out[i] = T(of[i]);
+    }
+  });
+}
+
 }  // namespace
 
 void register_matmul_kernels(Registrar& r, int32_t dt) {
   r.kernel("mm", "cpu::mm", dt, kAllMask, TSR_KERNEL(mm_kernel));
   r.kernel("bmm", "cpu::bmm", dt, kAllMask, TSR_KERNEL(bmm_kernel));
+  r.kernel("_nn_linear", "cpu::linear_bias", dt, kFloatingMask, TSR_KERNEL(linear_kernel));
 }
 
 }  // namespace tsr::cpu

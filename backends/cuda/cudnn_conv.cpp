@@ -352,26 +352,16 @@ void conv_backward_weight_kernel(KernelCall& c) {
   conv.run(X.data, G.data, DW.data);
 }
 
-bool op_exists(Registrar& r, const char* name) {
-  tsr_op_t* op = nullptr;
-  tsr_status_t st = r.api()->op_find(r.runtime(), name, &op);
-  if (st) {
-    r.api()->status_free(st);
-    return false;
-  }
-  return op != nullptr;
-}
-
 }  // namespace
 
 TSR_CUDA_KERNELS(cudnn_conv) {
   // Only for the internal ops the core defines (see the top of this file).
-  if (op_exists(r, "_nn_conv2d"))
+  if (r.has_op("_nn_conv2d"))
     r.kernel("_nn_conv2d", "cuda::cudnn_conv2d", device_type, kConvMask, TSR_KERNEL(conv_forward_kernel));
-  if (op_exists(r, "_nn_conv2d_backward_input"))
+  if (r.has_op("_nn_conv2d_backward_input"))
     r.kernel("_nn_conv2d_backward_input", "cuda::cudnn_conv2d_backward_input", device_type, kConvMask,
              TSR_KERNEL(conv_backward_input_kernel));
-  if (op_exists(r, "_nn_conv2d_backward_weight"))
+  if (r.has_op("_nn_conv2d_backward_weight"))
     r.kernel("_nn_conv2d_backward_weight", "cuda::cudnn_conv2d_backward_weight", device_type, kConvMask,
              TSR_KERNEL(conv_backward_weight_kernel));
 }

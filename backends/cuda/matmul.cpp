@@ -1,6 +1,11 @@
-// mm and bmm on CUDA. Floating dtypes through cuBLASLt (cublasLtMatmul, algorithm from the
-// heuristic, cached per problem), falling back to cublasGemmStridedBatchedEx when Lt offers no
-// algorithm; integer and bool dtypes through an exact kernel (matmul_kernels.cu).
+// mm, bmm and _nn_linear on CUDA. Floating dtypes through cuBLASLt (cublasLtMatmul, algorithm
+// from the heuristic, cached per problem), falling back to cublasGemmStridedBatchedEx when Lt
+// offers no algorithm; integer and bool dtypes through an exact kernel (matmul_kernels.cu).
+//
+// _nn_linear (x [M, K], w [N, K], bias [N]; the core's linear with a bias) is one GEMM with
+// CUBLASLT_EPILOGUE_BIAS: the bias is added as the output tile is stored, saving the separate
+// add's read and write of the whole output. Where Lt has no bias algorithm, the bias rows are
+// written first and the GEMM accumulates onto them (beta = 1).
 //
 // Layouts: the core hands over operands whose matrices are row-major or column-major with any
 // leading dimension and any batch stride (0 for a broadcast batch), and a dense output. A
@@ -100,7 +105,7 @@ struct AlgoKey {
   int32_t device, data, compute, restrict_reduction;
   int32_t opa, opb;
   int64_t m, n, k, lda, ldb, ldc, sa, sb, sc, batch;
-  uint32_t align_a, align_b, align_c, pad;
+  uint32_t align_a, align_b, align_c, epilogue;
   bool operator==(const AlgoKey& o) const { return std::memcmp(this, &o, sizeof(AlgoKey)) == 0; }
 };
 struct AlgoKeyHash {
@@ -155,7 +160,8 @@ struct LtPref {
   ~LtPref() { if (p) cublasLtMatmulPreferenceDestroy(p); }
 };
 
-// One column-major strided-batched GEMM: D[n', m'] = op(A) op(B) with alpha 1, beta 0.
+// One column-major strided-batched GEMM: D[n', m'] = op(A) op(B) (+ bias[row] when bias is set:
+// a dense vector of m elements, 16-byte aligned, in the data type) with alpha 1, beta 0.
 struct Gemm {
   GemmTypes t;
   cublasOperation_t opa, opb;
@@ -167,6 +173,7 @@ struct Gemm {
   void* d;
   int64_t ldd, sd;
   int64_t batch;
+  const void* bias = nullptr;
 };
 
 void make_layout(LtLayout& L, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
@@ -204,11 +211,17 @@ void run_cublas(const KernelCall& c, const Gemm& g, cudaStream_t stream, int dev
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
   const bool f64 = g.t.scale == CUDA_R_64F;
+  if (g.bias) {  // D's columns start as the bias; the GEMM accumulates onto them
+    launch_pack_matrix(g.bias, g.d, 1, g.n, g.m, 0, 0, 1, int(itemsize(c.dtype())), stream);
+    after_launch(c);
+  }
+  const void* beta = g.bias ? (f64 ? static_cast<const void*>(&one_d) : &one_f)
+                            : (f64 ? static_cast<const void*>(&zero_d) : &zero_f);
   TSR_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, g.opa, g.opb, int(g.m), int(g.n), int(g.k),
                                               f64 ? static_cast<const void*>(&one_d) : &one_f, g.a, g.t.data,
-                                              int(g.lda), g.sa, g.b, g.t.data, int(g.ldb), g.sb,
-                                              f64 ? static_cast<const void*>(&zero_d) : &zero_f, g.d, g.t.data,
-                                              int(g.ldd), g.sd, int(g.batch), g.t.compute, CUBLAS_GEMM_DEFAULT),
+                                              int(g.lda), g.sa, g.b, g.t.data, int(g.ldb), g.sb, beta, g.d,
+                                              g.t.data, int(g.ldd), g.sd, int(g.batch), g.t.compute,
+                                              CUBLAS_GEMM_DEFAULT),
                    op, dev);
 }
 
@@ -238,11 +251,19 @@ void run_gemm(const KernelCall& c, const Gemm& g, cudaStream_t stream, int dev) 
   key.batch = g.batch;
   key.sa = g.batch > 1 ? g.sa : 0, key.sb = g.batch > 1 ? g.sb : 0, key.sc = g.batch > 1 ? g.sd : 0;
   key.align_a = alignment_of(g.a), key.align_b = alignment_of(g.b), key.align_c = alignment_of(g.d);
+  const cublasLtEpilogue_t epilogue = g.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  key.epilogue = uint32_t(epilogue);
 
   LtDesc desc;
   TSR_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc.d, g.t.compute, g.t.scale), op, dev);
   TSR_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSA, &g.opa, sizeof(g.opa)), op, dev);
   TSR_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSB, &g.opb, sizeof(g.opb)), op, dev);
+  if (g.bias) {  // the bias data type defaults to D's
+    TSR_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)), op, dev);
+    TSR_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)), op, dev);
+  }
   LtLayout la, lb, ld;
   make_layout(la, g.t.data, g.a_rows, g.a_cols, g.lda, g.batch, g.sa, op, dev);
   make_layout(lb, g.t.data, g.b_rows, g.b_cols, g.ldb, g.batch, g.sb, op, dev);
@@ -304,9 +325,10 @@ void run_gemm(const KernelCall& c, const Gemm& g, cudaStream_t stream, int dev) 
   if (st != CUBLAS_STATUS_SUCCESS) throw_cublas_error(st, op, "cublasLtMatmul", dev);
 }
 
-// out [batch, m, n] (dense) = A [batch, m, k] @ B [batch, k, n] for one kernel call.
+// out [batch, m, n] (dense) = A [batch, m, k] @ B [batch, k, n] (+ bias [n], a dense vector, for
+// batch 1) for one kernel call.
 void matmul(KernelCall& c, Operand A, Operand B, void* out, int64_t out_bs, int64_t batch, int64_t m, int64_t n,
-            int64_t k) {
+            int64_t k, const void* bias = nullptr) {
   if (batch == 0 || m == 0 || n == 0) return;
   const int dev = c.device().index;
   DeviceGuard guard(dev);
@@ -320,11 +342,18 @@ void matmul(KernelCall& c, Operand A, Operand B, void* out, int64_t out_bs, int6
   if (!dense)
     fail(TSR_INTERNAL, c.op_name(), ": expected a dense output on cuda:", dev, ", got strides ", O.strides[0], ", ",
          O.strides[1]);
-  if (k == 0) {  // empty reduction: zeros (all-zero bits in every dtype)
-    TSR_CUDA_CHECK(cudaMemsetAsync(out, 0, size_t(batch * m * n) * es, stream), c.op_name(), dev);
+  if (bias && batch != 1) fail(TSR_INTERNAL, c.op_name(), ": a bias needs batch 1, got ", batch);
+  if (k == 0) {  // empty reduction: zeros (all-zero bits in every dtype), or the bias rows
+    if (bias) {
+      launch_pack_matrix(bias, out, 1, m, n, 0, 0, 1, int(es), stream);
+      after_launch(c);
+    } else {
+      TSR_CUDA_CHECK(cudaMemsetAsync(out, 0, size_t(batch * m * n) * es, stream), c.op_name(), dev);
+    }
     return;
   }
   if (c.dtype() != TSR_F32 && c.dtype() != TSR_F64 && c.dtype() != TSR_F16 && c.dtype() != TSR_BF16) {
+    if (bias) c.unsupported_dtype();  // _nn_linear is registered for floating dtypes only
     IntGemmArgs p{A.data, B.data, out, batch, m, n, k, A.bs, A.rs, A.cs, B.bs, B.rs, B.cs};
     launch_int_gemm(c.dtype(), p, stream);
     after_launch(c);
@@ -352,6 +381,16 @@ void matmul(KernelCall& c, Operand A, Operand B, void* out, int64_t out_bs, int6
   g.b = A.data, g.ldb = la.ld, g.sb = A.bs, g.b_rows = la.rows, g.b_cols = la.cols;
   g.d = out, g.ldd = std::max<int64_t>(1, n), g.sd = m * n;
   g.batch = batch;
+  // The epilogue reads the bias with vector loads: a misaligned one (a view at an odd offset) is
+  // copied into an aligned scratch block first (n elements, negligible beside the GEMM).
+  std::unique_ptr<Scratch> aligned_bias;
+  if (bias && alignment_of(bias) < 16) {
+    aligned_bias.reset(new Scratch(c, size_t(n) * es));
+    TSR_CUDA_CHECK(cudaMemcpyAsync(aligned_bias->data(), bias, size_t(n) * es, cudaMemcpyDeviceToDevice, stream),
+                   c.op_name(), dev);
+    bias = aligned_bias->data();
+  }
+  g.bias = bias;
   run_gemm(c, g, stream, dev);
 }
 
@@ -383,11 +422,29 @@ void bmm_kernel(KernelCall& c) {
          {B.data, k, n, B.strides[1], B.strides[2], B.strides[0]}, O.data, O.strides[0], batch, m, n, k);
 }
 
+// _nn_linear(x [M, K], w [N, K], bias [N]) -> [M, N] = x @ w^T + bias (dense operands: the core's
+// kernel_op). w^T is w read column-major, so no copy.
+void linear_kernel(KernelCall& c) {
+  const tsr_tensor_view_t& X = c.input(0);
+  const tsr_tensor_view_t& W = c.input(1);
+  const tsr_tensor_view_t& B = c.input(2);
+  const tsr_tensor_view_t& O = c.output(0);
+  check_rank(c, X, 2);
+  check_rank(c, W, 2);
+  check_rank(c, B, 1);
+  check_rank(c, O, 2);
+  const int64_t m = X.sizes[0], k = X.sizes[1], n = W.sizes[0];
+  matmul(c, {X.data, m, k, X.strides[0], X.strides[1], 0}, {W.data, k, n, W.strides[1], W.strides[0], 0}, O.data,
+         m * n, 1, m, n, k, B.data);
+}
+
 }  // namespace
 
 TSR_CUDA_KERNELS(matmul) {
   r.kernel("mm", "cuda::mm", device_type, kAllMask, TSR_KERNEL(mm_kernel));
   r.kernel("bmm", "cuda::bmm", device_type, kAllMask, TSR_KERNEL(bmm_kernel));
+  if (r.has_op("_nn_linear"))  // a core older than the fused linear lacks the op
+    r.kernel("_nn_linear", "cuda::linear_bias", device_type, kFloatingMask, TSR_KERNEL(linear_kernel));
 }
 
 }  // namespace tsr::cuda

@@ -312,6 +312,17 @@ class Registrar {
     d.user_data = user_data;
     check(api_, api_->register_kernel(reg_, &d));
   }
+  // Whether the runtime knows op `name`: a plugin built against a newer SDK than the core it is
+  // loaded into skips kernels for ops that core does not have (registering one is an error).
+  bool has_op(const char* name) const {
+    tsr_op_t* op = nullptr;
+    tsr_status_t st = api_->op_find(runtime_, name, &op);
+    if (st) {
+      api_->status_free(st);
+      return false;
+    }
+    return op != nullptr;
+  }
   void op(const char* schema, tsr_meta_fn_t meta, void* user_data = nullptr) {
     tsr_op_def_t d{};
     d.struct_size = TSR_STRUCT_SIZE(tsr_op_def_t);
