@@ -10,6 +10,7 @@
 
 #include "cpu_common.hpp"
 #include "cpu_math.hpp"
+#include "tessera/kernels/scatter_reduce.hpp"
 
 namespace tsr::cpu {
 namespace {
@@ -182,61 +183,13 @@ void gather_kernel(KernelCall& c) {
   });
 }
 
-enum class Reduce { Assign, Sum, Prod, Mean, Amax, Amin };
-
-Reduce parse_reduce(const std::string& s) {
-  if (s == "assign") return Reduce::Assign;
-  if (s == "sum") return Reduce::Sum;
-  if (s == "prod") return Reduce::Prod;
-  if (s == "mean") return Reduce::Mean;
-  if (s == "amax") return Reduce::Amax;
-  if (s == "amin") return Reduce::Amin;
-  fail(TSR_INVALID_ARGUMENT, "scatter_reduce: reduce argument must be one of sum, prod, mean, amax, amin, got '", s, "'");
-}
+// The reduce argument, identities and combine steps are shared with the CUDA backend
+// (tessera/kernels/scatter_reduce.hpp).
+using Reduce = kernels::ScatterReduce;
 
 template <class T>
-struct ScatterMath {
+struct ScatterMath : kernels::ScatterReduceMath<T> {
   using C = compute_t<T>;
-  static C identity(Reduce r) {
-    switch (r) {
-      case Reduce::Prod: return C(1);
-      case Reduce::Amax:
-        if constexpr (std::numeric_limits<C>::has_infinity) return -std::numeric_limits<C>::infinity();
-        else return std::numeric_limits<C>::lowest();
-      case Reduce::Amin:
-        if constexpr (std::numeric_limits<C>::has_infinity) return std::numeric_limits<C>::infinity();
-        else return std::numeric_limits<C>::max();
-      default: return C(0);
-    }
-  }
-  static C combine(Reduce r, C a, C b) {
-    if constexpr (std::is_same<T, bool>::value) {
-      switch (r) {
-        case Reduce::Assign: return b;
-        case Reduce::Prod:
-        case Reduce::Amin: return a && b;
-        default: return a || b;
-      }
-    } else {
-      switch (r) {
-        case Reduce::Assign: return b;
-        case Reduce::Sum:
-        case Reduce::Mean:
-          if constexpr (std::is_integral<C>::value) return wrap_add<C>(a, b);
-          else return a + b;
-        case Reduce::Prod:
-          if constexpr (std::is_integral<C>::value) return wrap_mul<C>(a, b);
-          else return a * b;
-        case Reduce::Amax:
-          if constexpr (std::is_floating_point<C>::value) return (a != a || b != b) ? a + b : (a > b ? a : b);
-          else return a > b ? a : b;
-        case Reduce::Amin:
-          if constexpr (std::is_floating_point<C>::value) return (a != a || b != b) ? a + b : (a < b ? a : b);
-          else return a < b ? a : b;
-      }
-      return b;
-    }
-  }
   // Mean of an integer sum rounds toward -inf (as PyTorch's floor division).
   static C divide(C s, int64_t n) {
     if constexpr (std::is_same<T, bool>::value) {
@@ -261,7 +214,7 @@ void scatter_reduce_kernel(KernelCall& c) {
   const tsr_tensor_view_t& srcv = c.input(1);
   const tsr_tensor_view_t& out = c.output(0);
   const int dim = static_cast<int>(c.arg_int(1));
-  const Reduce red = parse_reduce(c.arg_str(4));
+  const Reduce red = kernels::parse_scatter_reduce(c.arg_str(4));
   const bool include_self = c.arg_bool(5);
   const int nd = index.ndim;
   const int64_t S = out.sizes[dim];

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu_common.hpp"
+#include "tessera/kernels/linalg_checks.hpp"
 
 extern "C" {
 void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
@@ -35,17 +36,14 @@ void gesv(int n, int k, double* a, int* piv, double* b, int* info) { dgesv_(&n, 
 void potrf(char uplo, int n, float* a, int* info) { spotrf_(&uplo, &n, a, &n, info); }
 void potrf(char uplo, int n, double* a, int* info) { dpotrf_(&uplo, &n, a, &n, info); }
 
-// Matrices in a [*, r, c] view, and the matrix size.
-void batch_dims(const tsr_tensor_view_t& v, int64_t* batch, int64_t* r, int64_t* c) {
-  *r = v.sizes[v.ndim - 2];
-  *c = v.sizes[v.ndim - 1];
-  *batch = 1;
-  for (int32_t d = 0; d < v.ndim - 2; ++d) *batch *= v.sizes[d];
-}
+// Batch geometry, the int size check and the error messages are shared with the CUDA
+// backend (tessera/kernels/linalg_checks.hpp).
+using kernels::batch_dims;
+using kernels::fail_not_positive_definite;
+using kernels::fail_singular;
+using kernels::fail_solver_argument;
 
-void check_lapack_size(const KernelCall& c, int64_t n) {
-  if (n > (int64_t(1) << 30)) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": matrix size ", n, " exceeds LAPACK's int range");
-}
+void check_lapack_size(const KernelCall& c, int64_t n) { kernels::check_solver_size(c, n, "LAPACK"); }
 
 void inverse_kernel(KernelCall& c) {
   const tsr_tensor_view_t& A = c.input(0);
@@ -68,10 +66,8 @@ void inverse_kernel(KernelCall& c) {
     for (int64_t b = 0; b < batch; ++b) {
       T* m = dst + b * n * n;
       getrf(int(n), m, piv.data(), &info);
-      if (info > 0)
-        fail(TSR_INVALID_ARGUMENT, c.op_name(), ": the matrix at batch index ", b, " is singular (U[", info - 1, ", ",
-             info - 1, "] is exactly zero)");
-      if (info < 0) fail(TSR_INTERNAL, c.op_name(), ": getrf argument ", -info, " invalid");
+      if (info > 0) fail_singular(c, "", b, info);
+      if (info < 0) fail_solver_argument(c, "getrf", info);
       getri(int(n), m, piv.data(), work.data(), int(work.size()), &info);
       if (info != 0) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": the matrix at batch index ", b, " is singular");
     }
@@ -104,10 +100,8 @@ void solve_kernel(KernelCall& c) {
         for (int64_t j = 0; j < k; ++j) bc[size_t(j * n + i)] = bb[i * k + j];
       int info = 0;
       gesv(int(n), int(k), ac.data(), piv.data(), bc.data(), &info);
-      if (info > 0)
-        fail(TSR_INVALID_ARGUMENT, c.op_name(), ": the matrix A at batch index ", bi, " is singular (U[", info - 1, ", ",
-             info - 1, "] is exactly zero)");
-      if (info < 0) fail(TSR_INTERNAL, c.op_name(), ": gesv argument ", -info, " invalid");
+      if (info > 0) fail_singular(c, " A", bi, info);
+      if (info < 0) fail_solver_argument(c, "gesv", info);
       T* xb = x + bi * n * k;
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < k; ++j) xb[i * k + j] = bc[size_t(j * n + i)];
@@ -138,10 +132,8 @@ void cholesky_kernel(KernelCall& c) {
         for (int64_t j = 0; j < n; ++j) m[i * n + j] = j <= i ? s[i * n + j] : s[j * n + i];
       int info = 0;
       potrf(upper ? 'L' : 'U', int(n), m, &info);
-      if (info > 0)
-        fail(TSR_INVALID_ARGUMENT, c.op_name(), ": the matrix at batch index ", b,
-             " is not positive-definite (the leading minor of order ", info, " is not positive)");
-      if (info < 0) fail(TSR_INTERNAL, c.op_name(), ": potrf argument ", -info, " invalid");
+      if (info > 0) fail_not_positive_definite(c, b, info);
+      if (info < 0) fail_solver_argument(c, "potrf", info);
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < n; ++j)
           if (upper ? j < i : j > i) m[i * n + j] = T(0);
@@ -168,7 +160,7 @@ void det_kernel(KernelCall& c) {
       if (n > 0) std::memcpy(m.data(), src + b * n * n, sizeof(T) * size_t(n * n));  // 0x0: no data pointer
       int info = 0;
       if (n > 0) getrf(int(n), m.data(), piv.data(), &info);
-      if (info < 0) fail(TSR_INTERNAL, c.op_name(), ": getrf argument ", -info, " invalid");
+      if (info < 0) fail_solver_argument(c, "getrf", info);
       double sign = 1, logabs = 0, det = 1;
       if (info > 0) {
         sign = 0;

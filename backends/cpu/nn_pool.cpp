@@ -7,21 +7,15 @@
 #include <vector>
 
 #include "cpu_common.hpp"
+#include "tessera/kernels/pool_geometry.hpp"
 
 namespace tsr::cpu {
 namespace {
 
-struct PoolGeo {
-  int64_t H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
-};
-
-// args: self, kernel, stride, padding, dilation, output_hw
-PoolGeo pool_geo(const KernelCall& c, const int64_t* in_sizes) {
-  auto k = c.arg_ints(1), s = c.arg_ints(2), p = c.arg_ints(3), d = c.arg_ints(4), o = c.arg_ints(5);
-  TSR_CHECK(k.size() == 2 && s.size() == 2 && p.size() == 2 && d.size() == 2 && o.size() == 2, TSR_INTERNAL, c.op_name(),
-            ": expected 2-element pooling parameters");
-  return PoolGeo{in_sizes[2], in_sizes[3], o[0], o[1], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]};
-}
+// The geometry and the window walk are shared with the CUDA backend
+// (tessera/kernels/pool_geometry.hpp).
+using kernels::pool_geo;
+using kernels::PoolGeo;
 
 template <class T>
 void max_pool_planes(const T* x, T* y, int64_t* idx, const PoolGeo& g, int64_t p0, int64_t p1) {
@@ -32,21 +26,8 @@ void max_pool_planes(const T* x, T* y, int64_t* idx, const PoolGeo& g, int64_t p
     int64_t* ip = idx + p * g.OH * g.OW;
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
-        CT best = -std::numeric_limits<CT>::infinity();
-        int64_t bi = -1;
-        for (int64_t i = 0; i < g.kh; ++i) {
-          const int64_t ih = oh * g.sh - g.ph + i * g.dh;
-          if (ih < 0 || ih >= g.H) continue;
-          for (int64_t j = 0; j < g.kw; ++j) {
-            const int64_t iw = ow * g.sw - g.pw + j * g.dw;
-            if (iw < 0 || iw >= g.W) continue;
-            const CT v = CT(xp[ih * g.W + iw]);
-            if (bi < 0 || v > best || (v != v && best == best)) {
-              best = v;
-              bi = ih * g.W + iw;
-            }
-          }
-        }
+        CT best;
+        const int64_t bi = kernels::max_pool_window(xp, g, oh, ow, &best);
         yp[oh * g.OW + ow] = static_cast<T>(best);
         ip[oh * g.OW + ow] = bi;
       }

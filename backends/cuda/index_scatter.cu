@@ -24,6 +24,7 @@
 #include <cuda_fp16.h>
 
 #include "index_common.cuh"
+#include "tessera/kernels/scatter_reduce.hpp"
 
 namespace tsr::cuda {
 namespace {
@@ -31,68 +32,13 @@ namespace {
 using idx::ErrorSink;
 using idx::Geo;
 
-enum class Reduce : int { Assign, Sum, Prod, Mean, Amax, Amin };
+// The reduce argument, identities and combine steps are the CPU kernel's
+// (tessera/kernels/scatter_reduce.hpp); the mean's division is below.
+using Reduce = kernels::ScatterReduce;
 
-Reduce parse_reduce(const std::string& s) {
-  if (s == "assign") return Reduce::Assign;
-  if (s == "sum") return Reduce::Sum;
-  if (s == "prod") return Reduce::Prod;
-  if (s == "mean") return Reduce::Mean;
-  if (s == "amax") return Reduce::Amax;
-  if (s == "amin") return Reduce::Amin;
-  fail(TSR_INVALID_ARGUMENT, "scatter_reduce: reduce argument must be one of sum, prod, mean, amax, amin, got '", s, "'");
-}
-
-// The CPU kernel's ScatterMath on the device.
 template <class T>
-struct Math {
+struct Math : kernels::ScatterReduceMath<T> {
   using C = compute_t<T>;
-  __host__ __device__ static C identity(Reduce r) {
-    switch (r) {
-      case Reduce::Prod: return C(1);
-      case Reduce::Amax:
-        if constexpr (std::numeric_limits<C>::has_infinity) return -std::numeric_limits<C>::infinity();
-        else return std::numeric_limits<C>::lowest();
-      case Reduce::Amin:
-        if constexpr (std::numeric_limits<C>::has_infinity) return std::numeric_limits<C>::infinity();
-        else return std::numeric_limits<C>::max();
-      default: return C(0);
-    }
-  }
-  __device__ static C combine(Reduce r, C a, C b) {
-    if constexpr (std::is_same<T, bool>::value) {
-      switch (r) {
-        case Reduce::Assign: return b;
-        case Reduce::Prod:
-        case Reduce::Amin: return a && b;
-        default: return a || b;
-      }
-    } else {
-      using W = std::conditional_t<std::is_integral<C>::value, std::make_unsigned_t<std::conditional_t<std::is_integral<C>::value, C, int>>, C>;
-      switch (r) {
-        case Reduce::Assign: return b;
-        case Reduce::Sum:
-        case Reduce::Mean:
-          if constexpr (std::is_integral<C>::value) return static_cast<C>(static_cast<W>(static_cast<W>(a) + static_cast<W>(b)));
-          else return a + b;
-        case Reduce::Prod:
-          if constexpr (std::is_integral<C>::value) {
-            // Unsigned math wraps; promote small types to unsigned int first (no signed overflow).
-            using P = std::conditional_t<(sizeof(W) < sizeof(unsigned int)), unsigned int, W>;
-            return static_cast<C>(static_cast<W>(static_cast<P>(static_cast<W>(a)) * static_cast<P>(static_cast<W>(b))));
-          } else {
-            return a * b;
-          }
-        case Reduce::Amax:
-          if constexpr (std::is_floating_point<C>::value) return (a != a || b != b) ? a + b : (a > b ? a : b);
-          else return a > b ? a : b;
-        case Reduce::Amin:
-          if constexpr (std::is_floating_point<C>::value) return (a != a || b != b) ? a + b : (a < b ? a : b);
-          else return a < b ? a : b;
-      }
-      return b;
-    }
-  }
   // Mean of an integer sum rounds toward -inf (PyTorch's floor division).
   __device__ static C divide(C s, int64_t n) {
     if constexpr (std::is_same<T, bool>::value) {
@@ -251,7 +197,7 @@ void scatter_reduce_kernel(KernelCall& c) {
   const tsr_tensor_view_t& src = c.input(1);
   const tsr_tensor_view_t& out = c.output(0);
   const int dim = static_cast<int>(c.arg_int(1));
-  const Reduce red = parse_reduce(c.arg_str(4));
+  const Reduce red = kernels::parse_scatter_reduce(c.arg_str(4));
   const bool include_self = c.arg_bool(5);
   const int nd = index.ndim;
   TSR_CHECK(nd == out.ndim && nd == src.ndim && dim >= 0 && dim < nd && nd <= TSR_MAX_DIMS, TSR_INTERNAL, c.op_name(),

@@ -19,23 +19,21 @@
 
 #include "cublas_handles.hpp"
 #include "linalg_kernels.hpp"
+#include "tessera/kernels/linalg_checks.hpp"
 
 namespace tsr::cuda {
 namespace {
 
 constexpr uint32_t kF32F64 = TSR_DTYPE_BIT(TSR_F32) | TSR_DTYPE_BIT(TSR_F64);
 
-// Matrices in a [*, r, c] view.
-void batch_dims(const tsr_tensor_view_t& v, int64_t* batch, int64_t* r, int64_t* c) {
-  *r = v.sizes[v.ndim - 2];
-  *c = v.sizes[v.ndim - 1];
-  *batch = 1;
-  for (int32_t d = 0; d < v.ndim - 2; ++d) *batch *= v.sizes[d];
-}
+// Batch geometry, the int size check and the error messages are the CPU kernels'
+// (tessera/kernels/linalg_checks.hpp).
+using kernels::batch_dims;
+using kernels::fail_not_positive_definite;
+using kernels::fail_singular;
+using kernels::fail_solver_argument;
 
-void check_size(const KernelCall& c, int64_t n) {
-  if (n > (int64_t(1) << 30)) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": matrix size ", n, " exceeds cuSOLVER's int range");
-}
+void check_size(const KernelCall& c, int64_t n) { kernels::check_solver_size(c, n, "cuSOLVER"); }
 
 // The typed legacy cuSOLVER entry points.
 template <class T>
@@ -118,11 +116,6 @@ void getrf_batch(SolverCall& s, T* lu, int* piv, int* info, int64_t batch, int n
                        s.c.op_name(), s.dev);
 }
 
-void singular(const KernelCall& c, const char* what, int64_t b, int info) {
-  fail(TSR_INVALID_ARGUMENT, c.op_name(), ": the matrix", what, " at batch index ", b, " is singular (U[", info - 1, ", ",
-       info - 1, "] is exactly zero)");
-}
-
 template <class T>
 void inverse_impl(KernelCall& c) {
   const tsr_tensor_view_t& A = c.input(0);
@@ -147,8 +140,8 @@ void inverse_impl(KernelCall& c) {
                        c.op_name(), s.dev);
   const std::vector<int> inf = s.host_info(infop, batch);
   for (int64_t b = 0; b < batch; ++b) {
-    if (inf[size_t(b)] > 0) singular(c, "", b, inf[size_t(b)]);
-    if (inf[size_t(b)] < 0) fail(TSR_INTERNAL, c.op_name(), ": getrf argument ", -inf[size_t(b)], " invalid");
+    if (inf[size_t(b)] > 0) fail_singular(c, "", b, inf[size_t(b)]);
+    if (inf[size_t(b)] < 0) fail_solver_argument(c, "getrf", inf[size_t(b)]);
   }
 }
 
@@ -184,8 +177,8 @@ void solve_impl(KernelCall& c) {
   after_launch(c);
   const std::vector<int> inf = s.host_info(infop, batch);
   for (int64_t b = 0; b < batch; ++b) {
-    if (inf[size_t(b)] > 0) singular(c, " A", b, inf[size_t(b)]);
-    if (inf[size_t(b)] < 0) fail(TSR_INTERNAL, c.op_name(), ": getrf argument ", -inf[size_t(b)], " invalid");
+    if (inf[size_t(b)] > 0) fail_singular(c, " A", b, inf[size_t(b)]);
+    if (inf[size_t(b)] < 0) fail_solver_argument(c, "getrf", inf[size_t(b)]);
   }
 }
 
@@ -216,10 +209,8 @@ void cholesky_impl(KernelCall& c) {
   after_launch(c);
   const std::vector<int> inf = s.host_info(infop, batch);
   for (int64_t b = 0; b < batch; ++b) {
-    if (inf[size_t(b)] > 0)
-      fail(TSR_INVALID_ARGUMENT, c.op_name(), ": the matrix at batch index ", b,
-           " is not positive-definite (the leading minor of order ", inf[size_t(b)], " is not positive)");
-    if (inf[size_t(b)] < 0) fail(TSR_INTERNAL, c.op_name(), ": potrf argument ", -inf[size_t(b)], " invalid");
+    if (inf[size_t(b)] > 0) fail_not_positive_definite(c, b, inf[size_t(b)]);
+    if (inf[size_t(b)] < 0) fail_solver_argument(c, "potrf", inf[size_t(b)]);
   }
 }
 

@@ -2,8 +2,9 @@
 // propagating) and _nn_max_pool2d_backward on CUDA, with the CPU kernels' contracts
 // (backends/cpu/nn_pool.cpp): dense [N, C, H, W] input, dense outputs.
 //
-// Forward: one thread per output element, the CPU kernel's window walk (same tie and NaN
-// rules, so values and indices match it exactly).
+// Forward: one thread per output element, the CPU kernel's window walk (shared:
+// tessera/kernels/pool_geometry.hpp; same tie and NaN rules, so values and indices match it
+// exactly).
 // Backward: one thread per output gradient, atomicAdd into the input gradient — accumulated in
 // float for f16/bf16 (an f32 scratch, rounded once at the end, as the CPU kernel's float
 // accumulator) and in the output itself for f32/f64. With overlapping windows (stride <
@@ -13,23 +14,16 @@
 // CPU; any other index outside [0, H*W) is reported through the device's error record (the CPU
 // kernel skips it silently) and skipped.
 #include "index_common.cuh"
+#include "tessera/kernels/pool_geometry.hpp"
 
 namespace tsr::cuda {
 namespace {
 
 using idx::ErrorSink;
 
-struct PoolGeo {
-  int64_t H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
-};
-
-// args: self, kernel, stride, padding, dilation, output_hw
-PoolGeo pool_geo(const KernelCall& c, const int64_t* in_sizes) {
-  auto k = c.arg_ints(1), s = c.arg_ints(2), p = c.arg_ints(3), d = c.arg_ints(4), o = c.arg_ints(5);
-  TSR_CHECK(k.size() == 2 && s.size() == 2 && p.size() == 2 && d.size() == 2 && o.size() == 2, TSR_INTERNAL, c.op_name(),
-            ": expected 2-element pooling parameters");
-  return PoolGeo{in_sizes[2], in_sizes[3], o[0], o[1], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]};
-}
+// The geometry and the window walk are the CPU kernel's (tessera/kernels/pool_geometry.hpp).
+using kernels::pool_geo;
+using kernels::PoolGeo;
 
 template <class T>
 __global__ void max_pool_k(const T* __restrict__ x, T* __restrict__ y, int64_t* __restrict__ ind, int64_t total,
@@ -40,21 +34,8 @@ __global__ void max_pool_k(const T* __restrict__ x, T* __restrict__ y, int64_t* 
     const int64_t oh = (n / g.OW) % g.OH;
     const int64_t p = n / (g.OW * g.OH);
     const T* xp = x + p * g.H * g.W;
-    CT best = -std::numeric_limits<CT>::infinity();
-    int64_t bi = -1;
-    for (int64_t i = 0; i < g.kh; ++i) {
-      const int64_t ih = oh * g.sh - g.ph + i * g.dh;
-      if (ih < 0 || ih >= g.H) continue;
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const int64_t iw = ow * g.sw - g.pw + j * g.dw;
-        if (iw < 0 || iw >= g.W) continue;
-        const CT v = CT(xp[ih * g.W + iw]);
-        if (bi < 0 || v > best || (v != v && best == best)) {
-          best = v;
-          bi = ih * g.W + iw;
-        }
-      }
-    }
+    CT best;
+    const int64_t bi = kernels::max_pool_window(xp, g, oh, ow, &best);
     y[n] = static_cast<T>(best);
     ind[n] = bi;
   }
