@@ -7,6 +7,8 @@
 //   softmax f32 bandwidth    tsr::softmax [16384, 4096] dim 1 cudaMemcpyAsync D2D, same    >= 90%
 //   GEMM bf16 8192^3         tsr::mm                          best of cublasLtMatmul and   >= 95%
 //   GEMM f32/TF32 8192^3     tsr::mm (MATMUL_ALLOW_TF32 on)   cublasGemmEx, same settings  >= 95%
+//   linear+bias bf16         tsr linear (cuBLASLt bias        mm then add (the unfused     >= 100%
+//                            epilogue)                        composite), same run
 //   launch cost              tsr::add of 256 floats, host     -                            <= 4 us
 //                            time per call (dispatch, output
 //                            allocation, kernel launch)
@@ -220,6 +222,24 @@ void bench_gemm(const Ctx& c, tsr_dtype_t dt) {
   g_rows.push_back({std::string("GEMM ") + (dt == TSR_BF16 ? "bf16" : "f32/TF32") + " " + std::to_string(n) + "^3",
                     fmt("%.0f TFLOP/s", flops / (t * 1e-3) / 1e12), fmt("%.0f TFLOP/s", flops / (t_base * 1e-3) / 1e12),
                     fmt("%.1f%%", 100 * r), ">= 95%", r >= 0.95 ? "ok" : "BELOW"});
+}
+
+// linear with a bias, bf16 [16384, 1024] x [4096, 1024]^T: one GEMM with cuBLASLt's bias
+// epilogue vs the same product through mm then a broadcast add (what the composite did).
+void bench_linear(const Ctx& c) {
+  const int64_t M = g_quick ? 4096 : 16384, K = 1024, N = 4096;
+  tsr::Tensor x = tsr::randn({M, K}).to(c.dev, TSR_BF16), w = tsr::randn({N, K}).to(c.dev, TSR_BF16);
+  tsr::Tensor b = tsr::randn({N}).to(c.dev, TSR_BF16);
+  static const tsr::Op linear("linear");
+  const double t = time_ms(c.stream, [&] { (void)tsr::call(linear, {x, w, b}); });
+  const double t_base = time_ms(c.stream, [&] { (void)(tsr::matmul(x, w.t()) + b); });
+  const double flops = 2.0 * double(M) * double(N) * double(K);
+  const double r = t_base / t;
+  g_rows.push_back({"linear+bias bf16 " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N) +
+                        " (bias epilogue)",
+                    fmt("%.0f TFLOP/s", flops / (t * 1e-3) / 1e12),
+                    fmt("%.0f TFLOP/s (mm + add)", flops / (t_base * 1e-3) / 1e12), fmt("%.1f%%", 100 * r), ">= 100%",
+                    r >= 1.0 ? "ok" : "BELOW"});
 }
 
 void bench_launch(const Ctx& c) {
@@ -443,6 +463,7 @@ int main(int argc, char** argv) {
         {"softmax", [&] { bench_softmax(c); }},
         {"GEMM bf16", [&] { bench_gemm(c, TSR_BF16); }},
         {"GEMM f32/TF32", [&] { bench_gemm(c, TSR_F32); }},
+        {"linear+bias", [&] { bench_linear(c); }},
         {"launch cost", [&] { bench_launch(c); }},
         {"alloc+free", [&] { bench_alloc(c); }},
         {"GPT graph vs eager", [&] { bench_graph(c); }},

@@ -356,6 +356,29 @@ int main(int argc, char** argv) {
 #endif
     }
 
+    // ---- linear with a bias: the fused GEMM (bias rows + beta = 1) vs matmul then add ----------
+    // A narrow layer (K = 256), where the separate add's pass over the output is a visible share.
+    {
+      const int64_t M = quick ? 2048 : 8192, K = 256, N = 1024;
+      const double flops = 2.0 * M * N * K;
+      tsr::Tensor x = tsr::randn({M, K}), w = tsr::randn({N, K}), b = tsr::randn({N});
+      static const tsr::Op linear_op("linear");
+      tsr::Tensor y = tsr::call(linear_op, {x, w, b}), y2 = tsr::matmul(x, w.t()) + b;  // warm-up
+      std::vector<double> tf, tu;
+      for (int r = 0; r < reps; ++r) {  // interleaved
+        auto t0 = Clock::now();
+        y = tsr::call(linear_op, {x, w, b});
+        tf.push_back(seconds_since(t0));
+        t0 = Clock::now();
+        y2 = tsr::matmul(x, w.t()) + b;
+        tu.push_back(seconds_since(t0));
+      }
+      const std::string shape = std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N);
+      const double gf = flops / median(tf) / 1e9, gu = flops / median(tu) / 1e9;
+      add_row({"gemm", "matmul + add f32 " + shape, gu, "GFLOP/s", "", 0, "", -1});
+      add_row({"gemm", "linear (fused bias) f32 " + shape, gf, "GFLOP/s", "matmul + add", gf / gu, "", -1});
+    }
+
     // ---- startup -------------------------------------------------------------------------------
     {
       const std::string self = self_exe();

@@ -183,26 +183,12 @@ void gather_kernel(KernelCall& c) {
   });
 }
 
-// The reduce argument, identities and combine steps are shared with the CUDA backend
-// (tessera/kernels/scatter_reduce.hpp).
+// The reduce argument, identities, combine steps and the mean's division are shared with the CUDA
+// backend (tessera/kernels/scatter_reduce.hpp).
 using Reduce = kernels::ScatterReduce;
 
 template <class T>
-struct ScatterMath : kernels::ScatterReduceMath<T> {
-  using C = compute_t<T>;
-  // Mean of an integer sum rounds toward -inf (as PyTorch's floor division).
-  static C divide(C s, int64_t n) {
-    if constexpr (std::is_same<T, bool>::value) {
-      return s;
-    } else if constexpr (std::is_integral<C>::value) {
-      C q = static_cast<C>(s / static_cast<C>(n));
-      if ((s % static_cast<C>(n)) != 0 && ((s < 0) != (n < 0))) q = static_cast<C>(q - 1);
-      return q;
-    } else {
-      return s / static_cast<C>(n);
-    }
-  }
-};
+using ScatterMath = kernels::ScatterReduceMath<T>;
 
 // scatter_reduce (also runs scatter with reduce "assign" and scatter_add with "sum"):
 // index and src strided [O, K, I] (src has the index's shape; stride 0 for expanded operands);

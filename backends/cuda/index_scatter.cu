@@ -33,29 +33,11 @@ using idx::ErrorSink;
 using idx::Geo;
 
 // The reduce argument, identities and combine steps are the CPU kernel's
-// (tessera/kernels/scatter_reduce.hpp); the mean's division is below.
+// (tessera/kernels/scatter_reduce.hpp), the mean's division too.
 using Reduce = kernels::ScatterReduce;
 
 template <class T>
-struct Math : kernels::ScatterReduceMath<T> {
-  using C = compute_t<T>;
-  // Mean of an integer sum rounds toward -inf (PyTorch's floor division).
-  __device__ static C divide(C s, int64_t n) {
-    if constexpr (std::is_same<T, bool>::value) {
-      return s;
-    } else if constexpr (std::is_integral<C>::value) {
-      // As the CPU kernel: the count converted to C (a wrapped divisor of 0 leaves the sum).
-      const C d = static_cast<C>(n);
-      if (d == C(0)) return s;
-      C q = static_cast<C>(s / d);
-      if constexpr (std::is_signed<C>::value)
-        if ((s % d) != 0 && ((s < 0) != (n < 0))) q = static_cast<C>(q - 1);
-      return q;
-    } else {
-      return s / static_cast<C>(n);
-    }
-  }
-};
+using Math = kernels::ScatterReduceMath<T>;
 
 // Applies one update of reduction R to *p.
 template <Reduce R, class T>

@@ -397,4 +397,57 @@ TEST_F(CudaMatmul, Conv2dForwardBackwardAgainstCpu) {
   if (prec) api->precision_set(rt_, TSR_PRECISION_CONV_ALLOW_TF32, prev);
 }
 
+// linear with a bias runs the fused _nn_linear (one cuBLASLt GEMM with EPILOGUE_BIAS, or bias rows
+// + beta = 1 where Lt has no algorithm): values and gradients against float64 on the CPU, for odd
+// and empty shapes, a misaligned bias (an offset view), a transposed weight, and a batch of
+// leading dims; the graph records the fused op.
+TEST_F(CudaMatmul, LinearWithBiasEpilogueAgainstFloat64) {
+  struct Case {
+    std::vector<int64_t> x;
+    int64_t n;
+  };
+  const Case cases[] = {{{7, 13}, 5}, {{64, 64}, 64}, {{2, 3, 33}, 17}, {{1, 1}, 1},
+                        {{300, 1}, 513}, {{0, 8}, 4}, {{5, 0}, 3}, {{4, 6}, 0}};
+  for (tsr_dtype_t dt : kFloatTypes) {
+    for (const Case& cs : cases) {
+      const int64_t K = cs.x.back();
+      Tensor x = rnd(cs.x, dt), w = rnd({cs.n, K}, dt);
+      Tensor bias_base = rnd({cs.n + 1}, dt);
+      for (bool offset_bias : {false, true}) {
+        // An offset of one element misaligns the bias for the epilogue's vector loads.
+        Tensor b = offset_bias ? bias_base.narrow(0, 1, cs.n) : bias_base.narrow(0, 0, cs.n);
+        Tensor gx = cuda(x), gw = cuda(w), gb = same_layout_on(b, dev_);  // keeps the offset
+        Tensor y = tsr::linear(gx, gw, gb);
+        ASSERT_EQ(y.device(), dev_);
+        Tensor y64 = tsr::linear(x.to(TSR_F64), w.to(TSR_F64), b.to(TSR_F64));
+        ASSERT_EQ(y.sizes(), y64.sizes());
+        EXPECT_LE(rel_err(y, y64), tol(dt, K) + (dt == TSR_BF16 || dt == TSR_F16 ? 1e-2 : 0))
+            << "linear " << tsr::dtype_name(dt) << " x " << tsr::describe(x) << " offset bias " << offset_bias;
+      }
+    }
+  }
+  // A weight stored transposed ([K, N] parameter used as w.t()), and gradients.
+  for (tsr_dtype_t dt : {TSR_F32, TSR_F64}) {
+    Tensor x = rnd({9, 24}, dt), wt = rnd({24, 10}, dt), b = rnd({10}, dt);
+    Tensor gx = cuda(x), gwt = cuda(wt), gb = cuda(b);
+    gx.requires_grad_(true);
+    gwt.requires_grad_(true);
+    gb.requires_grad_(true);
+    Tensor y = tsr::linear(gx, gwt.t(), gb);
+    EXPECT_STREQ(y.grad_fn_name(), "Linear_biasBackward");
+    Tensor x64 = x.to(TSR_F64), wt64 = wt.to(TSR_F64), b64 = b.to(TSR_F64);
+    x64.requires_grad_(true);
+    wt64.requires_grad_(true);
+    b64.requires_grad_(true);
+    Tensor y64 = tsr::linear(x64, wt64.t(), b64);
+    EXPECT_LE(rel_err(y, y64), tol(dt, 24));
+    Tensor g = tsr::randn({9, 10}, TSR_F64);
+    tsr::sum(tsr::mul(y, cuda(g.to(dt)))).backward();
+    tsr::sum(tsr::mul(y64, g)).backward();
+    EXPECT_LE(rel_err(gx.grad(), x64.grad()), tol(dt, 10)) << "dx";
+    EXPECT_LE(rel_err(gwt.grad(), wt64.grad()), tol(dt, 9)) << "dw";
+    EXPECT_LE(rel_err(gb.grad(), b64.grad()), tol(dt, 9)) << "db";
+  }
+}
+
 }  // namespace

@@ -271,6 +271,26 @@ TEST(IndexOps, ScatterAddValueAndInplace) {
   EXPECT_EQ(values(r1), values(r2));
 }
 
+// reduce='mean' in int8/uint8 counts in the dtype, as PyTorch's count tensor: 256 updates of one
+// element wrap the count to 0, which leaves the (wrapped) sum, where a division by zero used to
+// kill the process; 257 values (include_self) divide by 1.
+TEST(IndexOps, ScatterReduceMeanCountWrapsInSmallIntegers) {
+  for (tsr_dtype_t dt : {TSR_I8, TSR_U8}) {
+    Tensor src = randint({256}, 60, 0, 5, dt), idx = zeros({256}, TSR_I64);
+    int64_t sum = 0;
+    for (double v : values(src)) sum += int64_t(v);
+    const double wrapped = dt == TSR_I8 ? double(int8_t(uint8_t(sum & 0xff))) : double(sum & 0xff);
+    Tensor self = from_vector<int64_t>({3, 7}, {2}).to(dt);
+    EXPECT_EQ(values(scatter_reduce(self, 0, idx, src, "mean", false)), (std::vector<double>{wrapped, 7}))
+        << dtype_name(dt);
+    const int64_t with_self = sum + 3;
+    const double wrapped_self =
+        dt == TSR_I8 ? double(int8_t(uint8_t(with_self & 0xff))) : double(with_self & 0xff);
+    EXPECT_EQ(values(scatter_reduce(self, 0, idx, src, "mean", true)), (std::vector<double>{wrapped_self, 7}))
+        << dtype_name(dt);
+  }
+}
+
 TEST(IndexOps, ScatterErrorsLeaveSelfUntouched) {
   Tensor x = randu({3, 4}, 50);
   std::vector<double> before = values(x);

@@ -71,6 +71,24 @@ struct ScatterReduceMath {
       return b;
     }
   }
+  // The mean's division of the sum by the number of values n (updates, +1 with include_self).
+  // Integers floor-divide (PyTorch's floor division) by the count converted to C, as PyTorch's
+  // count tensor of self's dtype: in int8 256 updates wrap to 0, and a divisor of 0 leaves the
+  // sum (PyTorch replaces a zero count by 1) instead of trapping.
+  TSR_HOST_DEVICE static C divide(C s, int64_t n) {
+    if constexpr (std::is_same<T, bool>::value) {
+      return s;
+    } else if constexpr (std::is_integral<C>::value) {
+      const C d = static_cast<C>(n);
+      if (d == C(0)) return s;
+      C q = static_cast<C>(s / d);
+      if constexpr (std::is_signed<C>::value)
+        if ((s % d) != 0 && ((s < 0) != (d < 0))) q = static_cast<C>(q - 1);
+      return q;
+    } else {
+      return s / static_cast<C>(n);
+    }
+  }
 };
 
 }  // namespace tsr::kernels
