@@ -7,7 +7,7 @@ if(TARGET tessera_train)
     CUDA::cublas)
   target_compile_options(tessera_cuda_bench PRIVATE -Wall -Wextra $<$<NOT:$<CONFIG:Debug>>:-O3>)
   # The plugins it measures are loaded at run time: build them with it.
-  foreach(p IN ITEMS tessera_cpu tessera_cuda)
+  foreach(p IN ITEMS tessera_cpu tessera_cuda tessera_cuda_backend)
     if(TARGET ${p})
       add_dependencies(tessera_cuda_bench ${p})
     endif()

@@ -73,7 +73,7 @@ if ! step "configure" 120 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TY
   printf '%s\n' "${summary[@]}"
   exit 1
 fi
-targets=(tessera tessera_cpu tessera_cuda tessera_cli tessera_cuda_bench)
+targets=(tessera tessera_cpu tessera_cuda tessera_cuda_backend tessera_cli tessera_cuda_bench)
 # Every target under tests/cuda (the directory's phony "all" target), when the suite is wired.
 if ninja -C "$build" -t targets all 2>/dev/null | grep -q '^tests/cuda/all:'; then
   targets+=(tests/cuda/all)

@@ -1,4 +1,4 @@
-// The "cuda" device type: score (driver and device present?), copies, device/stream/event
+// The "cuda" device type: copies, device/stream/event
 // callbacks of kernel.h 1.2, properties and descriptions; registration of everything the
 // runtime side offers (allocators, pinned host memory, graphs). Kernels are registered by
 // their own files (TSR_CUDA_KERNELS).
@@ -18,11 +18,6 @@
 
 namespace tsr::cuda {
 namespace {
-
-std::string version_text(int v) {
-  if (v <= 0) return "not installed";
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
 
 RuntimeState* rs(void* self) { return static_cast<RuntimeState*>(self); }
 
@@ -277,25 +272,6 @@ tsr_status_t cuda_event_elapsed_ms(void* self, tsr_device_t device, tsr_event_t*
 }  // namespace
 
 // ---- plugin hooks -----------------------------------------------------------------------------------
-
-int32_t score(const tsr_api_t*, std::string& reason) {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) (void)cudaGetLastError();
-  if (err != cudaSuccess || count <= 0) {
-    int driver = 0, runtime = 0;
-    (void)cudaDriverGetVersion(&driver);
-    (void)cudaRuntimeGetVersion(&runtime);
-    (void)cudaGetLastError();
-    reason = "no usable CUDA device: cudaGetDeviceCount: ";
-    reason += err != cudaSuccess ? str_cat(cudaGetErrorString(err), " (", cudaGetErrorName(err), ")")
-                                 : std::string("0 devices");
-    reason += " (driver " + version_text(driver) + ", CUDA runtime " + version_text(runtime) + ")";
-    return 0;
-  }
-  reason.clear();
-  return 100;
-}
 
 int32_t register_device(Registrar& r, void* state_ptr) {
   auto* state = static_cast<RuntimeState*>(state_ptr);

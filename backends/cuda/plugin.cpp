@@ -1,10 +1,14 @@
-// The CUDA backend's plugin entry: score (driver and device present?), init (device type,
-// allocators, extensions, then every kernel family), shutdown.
+// The CUDA backend library's plugin entry: score (driver and device present?), init (device type,
+// allocators, extensions, then every kernel family), shutdown. The loader does not load this
+// library itself: it loads the thin shell (shell/plugin_shell.cpp), which scores the machine with
+// the CUDA runtime alone and loads this library, with cuBLAS, cuBLASLt, cuSOLVER and cuDNN, only
+// when there is a device to use.
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "device_internal.hpp"
+#include "probe.hpp"
 
 #ifndef TSR_CUDA_PLUGIN_VERSION
 #define TSR_CUDA_PLUGIN_VERSION "0.0.0"
@@ -25,7 +29,6 @@ void register_kernel_families(Registrar& r, int32_t device_type) {
 }
 
 // device.cpp
-int32_t score(const tsr_api_t* api, std::string& reason);
 void shutdown(const tsr_api_t* api, void* state);
 
 }  // namespace tsr::cuda

@@ -3,10 +3,12 @@
 // Tests that need a GPU skip with the reason when the runtime has no cuda device; the loading
 // tests run everywhere (without a GPU they check the refusal and its reason).
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -186,6 +188,46 @@ TEST(CudaLoading, WithoutGpuTheCpuStillWorks) {
   tsr::Tensor a = tsr::from_vector<float>({1.5f, -2.0f, 3.0f}, {3});
   std::vector<float> r = (a + a).to_vector<float>();
   EXPECT_EQ(r, (std::vector<float>{3.0f, -4.0f, 6.0f}));
+}
+
+// The plugin the loader scores is a shell linked against the CUDA runtime only: a process on a
+// machine without a GPU must not pay for loading cuBLAS, cuBLASLt, cuSOLVER or cuDNN (160 ms).
+TEST(CudaLoading, WithoutGpuNoCudaLibraryIsLoaded) {
+  tsr_plugin_record_t r{};
+  ASSERT_TRUE(find_plugin(tsr::runtime(), "cuda", &r));
+  if (r.loaded) GTEST_SKIP() << "a CUDA device is present: the backend library is loaded, as it should be";
+  std::FILE* f = std::fopen("/proc/self/maps", "r");
+  ASSERT_NE(f, nullptr);
+  std::string maps;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) maps.append(buf, n);
+  std::fclose(f);
+  for (const char* lib : {"libcublas", "libcublasLt", "libcusolver", "libcudnn", "tessera_cuda_backend"})
+    EXPECT_EQ(maps.find(lib), std::string::npos) << lib << " is mapped into a process without a usable GPU";
+}
+
+// The backend library the shell loads lies in cuda/ beside the plugin (outside the directory the
+// loader scans), exports a "cuda" plugin table for this ABI, and scores the machine as the shell.
+TEST(CudaLoading, BackendLibraryIsBesideTheShell) {
+  tsr_plugin_record_t r{};
+  ASSERT_TRUE(find_plugin(tsr::runtime(), "cuda", &r));
+  std::string path = r.path;
+  path = path.substr(0, path.rfind('/')) + "/cuda/tessera_cuda_backend.so";
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << path << ": " << dlerror();
+  auto query = reinterpret_cast<tsr_plugin_query_fn_t>(dlsym(h, TSR_PLUGIN_QUERY_SYMBOL));
+  ASSERT_NE(query, nullptr);
+  const tsr_plugin_t* p = query(TSR_ABI_VERSION);
+  ASSERT_NE(p, nullptr);
+  EXPECT_STREQ(p->name, "cuda");
+  EXPECT_EQ(p->abi_version, uint32_t(TSR_ABI_VERSION));
+  ASSERT_NE(p->init, nullptr);
+  ASSERT_NE(p->score, nullptr);
+  char reason[512] = "";
+  const int32_t score = p->score(A(), reason, sizeof reason);
+  EXPECT_EQ(score, r.score);
+  if (!r.loaded) EXPECT_EQ(std::string("scored 0: ") + reason, std::string(r.reason));
+  // Left loaded: CUDA libraries dislike dlclose.
 }
 
 TEST(CudaLoading, PluginRecordSurvivesSecondRuntime) {
