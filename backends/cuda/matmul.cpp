@@ -252,7 +252,9 @@ void run_gemm(const KernelCall& c, const Gemm& g, cudaStream_t stream, int dev) 
   key.sa = g.batch > 1 ? g.sa : 0, key.sb = g.batch > 1 ? g.sb : 0, key.sc = g.batch > 1 ? g.sd : 0;
   key.align_a = alignment_of(g.a), key.align_b = alignment_of(g.b), key.align_c = alignment_of(g.d);
   const cublasLtEpilogue_t epilogue = g.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-  key.epilogue = uint32_t(epilogue);
+  // The heuristic reads the bias pointer's alignment (cublasLt.h), so the cached answer depends
+  // on it too.
+  key.epilogue = uint32_t(epilogue) | (g.bias ? alignment_of(g.bias) << 16 : 0u);
 
   LtDesc desc;
   TSR_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc.d, g.t.compute, g.t.scale), op, dev);
