@@ -68,8 +68,9 @@ inline const Op& op_named(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Op>> ops;
   auto it = ops.find(name);
   if (it == ops.end()) {
-    auto* stored = new std::string(name);  // Op keeps the char*; lives as long as the map
-    it = ops.emplace(name, std::make_unique<Op>(stored->c_str())).first;
+    // Op keeps the char*: point it at the map's own key (map nodes never move).
+    it = ops.emplace(name, nullptr).first;
+    it->second = std::make_unique<Op>(it->first.c_str());
   }
   return *it->second;
 }
