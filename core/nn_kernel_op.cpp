@@ -56,19 +56,13 @@ tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape) {
 }
 
 bool has_device_kernel(const tsr::Op& op, const tsr::Tensor& t, tsr_dtype_t dtype) {
-  const tsr_api_t* a = tsr::api();
-  tsr_op_t* h = op.get(a->tensor_runtime(t.get()));
-  const int32_t type = a->tensor_device(t.get()).type;
-  const size_t n = a->op_kernel_count(h);
-  for (size_t i = 0; i < n; ++i) {
-    tsr_kernel_info_t info{};
-    info.struct_size = sizeof(info);
-    if (tsr_status_t st = a->op_kernel_info(h, i, &info)) {
-      a->status_free(st);
-      continue;
-    }
-    if (info.device_type == type && (info.dtype_mask & TSR_DTYPE_BIT(dtype))) return true;
-  }
+  const core::Tensor* ct = t.get();
+  const tsr_op_t* h = op.get(ct->runtime);
+  const KernelTable* table = h->kernels.load();
+  const int32_t type = ct->device.type;
+  if (!table || type < 0 || type >= kMaxDeviceTypes) return false;
+  for (const KernelRec& k : table->by_type[type])
+    if (k.def.dtype_mask & TSR_DTYPE_BIT(dtype)) return true;
   return false;
 }
 

@@ -28,12 +28,6 @@ std::vector<double> ref_linear(const Tensor& x, const Tensor& w, const Tensor& b
   return e;
 }
 
-std::string shape_text(const Shape& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
-
 Shape out_shape(const Tensor& x, int64_t n) {
   Shape s = x.sizes();
   s.back() = n;
@@ -57,7 +51,7 @@ TEST(LinearFused, MatchesFloat64AndTheCompositeForEveryFloatingDtype) {
       const int64_t K = c.x.back();
       Tensor x = randu(c.x, ++seed, -2, 2, dt), w = randu({c.n, K}, ++seed, -2, 2, dt),
              b = randu({c.n}, ++seed, -2, 2, dt);
-      const std::string what = std::string(dtype_name(dt)) + " x" + shape_text(c.x) + " n=" + std::to_string(c.n);
+      const std::string what = std::string(dtype_name(dt)) + " x " + describe(x) + " n=" + std::to_string(c.n);
       Tensor y = linear(x, w, b);
       EXPECT_EQ(y.dtype(), dt) << what;
       // float16/bfloat16: the fused GEMM rounds once, the reference is exact: the output's ulp
