@@ -114,7 +114,8 @@ double memcpy_ms(const Ctx& c, size_t bytes) {
   cuda_ok(cudaMalloc(&src, bytes), "cudaMalloc");
   cuda_ok(cudaMalloc(&dst, bytes), "cudaMalloc");
   cuda_ok(cudaMemsetAsync(src, 1, bytes, c.stream), "cudaMemset");
-  double ms = time_ms(c.stream, [&] { cuda_ok(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c.stream), "memcpy"); });
+  double ms = time_ms(c.stream,
+                      [&] { cuda_ok(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c.stream), "memcpy"); });
   cudaFree(src);
   cudaFree(dst);
   return ms;
@@ -177,8 +178,9 @@ double direct_gemm_ms(const Ctx& c, cudaDataType_t dt, cublasComputeType_t compu
   if (count == 0) throw std::runtime_error("cublasLt heuristic found no algorithm");
   const float one = 1, zero = 0;
   const double t_lt = time_ms(c.stream, [&] {
-    blas_ok(cublasLtMatmul(lt, desc, &one, a, la, b, lb, &zero, d, ld, d, ld, &res.algo, ws, res.workspaceSize, c.stream),
-            "cublasLtMatmul");
+    blas_ok(
+        cublasLtMatmul(lt, desc, &one, a, la, b, lb, &zero, d, ld, d, ld, &res.algo, ws, res.workspaceSize, c.stream),
+        "cublasLtMatmul");
   });
   cublasHandle_t h;
   blas_ok(cublasCreate(&h), "cublasCreate");
@@ -212,10 +214,9 @@ void bench_gemm(const Ctx& c, tsr_dtype_t dt) {
   tsr::Tensor out = tsr::empty({n, n}, dt, c.dev);
   static const tsr::Op mm("mm");
   const double t = time_ms(c.stream, [&] { tsr::call_out(mm, out, {a, b}); });
-  const double t_base =
-      direct_gemm_ms(c, dt == TSR_BF16 ? CUDA_R_16BF : CUDA_R_32F,
-                     dt == TSR_BF16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32, n, a.data_ptr(), b.data_ptr(),
-                     out.data_ptr());
+  const double t_base = direct_gemm_ms(c, dt == TSR_BF16 ? CUDA_R_16BF : CUDA_R_32F,
+                                       dt == TSR_BF16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32, n,
+                                       a.data_ptr(), b.data_ptr(), out.data_ptr());
   if (dt == TSR_F32) tsr::check(api->precision_set(c.rt, TSR_PRECISION_MATMUL_ALLOW_TF32, prev_tf32));
   const double flops = 2.0 * double(n) * double(n) * double(n);
   const double r = t_base / t;
@@ -235,11 +236,10 @@ void bench_linear(const Ctx& c) {
   const double t_base = time_ms(c.stream, [&] { (void)(tsr::matmul(x, w.t()) + b); });
   const double flops = 2.0 * double(M) * double(N) * double(K);
   const double r = t_base / t;
-  g_rows.push_back({"linear+bias bf16 " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N) +
-                        " (bias epilogue)",
-                    fmt("%.0f TFLOP/s", flops / (t * 1e-3) / 1e12),
-                    fmt("%.0f TFLOP/s (mm + add)", flops / (t_base * 1e-3) / 1e12), fmt("%.1f%%", 100 * r), ">= 100%",
-                    r >= 1.0 ? "ok" : "BELOW"});
+  g_rows.push_back(
+      {"linear+bias bf16 " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N) + " (bias epilogue)",
+       fmt("%.0f TFLOP/s", flops / (t * 1e-3) / 1e12), fmt("%.0f TFLOP/s (mm + add)", flops / (t_base * 1e-3) / 1e12),
+       fmt("%.1f%%", 100 * r), ">= 100%", r >= 1.0 ? "ok" : "BELOW"});
 }
 
 void bench_launch(const Ctx& c) {
@@ -435,8 +435,10 @@ std::string no_device_reason(tsr_runtime_t* rt) {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(1, std::atoi(argv[++i]));
-    else if (!std::strcmp(argv[i], "--quick")) g_quick = true;
+    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+      g_reps = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--quick"))
+      g_quick = true;
     else {
       std::fprintf(stderr, "usage: tessera_cuda_bench [--reps N] [--quick]\n");
       return 2;

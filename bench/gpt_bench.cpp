@@ -51,8 +51,8 @@ struct Options {
   std::vector<int> threads{1, 2};
   int warmup = 3, steps = 5, windows = 5;
   bool json = false;
-  bool cpu_clock = false;  // --clock cpu: process CPU time instead of wall time
-  bool use_min = false;    // --stat min: the fastest window instead of the median
+  bool cpu_clock = false;                     // --clock cpu: process CPU time instead of wall time
+  bool use_min = false;                       // --stat min: the fastest window instead of the median
   bool run_tessera = true, run_torch = true;  // --only tessera|libtorch (for profiling one side)
   gpt_bench::Config cfg = gpt_bench::default_config();
 };
@@ -121,24 +121,35 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--threads") o.threads = parse_list(next());
-    else if (a == "--warmup") o.warmup = std::atoi(next());
-    else if (a == "--steps") o.steps = std::atoi(next());
-    else if (a == "--windows") o.windows = std::atoi(next());
-    else if (a == "--batch") o.cfg.batch = std::atoi(next());
-    else if (a == "--layers") o.cfg.n_layer = std::atoi(next());
-    else if (a == "--embd") o.cfg.n_embd = std::atoi(next());
-    else if (a == "--heads") o.cfg.n_head = std::atoi(next());
-    else if (a == "--digits") o.cfg.digits = std::atoi(next());
-    else if (a == "--json") o.json = true;
-    else if (a == "--clock") o.cpu_clock = std::string(next()) == "cpu";
-    else if (a == "--stat") o.use_min = std::string(next()) == "min";
+    if (a == "--threads")
+      o.threads = parse_list(next());
+    else if (a == "--warmup")
+      o.warmup = std::atoi(next());
+    else if (a == "--steps")
+      o.steps = std::atoi(next());
+    else if (a == "--windows")
+      o.windows = std::atoi(next());
+    else if (a == "--batch")
+      o.cfg.batch = std::atoi(next());
+    else if (a == "--layers")
+      o.cfg.n_layer = std::atoi(next());
+    else if (a == "--embd")
+      o.cfg.n_embd = std::atoi(next());
+    else if (a == "--heads")
+      o.cfg.n_head = std::atoi(next());
+    else if (a == "--digits")
+      o.cfg.digits = std::atoi(next());
+    else if (a == "--json")
+      o.json = true;
+    else if (a == "--clock")
+      o.cpu_clock = std::string(next()) == "cpu";
+    else if (a == "--stat")
+      o.use_min = std::string(next()) == "min";
     else if (a == "--only") {
       std::string w = next();
       o.run_tessera = w == "tessera";
       o.run_torch = w == "libtorch";
-    }
-    else {
+    } else {
       std::fprintf(stderr,
                    "usage: tessera_gpt_bench [--threads 1,2] [--warmup N] [--steps N] [--windows N] [--batch N]\n"
                    "                         [--layers N] [--embd N] [--heads N] [--digits N] [--json]\n"
@@ -148,7 +159,8 @@ int main(int argc, char** argv) {
     }
   }
   if (o.threads.empty() || o.steps < 1 || o.windows < 1 || o.cfg.n_embd % o.cfg.n_head != 0) {
-    std::fprintf(stderr, "tessera_gpt_bench: bad options (threads list empty, steps/windows < 1, or embd %% heads != 0)\n");
+    std::fprintf(stderr,
+                 "tessera_gpt_bench: bad options (threads list empty, steps/windows < 1, or embd %% heads != 0)\n");
     return 2;
   }
   const gpt_bench::Config& c = o.cfg;
@@ -184,7 +196,9 @@ int main(int argc, char** argv) {
       }
 #endif
       time_interleaved(sides, o);
-      auto stat = [&](const std::vector<double>& w) { return o.use_min ? *std::min_element(w.begin(), w.end()) : median(w); };
+      auto stat = [&](const std::vector<double>& w) {
+        return o.use_min ? *std::min_element(w.begin(), w.end()) : median(w);
+      };
       if (o.run_tessera) r.tessera_s = stat(ts.window_s), r.tessera_loss0 = ts.loss0, r.tessera_loss_end = ts.loss_end;
       if (!ls.window_s.empty()) r.torch_s = stat(ls.window_s), r.torch_loss0 = ls.loss0, r.torch_loss_end = ls.loss_end;
       rows.push_back(r);
@@ -195,24 +209,26 @@ int main(int argc, char** argv) {
   }
 
   if (o.json) {
-    std::printf("{\"config\": \"%s\", \"tokens_per_step\": %.0f, \"rows\": [\n", gpt_bench::describe(c).c_str(), tokens);
+    std::printf("{\"config\": \"%s\", \"tokens_per_step\": %.0f, \"rows\": [\n", gpt_bench::describe(c).c_str(),
+                tokens);
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
-      std::printf("  {\"threads\": %d, \"tessera_ms\": %.4f, \"libtorch_ms\": %.4f, \"tessera_tok_s\": %.1f, "
-                  "\"libtorch_tok_s\": %.1f, \"tessera_loss0\": %.6f, \"libtorch_loss0\": %.6f, "
-                  "\"tessera_loss_end\": %.6f, \"libtorch_loss_end\": %.6f}%s\n",
-                  r.threads, 1e3 * r.tessera_s, 1e3 * r.torch_s, tokens / r.tessera_s,
-                  r.torch_s > 0 ? tokens / r.torch_s : -1.0, r.tessera_loss0, r.torch_loss0, r.tessera_loss_end,
-                  r.torch_loss_end,
-                  i + 1 < rows.size() ? "," : "");
+      std::printf(
+          "  {\"threads\": %d, \"tessera_ms\": %.4f, \"libtorch_ms\": %.4f, \"tessera_tok_s\": %.1f, "
+          "\"libtorch_tok_s\": %.1f, \"tessera_loss0\": %.6f, \"libtorch_loss0\": %.6f, "
+          "\"tessera_loss_end\": %.6f, \"libtorch_loss_end\": %.6f}%s\n",
+          r.threads, 1e3 * r.tessera_s, 1e3 * r.torch_s, tokens / r.tessera_s,
+          r.torch_s > 0 ? tokens / r.torch_s : -1.0, r.tessera_loss0, r.torch_loss0, r.tessera_loss_end,
+          r.torch_loss_end, i + 1 < rows.size() ? "," : "");
     }
     std::printf("]}\n");
     return 0;
   }
   std::printf("tessera_gpt_bench: %s\n", gpt_bench::describe(c).c_str());
-  std::printf("train step = forward + cross entropy + backward + clip_grad_norm + AdamW; %s of %d windows "
-              "of %d steps after %d warmup (%s time)\n",
-              o.use_min ? "fastest" : "median", o.windows, o.steps, o.warmup, o.cpu_clock ? "process CPU" : "wall");
+  std::printf(
+      "train step = forward + cross entropy + backward + clip_grad_norm + AdamW; %s of %d windows "
+      "of %d steps after %d warmup (%s time)\n",
+      o.use_min ? "fastest" : "median", o.windows, o.steps, o.warmup, o.cpu_clock ? "process CPU" : "wall");
   std::printf("%7s %12s %12s %14s %14s %8s   %s\n", "threads", "tessera ms", "libtorch ms", "tessera tok/s",
               "libtorch tok/s", "ratio", "loss first, last (tessera / libtorch)");
   for (const Row& r : rows) {

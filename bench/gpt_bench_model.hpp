@@ -26,10 +26,10 @@ struct Config {
 };
 inline Config default_config() { return Config{}; }
 inline std::string describe(const Config& c) {
-  return "tessera train's GPT: addition " + std::to_string(c.digits) + " digits (vocab " + std::to_string(c.vocab_size) +
-         ", " + std::to_string(c.block_size) + " positions), " + std::to_string(c.n_layer) + " layers x " +
-         std::to_string(c.n_head) + " heads x " + std::to_string(c.n_embd) + ", batch " + std::to_string(c.batch) + " (" +
-         std::to_string(c.batch * c.block_size) + " tokens/step)";
+  return "tessera train's GPT: addition " + std::to_string(c.digits) + " digits (vocab " +
+         std::to_string(c.vocab_size) + ", " + std::to_string(c.block_size) + " positions), " +
+         std::to_string(c.n_layer) + " layers x " + std::to_string(c.n_head) + " heads x " + std::to_string(c.n_embd) +
+         ", batch " + std::to_string(c.batch) + " (" + std::to_string(c.batch * c.block_size) + " tokens/step)";
 }
 
 inline tessera_train::AdditionOptions task_options(const Config& c) {

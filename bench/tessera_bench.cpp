@@ -48,9 +48,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -213,9 +211,12 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    if (!std::strcmp(argv[i], "--json")) json = true;
-    else if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--json"))
+      json = true;
+    else if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--json] [--quick] [--reps N]\n", argv[0]);
       return 2;
@@ -241,9 +242,7 @@ int main(int argc, char** argv) {
       tsr::Tensor a = tsr::from_vector(std::vector<float>{1.0f});
       tsr::Tensor b = tsr::from_vector(std::vector<float>{2.0f});
       const int64_t iters = quick ? 20000 : 200000;
-      double sdk = ns_per_call(reps, iters, [&] {
-        tsr::Tensor c = tsr::add(a, b);
-      });
+      double sdk = ns_per_call(reps, iters, [&] { tsr::Tensor c = tsr::add(a, b); });
       add_row({"dispatch", "tsr::add 1-elem f32 (alloc incl.)", sdk, "ns", "", 0, "<= 100 ns", sdk <= 100});
 
       tsr_op_t* op = nullptr;
@@ -272,16 +271,14 @@ int main(int argc, char** argv) {
 #ifdef TESSERA_BENCH_HAVE_TORCH
       {
         torch::Tensor x = torch::ones({1}), y = torch::ones({1});
-        double t = ns_per_call(reps, iters, [&] {
-          torch::Tensor z = torch::add(x, y);
-        });
+        double t = ns_per_call(reps, iters, [&] { torch::Tensor z = torch::add(x, y); });
         add_row({"dispatch", "torch::add 1-elem f32 (libtorch)", t, "ns", "", 0, "", -1});
       }
 #endif
     }
 
     // ---- bandwidth -----------------------------------------------------------------------------
-    const int64_t n = int64_t(16) << 20;        // 16M floats = 64 MiB
+    const int64_t n = int64_t(16) << 20;  // 16M floats = 64 MiB
     const size_t bytes = size_t(n) * sizeof(float);
     double memcpy_gbs = 0, memcpy_mt_gbs = 0, read_gbs = 0;
     {
@@ -292,8 +289,8 @@ int main(int argc, char** argv) {
       const int threads = std::max(1u, hw);
       double tm = time_median(2, reps, [&] { parallel_memcpy(dst.p, src.p, bytes, threads); });
       memcpy_mt_gbs = 2.0 * bytes / tm / 1e9;
-      add_row({"bandwidth", "memcpy 64 MiB (" + std::to_string(threads) + " threads)", memcpy_mt_gbs, "GB/s", "", 0,
-               "", -1});
+      add_row({"bandwidth", "memcpy 64 MiB (" + std::to_string(threads) + " threads)", memcpy_mt_gbs, "GB/s", "", 0, "",
+               -1});
       double tr = time_median(2, reps, [&] { g_sink = read_sum(src.f(), size_t(n)); });
       read_gbs = 1.0 * bytes / tr / 1e9;
       add_row({"bandwidth", "read loop 64 MiB (1 thread)", read_gbs, "GB/s", "", 0, "", -1});
@@ -301,9 +298,7 @@ int main(int argc, char** argv) {
     {
       tsr::Tensor a = tsr::rand({n}), b = tsr::rand({n});
       const double moved = 3.0 * bytes;
-      double t_new = time_median(2, reps, [&] {
-        tsr::Tensor c = a + b;
-      });
+      double t_new = time_median(2, reps, [&] { tsr::Tensor c = a + b; });
       double g = moved / t_new / 1e9;
       add_row({"bandwidth", "add 16M f32 -> new tensor", g, "GB/s", "memcpy", g / memcpy_gbs, ">= 80% memcpy",
                g / memcpy_gbs >= 0.8});
@@ -315,8 +310,8 @@ int main(int argc, char** argv) {
                g / memcpy_gbs >= 0.8});
       double t_sum = time_median(2, reps, [&] { g_sink = tsr::sum(a).item<float>(); });
       g = 1.0 * bytes / t_sum / 1e9;
-      add_row({"bandwidth", "sum 16M f32", g, "GB/s", "memcpy", g / memcpy_gbs, ">= 80% memcpy",
-               g / memcpy_gbs >= 0.8});
+      add_row(
+          {"bandwidth", "sum 16M f32", g, "GB/s", "memcpy", g / memcpy_gbs, ">= 80% memcpy", g / memcpy_gbs >= 0.8});
       add_row({"bandwidth", "sum 16M f32 vs read loop", g, "GB/s", "read loop", g / read_gbs, "", -1});
     }
 
@@ -397,24 +392,26 @@ int main(int argc, char** argv) {
 
     // ---- output ----------------------------------------------------------------------------------
     if (json) {
-      std::printf("{\n  \"core\": \"%s\",\n  \"hardware_threads\": %u,\n  \"openblas_threads\": %d,\n"
-                  "  \"omp_num_threads\": \"%s\",\n  \"repetitions\": %d,\n  \"results\": [\n",
-                  api->version_string(), hw, blas_threads, omp ? omp : "", reps);
+      std::printf(
+          "{\n  \"core\": \"%s\",\n  \"hardware_threads\": %u,\n  \"openblas_threads\": %d,\n"
+          "  \"omp_num_threads\": \"%s\",\n  \"repetitions\": %d,\n  \"results\": [\n",
+          api->version_string(), hw, blas_threads, omp ? omp : "", reps);
       for (size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
         std::printf("    {\"group\": \"%s\", \"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\"", r.group.c_str(),
                     json_escape(r.name).c_str(), r.value, r.unit.c_str());
         if (!r.baseline.empty()) std::printf(", \"baseline\": \"%s\", \"ratio\": %.4f", r.baseline.c_str(), r.ratio);
-        if (!r.target.empty()) std::printf(", \"target\": \"%s\", \"met\": %s", r.target.c_str(), r.pass ? "true" : "false");
+        if (!r.target.empty())
+          std::printf(", \"target\": \"%s\", \"met\": %s", r.target.c_str(), r.pass ? "true" : "false");
         std::printf("}%s\n", i + 1 < rows.size() ? "," : "");
       }
       std::printf("  ]\n}\n");
     } else {
-      std::printf("tessera_bench: core %s, %u hardware threads, OpenBLAS threads %d, OMP_NUM_THREADS=%s, "
-                  "median of %d reps\n\n",
-                  api->version_string(), hw, blas_threads, omp ? omp : "(unset)", reps);
-      std::printf("%-10s %-40s %12s %-8s %-22s %s\n", "group", "measurement", "value", "unit", "vs baseline",
-                  "target");
+      std::printf(
+          "tessera_bench: core %s, %u hardware threads, OpenBLAS threads %d, OMP_NUM_THREADS=%s, "
+          "median of %d reps\n\n",
+          api->version_string(), hw, blas_threads, omp ? omp : "(unset)", reps);
+      std::printf("%-10s %-40s %12s %-8s %-22s %s\n", "group", "measurement", "value", "unit", "vs baseline", "target");
       std::printf("%s\n", std::string(112, '-').c_str());
       for (const Row& r : rows) {
         char ratio[64] = "";

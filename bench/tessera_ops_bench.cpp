@@ -149,8 +149,11 @@ void bench_conv2d(const Options& o, std::vector<Row>& rows) {
   r.tessera = guarded(r, [&] {
     tsr::Tensor x = randn({8, 64, 56, 56}), w = randn({64, 64, 3, 3}), b = randn({64});
     static const tsr::Op op("conv2d");
-    return 1e3 * time_it([&] { tsr::call(op, {x, w, b, std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}}); },
-                         reps);
+    return 1e3 * time_it(
+                     [&] {
+                       tsr::call(op, {x, w, b, std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}});
+                     },
+                     reps);
   });
 #ifdef TESSERA_BENCH_HAVE_TORCH
   torch::Tensor tx = torch::randn({8, 64, 56, 56}), tw = torch::randn({64, 64, 3, 3}), tb = torch::randn({64});
@@ -272,16 +275,16 @@ void print(const Options& o, const std::vector<Row>& rows, int threads) {
     std::printf("{\"threads\": %d, \"results\": [\n", threads);
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
-      std::printf("  {\"name\": \"%s\", \"unit\": \"%s\", \"tessera\": %.6g, \"baseline\": %.6g, \"baseline_name\": \"%s\", "
-                  "\"note\": \"%s\"}%s\n",
-                  r.name.c_str(), r.unit.c_str(), r.tessera, r.baseline, r.baseline_name.c_str(), r.note.c_str(),
-                  i + 1 < rows.size() ? "," : "");
+      std::printf(
+          "  {\"name\": \"%s\", \"unit\": \"%s\", \"tessera\": %.6g, \"baseline\": %.6g, \"baseline_name\": \"%s\", "
+          "\"note\": \"%s\"}%s\n",
+          r.name.c_str(), r.unit.c_str(), r.tessera, r.baseline, r.baseline_name.c_str(), r.note.c_str(),
+          i + 1 < rows.size() ? "," : "");
     }
     std::printf("]}\n");
     return;
   }
-  std::printf("tessera_ops_bench: %d threads; ratio = baseline time / tessera time (>1: tessera faster)\n",
-              threads);
+  std::printf("tessera_ops_bench: %d threads; ratio = baseline time / tessera time (>1: tessera faster)\n", threads);
   std::printf("%-38s %12s %12s %8s  %s\n", "benchmark", "tessera", "libtorch", "ratio", "note");
   for (const Row& r : rows) {
     char t[32] = "n/a", b[32] = "n/a", q[16] = "n/a";
@@ -301,10 +304,14 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--json") o.json = true;
-    else if (a == "--quick") o.quick = true;
-    else if (a == "--threads" && i + 1 < argc) o.threads = std::atoi(argv[++i]);
-    else if (a == "--only" && i + 1 < argc) o.only = argv[++i];
+    if (a == "--json")
+      o.json = true;
+    else if (a == "--quick")
+      o.quick = true;
+    else if (a == "--threads" && i + 1 < argc)
+      o.threads = std::atoi(argv[++i]);
+    else if (a == "--only" && i + 1 < argc)
+      o.only = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: tessera_ops_bench [--json] [--quick] [--threads N] "

@@ -40,14 +40,13 @@ bool parse_double(const std::string& v, double* out) {
 }
 
 tsr_status_t bad_value(const std::string& key, const std::string& value, const char* expected) {
-  return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: bad value '" + value +
-                                               "' for key '" + key + "' (expected " + expected +
-                                               ")");
+  return make_status(TSR_INVALID_ARGUMENT,
+                     "TESSERA_ALLOC_CONF: bad value '" + value + "' for key '" + key + "' (expected " + expected + ")");
 }
 
 // Validates key:value and stores it into *conf. `full_key` is the key as written (for messages).
-tsr_status_t apply_entry(const std::string& full_key, const std::string& key,
-                         const std::string& value, AllocConf* conf) {
+tsr_status_t apply_entry(const std::string& full_key, const std::string& key, const std::string& value,
+                         AllocConf* conf) {
   constexpr uint64_t kMaxMb = uint64_t(1) << 40;  // keeps N MiB far from overflow
   if (key == "allocator") {
     if (value.empty()) return bad_value(full_key, value, "an allocator name");
@@ -90,8 +89,7 @@ tsr_status_t apply_entry(const std::string& full_key, const std::string& key,
 
 }  // namespace
 
-tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_name,
-                              AllocConf* out) {
+tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_name, AllocConf* out) {
   try {
     struct Entry {
       std::string full_key, key, value;
@@ -107,8 +105,7 @@ tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_n
       if (tok.empty()) continue;  // "", "a:1,,b:2", trailing comma
       const size_t colon = tok.find(':');
       if (colon == std::string::npos) {
-        return make_status(TSR_INVALID_ARGUMENT,
-                           "TESSERA_ALLOC_CONF: entry '" + tok + "' is not key:value");
+        return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: entry '" + tok + "' is not key:value");
       }
       Entry e;
       e.full_key = trim(tok.substr(0, colon));
@@ -120,8 +117,7 @@ tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_n
         prefix = trim(e.full_key.substr(0, dot));
         e.key = trim(e.full_key.substr(dot + 1));
         if (prefix.empty()) {
-          return make_status(TSR_INVALID_ARGUMENT,
-                             "TESSERA_ALLOC_CONF: empty device type in '" + e.full_key + "'");
+          return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: empty device type in '" + e.full_key + "'");
         }
       } else {
         e.key = e.full_key;

@@ -36,8 +36,7 @@ struct AllocConf {
 
 // Parses `text` for device type `type_name`; a malformed entry is an INVALID_ARGUMENT status
 // naming the key. Unknown keys are errors too (a typo must not silently do nothing).
-tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_name,
-                              AllocConf* out);
+tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_name, AllocConf* out);
 
 // One device's allocator as the runtime sees it. Thread-safe.
 //
@@ -104,20 +103,16 @@ class DeviceAllocator {
 // reserved / limit numbers and the device in the message.
 // `dev` (borrowed, may be null) is the device type, whose event callbacks implement
 // record_stream; without stream callbacks record_stream is a no-op.
-std::unique_ptr<DeviceAllocator> make_caching_allocator(const tsr_raw_allocator_t* raw,
-                                                        tsr_device_t device,
-                                                        std::string device_name,
-                                                        const AllocConf& conf,
+std::unique_ptr<DeviceAllocator> make_caching_allocator(const tsr_raw_allocator_t* raw, tsr_device_t device,
+                                                        std::string device_name, const AllocConf& conf,
                                                         const tsr_device_type_def_t* dev = nullptr);
 
 // Passes straight through to `raw` (for allocators that cache themselves, or "native"),
 // still keeping stats. Uses the raw allocator's alloc_async/free_async when it has them (with
 // the allocation's stream; record_stream then makes that stream wait for the other streams'
 // work before free_async).
-std::unique_ptr<DeviceAllocator> make_passthrough_allocator(const tsr_raw_allocator_t* raw,
-                                                            tsr_device_t device,
-                                                            std::string device_name,
-                                                            const AllocConf& conf,
+std::unique_ptr<DeviceAllocator> make_passthrough_allocator(const tsr_raw_allocator_t* raw, tsr_device_t device,
+                                                            std::string device_name, const AllocConf& conf,
                                                             const tsr_device_type_def_t* dev = nullptr);
 
 // True when the device type implements every stream and event callback (ABI 1.2).

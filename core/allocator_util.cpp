@@ -61,21 +61,19 @@ void append_uint(std::string& out, uint64_t v) {
   out.append(buf, r.ptr);
 }
 
-std::string oom_message(const std::string& device, size_t size, size_t nbytes, int64_t allocated,
-                        int64_t reserved, size_t limit) {
-  std::string m = "out of memory on " + device + " allocating " + format_bytes(size) +
-                  " (requested " + std::to_string(nbytes) +
-                  " bytes): " + format_bytes(static_cast<uint64_t>(allocated)) + " allocated, " +
-                  format_bytes(static_cast<uint64_t>(reserved)) + " reserved, ";
+std::string oom_message(const std::string& device, size_t size, size_t nbytes, int64_t allocated, int64_t reserved,
+                        size_t limit) {
+  std::string m = "out of memory on " + device + " allocating " + format_bytes(size) + " (requested " +
+                  std::to_string(nbytes) + " bytes): " + format_bytes(static_cast<uint64_t>(allocated)) +
+                  " allocated, " + format_bytes(static_cast<uint64_t>(reserved)) + " reserved, ";
   m += limit ? "limit " + format_bytes(limit) : std::string("no limit");
   return m;
 }
 
 tsr_status_t host_oom_status(const std::string& device, size_t nbytes) {
   try {
-    return make_status(TSR_RESOURCE_EXHAUSTED, "out of host memory for allocator bookkeeping on " +
-                                                   device + " (requested " +
-                                                   std::to_string(nbytes) + " bytes)");
+    return make_status(TSR_RESOURCE_EXHAUSTED, "out of host memory for allocator bookkeeping on " + device +
+                                                   " (requested " + std::to_string(nbytes) + " bytes)");
   } catch (...) {
     return make_status(TSR_RESOURCE_EXHAUSTED, std::string());
   }
@@ -84,8 +82,7 @@ tsr_status_t host_oom_status(const std::string& device, size_t nbytes) {
 // Calls the raw allocator (under the caller's lock: a raw allocator must not call back into
 // this allocator). On failure returns false and stores the raw allocator's message; its status
 // is deleted here (the core made it through status_create, so it is a tsr_status_s).
-bool raw_alloc(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbytes, void** out,
-               std::string* raw_msg) {
+bool raw_alloc(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbytes, void** out, std::string* raw_msg) {
   void* p = nullptr;
   tsr_status_t st = raw->alloc(raw->self, device, nbytes, &p);
   if (st != nullptr) {
@@ -104,8 +101,8 @@ bool raw_alloc(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbyte
 }
 
 // Like raw_alloc, through alloc_async when the raw allocator has it.
-bool raw_alloc_stream(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbytes,
-                      tsr_stream_t* stream, void** out, std::string* raw_msg) {
+bool raw_alloc_stream(const tsr_raw_allocator_t* raw, tsr_device_t device, size_t nbytes, tsr_stream_t* stream,
+                      void** out, std::string* raw_msg) {
   if (raw->alloc_async == nullptr) return raw_alloc(raw, device, nbytes, out, raw_msg);
   void* p = nullptr;
   tsr_status_t st = raw->alloc_async(raw->self, device, nbytes, stream, &p);
@@ -132,13 +129,11 @@ tsr_status_t DeviceAllocator::no_pools() {
 }
 
 bool device_has_streams(const tsr_device_type_def_t* def) {
-  return def != nullptr && def->stream_create && def->stream_destroy && def->stream_synchronize &&
-         def->stream_query && def->stream_wait_event && def->event_create && def->event_destroy &&
-         def->event_record && def->event_synchronize && def->event_query && def->event_elapsed_ms;
+  return def != nullptr && def->stream_create && def->stream_destroy && def->stream_synchronize && def->stream_query &&
+         def->stream_wait_event && def->event_create && def->event_destroy && def->event_record &&
+         def->event_synchronize && def->event_query && def->event_elapsed_ms;
 }
 
-std::string raw_name(const tsr_raw_allocator_t* raw) {
-  return raw->name ? std::string(raw->name) : std::string("raw");
-}
+std::string raw_name(const tsr_raw_allocator_t* raw) { return raw->name ? std::string(raw->name) : std::string("raw"); }
 
 }  // namespace tsr::core

@@ -23,17 +23,17 @@ namespace {
 
 // Nonzero when the device does not exist (no status allocated).
 int check_device_quiet(tsr_runtime_t* rt, tsr_device_t d) {
-  return d.type < 0 || d.type >= rt->num_device_types.load() || !rt->device_types[d.type].def.copy ||
-         d.index < 0 || d.index >= rt->device_types[d.type].count;
+  return d.type < 0 || d.type >= rt->num_device_types.load() || !rt->device_types[d.type].def.copy || d.index < 0 ||
+         d.index >= rt->device_types[d.type].count;
 }
 
-#define TSR_GUARD(where, body)                                                              \
-  try {                                                                                     \
-    body                                                                                    \
-  } catch (const std::bad_alloc&) {                                                         \
+#define TSR_GUARD(where, body)                                                               \
+  try {                                                                                      \
+    body                                                                                     \
+  } catch (const std::bad_alloc&) {                                                          \
     return make_status(TSR_RESOURCE_EXHAUSTED, std::string(where) + ": out of host memory"); \
-  } catch (const std::exception& e) {                                                       \
-    return make_status(TSR_INTERNAL, std::string(where) + ": " + e.what());                 \
+  } catch (const std::exception& e) {                                                        \
+    return make_status(TSR_INTERNAL, std::string(where) + ": " + e.what());                  \
   }
 
 #define TSR_CHECK_ARG(cond, where, what) \
@@ -141,8 +141,8 @@ tsr_status_t device_parse(tsr_runtime_t* rt, const char* text, tsr_device_t* out
   return nullptr;
 }
 
-tsr_status_t tensor_empty(tsr_runtime_t* rt, int32_t ndim, const int64_t* sizes, tsr_dtype_t dtype,
-                          tsr_device_t device, tsr_tensor_t** out) {
+tsr_status_t tensor_empty(tsr_runtime_t* rt, int32_t ndim, const int64_t* sizes, tsr_dtype_t dtype, tsr_device_t device,
+                          tsr_tensor_t** out) {
   TSR_CHECK_ARG(rt && out, "empty", "runtime and out are required");
   TSR_GUARD("empty", return new_tensor(rt, ndim, sizes, dtype, device, "empty", out);)
 }
@@ -161,11 +161,13 @@ tsr_status_t tensor_from_host(tsr_runtime_t* rt, const void* data, int32_t ndim,
       }
       const tsr_device_type_def_t& def = rt->device_types[device.type].def;
       tsr_stream_t* stream = current_stream(rt, device);
-      tsr_status_t st = def.copy(def.self, device, t->data(), tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, data, nbytes,
-                                 stream);
+      tsr_status_t st =
+          def.copy(def.self, device, t->data(), tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, data, nbytes, stream);
       // Blocking copy: an asynchronous device waits for its current stream only (as PyTorch).
-      if (!st) st = rt->device_types[device.type].has_streams ? sync_after_host_copy(rt, device, stream, "from_host")
-                    : def.synchronize ? def.synchronize(def.self, device) : nullptr;
+      if (!st)
+        st = rt->device_types[device.type].has_streams ? sync_after_host_copy(rt, device, stream, "from_host")
+             : def.synchronize                         ? def.synchronize(def.self, device)
+                                                       : nullptr;
       if (st) {
         t->release();
         return st;
@@ -231,11 +233,13 @@ tsr_status_t tensor_copy_to_host(const tsr_tensor_t* ct, void* dst, size_t nbyte
     TSR_RETURN_IF_ERROR(make_contiguous(rt, t, "copy_to_host", &dense));
     const tsr_device_type_def_t& def = rt->device_types[t->device.type].def;
     tsr_stream_t* stream = current_stream(rt, dense->device);
-    tsr_status_t st = def.copy(def.self, tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, dst, dense->device, dense->data(), want,
-                               stream);
-    if (!st) st = rt->device_types[dense->device.type].has_streams
-                      ? sync_after_host_copy(rt, dense->device, stream, "copy_to_host")
-                  : def.synchronize ? def.synchronize(def.self, dense->device) : nullptr;
+    tsr_status_t st =
+        def.copy(def.self, tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, dst, dense->device, dense->data(), want, stream);
+    if (!st)
+      st = rt->device_types[dense->device.type].has_streams
+               ? sync_after_host_copy(rt, dense->device, stream, "copy_to_host")
+           : def.synchronize ? def.synchronize(def.self, dense->device)
+                             : nullptr;
     dense->release();
     return st;
   })
@@ -260,16 +264,17 @@ static tsr_status_t view_entry(const char* name, Tensor* t, Tensor** out, ViewKi
   }
 }
 
-#define VIEW_ENTRY(name, params, call, kind, ...)                                   \
-  tsr_status_t tensor_##name params {                                               \
-    TSR_CHECK_ARG(t && out, #name, "tensor and out are required");                  \
-    return view_entry(#name, t, out, kind, [&]() { return call; },                   \
-                      [&]() { return ViewParams{__VA_ARGS__}; });                   \
+#define VIEW_ENTRY(name, params, call, kind, ...)                                                \
+  tsr_status_t tensor_##name params {                                                            \
+    TSR_CHECK_ARG(t&& out, #name, "tensor and out are required");                                \
+    return view_entry(                                                                           \
+        #name, t, out, kind, [&]() { return call; }, [&]() { return ViewParams{__VA_ARGS__}; }); \
   }
 
 static int64_t wrapped(int64_t d, int n) { return d < 0 ? d + n : d; }
 
-VIEW_ENTRY(as_strided, (tsr_tensor_t * t, int32_t n, const int64_t* s, const int64_t* st, int64_t off, tsr_tensor_t** out),
+VIEW_ENTRY(as_strided,
+           (tsr_tensor_t * t, int32_t n, const int64_t* s, const int64_t* st, int64_t off, tsr_tensor_t** out),
            view_as_strided(t, n, s, st, off, out), ViewKind::AsStrided)
 VIEW_ENTRY(view, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t** out), view_shape(t, n, s, out),
            ViewKind::Reshape)
@@ -287,11 +292,11 @@ VIEW_ENTRY(expand, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t*
            ViewKind::Expand)
 VIEW_ENTRY(slice, (tsr_tensor_t * t, int64_t d, int64_t a, int64_t b, int64_t s, tsr_tensor_t** out),
            slice(t, d, a, b, s, out), ViewKind::Slice, d, a, b, s)
-VIEW_ENTRY(select, (tsr_tensor_t * t, int64_t d, int64_t i, tsr_tensor_t** out), select(t, d, i, out),
-           ViewKind::Select, d, i)
+VIEW_ENTRY(select, (tsr_tensor_t * t, int64_t d, int64_t i, tsr_tensor_t** out), select(t, d, i, out), ViewKind::Select,
+           d, i)
 VIEW_ENTRY(narrow, (tsr_tensor_t * t, int64_t d, int64_t a, int64_t l, tsr_tensor_t** out), narrow(t, d, a, l, out),
-           ViewKind::Slice, d,
-           a < 0 ? a + t->sizes[wrapped(d, t->ndim)] : a, (a < 0 ? a + t->sizes[wrapped(d, t->ndim)] : a) + l, 1)
+           ViewKind::Slice, d, a < 0 ? a + t->sizes[wrapped(d, t->ndim)] : a,
+           (a < 0 ? a + t->sizes[wrapped(d, t->ndim)] : a) + l, 1)
 VIEW_ENTRY(squeeze, (tsr_tensor_t * t, int64_t d, tsr_tensor_t** out), squeeze(t, d, out), ViewKind::Reshape)
 VIEW_ENTRY(unsqueeze, (tsr_tensor_t * t, int64_t d, tsr_tensor_t** out), unsqueeze(t, d, out), ViewKind::Reshape)
 VIEW_ENTRY(contiguous, (tsr_tensor_t * t, tsr_tensor_t** out), make_contiguous(t->runtime, t, "contiguous", out),
@@ -334,8 +339,7 @@ tsr_status_t op_find(tsr_runtime_t* rt, const char* name, tsr_op_t** out) {
   TSR_CHECK_ARG(rt && name && out, "op_find", "runtime, name and out are required");
   std::lock_guard<std::mutex> lock(rt->registry_mutex);
   auto it = rt->op_by_name.find(name);
-  if (it == rt->op_by_name.end())
-    return make_status(TSR_NOT_FOUND, std::string("op_find: no op named '") + name + "'");
+  if (it == rt->op_by_name.end()) return make_status(TSR_NOT_FOUND, std::string("op_find: no op named '") + name + "'");
   *out = it->second;
   return nullptr;
 }
@@ -486,38 +490,134 @@ tsr_status_t safetensors_metadata_at(const tsr_safetensors_t* f, size_t i, const
 }
 
 const tsr_api_t kApi = {
-    sizeof(tsr_api_t), TSR_ABI_VERSION, 0, version_string,
-    status_create, status_code, status_message, status_free,
-    api_runtime_create, runtime_destroy, runtime_default, manual_seed, plugin_count, plugin_record,
-    get_extension, api_log,
-    device_type_lookup, device_type_name, device_type_count, device_count, device_synchronize, device_parse,
-    tensor_empty, tensor_from_host, tensor_scalar, tensor_retain, tensor_release,
-    tensor_runtime, tensor_dtype, tensor_device, tensor_ndim, tensor_sizes, tensor_strides, tensor_offset,
-    tensor_numel, tensor_data, tensor_is_contiguous, tensor_shares_storage, tensor_copy_to_host,
-    tensor_as_strided, tensor_view, tensor_reshape, tensor_transpose, tensor_permute, tensor_expand,
-    tensor_slice, tensor_select, tensor_narrow, tensor_squeeze, tensor_unsqueeze, tensor_contiguous,
-    tensor_to, tensor_copy_,
-    op_find, op_call, op_name, op_schema, op_num_outputs, op_count, op_at, op_kernel_count, op_kernel_info,
-    memory_stats, memory_snapshot, empty_cache, string_free,
-    register_device_type, register_allocator, register_op, register_kernel, register_extension,
-    runtime_serial, device_describe, device_allocator_name, plugin_search_dir,
-    ag_api::tensor_requires_grad, ag_api::tensor_set_requires_grad, ag_api::tensor_is_leaf, ag_api::tensor_grad,
-    ag_api::tensor_set_grad, ag_api::tensor_grad_fn_name, ag_api::tensor_detach, ag_api::tensor_retain_grad,
-    ag_api::tensor_register_hook, ag_api::tensor_version, ag_api::autograd_backward, ag_api::autograd_grad,
-    ag_api::grad_mode_enabled, ag_api::set_grad_mode, ag_api::inference_mode_enabled, ag_api::set_inference_mode,
-    rng_get_state, rng_set_state,
-    safetensors_save, safetensors_open, st::close, st::count, safetensors_entry, safetensors_find,
-    safetensors_load, st::metadata_count, safetensors_metadata_at, st::metadata_get,
+    sizeof(tsr_api_t),
+    TSR_ABI_VERSION,
+    0,
+    version_string,
+    status_create,
+    status_code,
+    status_message,
+    status_free,
+    api_runtime_create,
+    runtime_destroy,
+    runtime_default,
+    manual_seed,
+    plugin_count,
+    plugin_record,
+    get_extension,
+    api_log,
+    device_type_lookup,
+    device_type_name,
+    device_type_count,
+    device_count,
+    device_synchronize,
+    device_parse,
+    tensor_empty,
+    tensor_from_host,
+    tensor_scalar,
+    tensor_retain,
+    tensor_release,
+    tensor_runtime,
+    tensor_dtype,
+    tensor_device,
+    tensor_ndim,
+    tensor_sizes,
+    tensor_strides,
+    tensor_offset,
+    tensor_numel,
+    tensor_data,
+    tensor_is_contiguous,
+    tensor_shares_storage,
+    tensor_copy_to_host,
+    tensor_as_strided,
+    tensor_view,
+    tensor_reshape,
+    tensor_transpose,
+    tensor_permute,
+    tensor_expand,
+    tensor_slice,
+    tensor_select,
+    tensor_narrow,
+    tensor_squeeze,
+    tensor_unsqueeze,
+    tensor_contiguous,
+    tensor_to,
+    tensor_copy_,
+    op_find,
+    op_call,
+    op_name,
+    op_schema,
+    op_num_outputs,
+    op_count,
+    op_at,
+    op_kernel_count,
+    op_kernel_info,
+    memory_stats,
+    memory_snapshot,
+    empty_cache,
+    string_free,
+    register_device_type,
+    register_allocator,
+    register_op,
+    register_kernel,
+    register_extension,
+    runtime_serial,
+    device_describe,
+    device_allocator_name,
+    plugin_search_dir,
+    ag_api::tensor_requires_grad,
+    ag_api::tensor_set_requires_grad,
+    ag_api::tensor_is_leaf,
+    ag_api::tensor_grad,
+    ag_api::tensor_set_grad,
+    ag_api::tensor_grad_fn_name,
+    ag_api::tensor_detach,
+    ag_api::tensor_retain_grad,
+    ag_api::tensor_register_hook,
+    ag_api::tensor_version,
+    ag_api::autograd_backward,
+    ag_api::autograd_grad,
+    ag_api::grad_mode_enabled,
+    ag_api::set_grad_mode,
+    ag_api::inference_mode_enabled,
+    ag_api::set_inference_mode,
+    rng_get_state,
+    rng_set_state,
+    safetensors_save,
+    safetensors_open,
+    st::close,
+    st::count,
+    safetensors_entry,
+    safetensors_find,
+    safetensors_load,
+    st::metadata_count,
+    safetensors_metadata_at,
+    st::metadata_get,
     // 1.2
-    stream_api::device_properties, stream_api::device_get_current, stream_api::device_set_current,
-    stream_api::stream_create, stream_api::stream_destroy, stream_api::stream_get_current,
-    stream_api::stream_set_current, stream_api::stream_synchronize, stream_api::stream_query,
-    stream_api::stream_wait_event, stream_api::event_create, stream_api::event_destroy,
-    stream_api::event_record, stream_api::event_synchronize, stream_api::event_query,
-    stream_api::event_elapsed_ms, stream_api::tensor_record_stream,
-    stream_api::memory_set_fraction, stream_api::memory_pool_create, stream_api::memory_pool_begin,
-    stream_api::memory_pool_end, stream_api::memory_pool_release,
-    stream_api::precision_set, stream_api::precision_get,
+    stream_api::device_properties,
+    stream_api::device_get_current,
+    stream_api::device_set_current,
+    stream_api::stream_create,
+    stream_api::stream_destroy,
+    stream_api::stream_get_current,
+    stream_api::stream_set_current,
+    stream_api::stream_synchronize,
+    stream_api::stream_query,
+    stream_api::stream_wait_event,
+    stream_api::event_create,
+    stream_api::event_destroy,
+    stream_api::event_record,
+    stream_api::event_synchronize,
+    stream_api::event_query,
+    stream_api::event_elapsed_ms,
+    stream_api::tensor_record_stream,
+    stream_api::memory_set_fraction,
+    stream_api::memory_pool_create,
+    stream_api::memory_pool_begin,
+    stream_api::memory_pool_end,
+    stream_api::memory_pool_release,
+    stream_api::precision_set,
+    stream_api::precision_get,
     stream_api::tensor_from_blob,
 };
 

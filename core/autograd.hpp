@@ -61,7 +61,7 @@ class GradCtx {
   tsr_dtype_t in_dtypes_[kMaxArgs] = {};
   const std::vector<tsr::Tensor>* grads_ = nullptr;
   uint8_t needs_[kMaxArgs] = {};
-  std::vector<std::vector<uint8_t>> list_needs_;        // only with Tensor[] args
+  std::vector<std::vector<uint8_t>> list_needs_;  // only with Tensor[] args
   tsr::Tensor results_[kMaxArgs];
   std::vector<std::vector<tsr::Tensor>> list_results_;  // only with Tensor[] args
 };

@@ -29,12 +29,14 @@ tsr_status_t tensor_set_requires_grad(tsr_tensor_t* t, int32_t on) {
   if (!t) return make_status(TSR_INVALID_ARGUMENT, "requires_grad_: tensor is NULL");
   if (t->autograd && t->autograd->grad_fn) {
     if (on) return nullptr;
-    return make_status(TSR_INVALID_ARGUMENT, "requires_grad_: you can only change requires_grad flags of leaf tensors "
-                                             "(use detach() to get a tensor outside the graph)");
+    return make_status(TSR_INVALID_ARGUMENT,
+                       "requires_grad_: you can only change requires_grad flags of leaf tensors "
+                       "(use detach() to get a tensor outside the graph)");
   }
   if (on && !is_floating(t->dtype))
     return make_status(TSR_INVALID_ARGUMENT, std::string("requires_grad_: only tensors of floating point dtype can "
-                                                         "require gradients, got ") + dtype_name(t->dtype));
+                                                         "require gradients, got ") +
+                                                 dtype_name(t->dtype));
   if (!on && !t->autograd) return nullptr;
   ensure_meta(t)->requires_grad = on != 0;
   return nullptr;
@@ -97,12 +99,13 @@ tsr_status_t tensor_retain_grad(tsr_tensor_t* t) {
   return nullptr;
 }
 
-tsr_status_t tensor_register_hook(tsr_tensor_t* t, tsr_status_t (*fn)(void*, tsr_tensor_t*, tsr_tensor_t**),
-                                  void* user, void (*free_user)(void*)) {
+tsr_status_t tensor_register_hook(tsr_tensor_t* t, tsr_status_t (*fn)(void*, tsr_tensor_t*, tsr_tensor_t**), void* user,
+                                  void (*free_user)(void*)) {
   if (!t || !fn) return make_status(TSR_INVALID_ARGUMENT, "register_hook: tensor and fn are required");
   if (!requires_grad(t))
-    return make_status(TSR_INVALID_ARGUMENT, "register_hook: cannot register a hook on a tensor that doesn't require "
-                                             "gradient");
+    return make_status(TSR_INVALID_ARGUMENT,
+                       "register_hook: cannot register a hook on a tensor that doesn't require "
+                       "gradient");
   ensure_hooks(t)->hooks.push_back(Hook{fn, user, free_user});
   return nullptr;
 }
@@ -111,16 +114,16 @@ uint32_t tensor_version(const tsr_tensor_t* t) {
   return t && t->storage ? t->storage->version.load(std::memory_order_relaxed) : 0;
 }
 
-tsr_status_t autograd_backward(size_t n, tsr_tensor_t* const* tensors, tsr_tensor_t* const* grads,
-                               int32_t retain_graph, int32_t create_graph) {
+tsr_status_t autograd_backward(size_t n, tsr_tensor_t* const* tensors, tsr_tensor_t* const* grads, int32_t retain_graph,
+                               int32_t create_graph) {
   return backward(n, tensors, grads, retain_graph != 0, create_graph != 0);
 }
 
 tsr_status_t autograd_grad(size_t noutputs, tsr_tensor_t* const* outputs, tsr_tensor_t* const* grad_outputs,
                            size_t ninputs, tsr_tensor_t* const* inputs, int32_t retain_graph, int32_t create_graph,
                            int32_t allow_unused, tsr_tensor_t** grads_out) {
-  return grad(noutputs, outputs, grad_outputs, ninputs, inputs, retain_graph != 0, create_graph != 0,
-              allow_unused != 0, grads_out);
+  return grad(noutputs, outputs, grad_outputs, ninputs, inputs, retain_graph != 0, create_graph != 0, allow_unused != 0,
+              grads_out);
 }
 
 int32_t grad_mode_enabled(void) { return grad_mode() ? 1 : 0; }

@@ -12,7 +12,8 @@ const tsr::Tensor& GradCtx::input(size_t i) const {
 
 const std::vector<tsr::Tensor>& GradCtx::input_list(size_t i) const {
   if (i >= saved_lists_.size())
-    throw tsr::Error(TSR_INTERNAL, std::string(op_name_) + " backward: list input " + std::to_string(i) + " was not saved");
+    throw tsr::Error(TSR_INTERNAL,
+                     std::string(op_name_) + " backward: list input " + std::to_string(i) + " was not saved");
   return saved_lists_[i];
 }
 

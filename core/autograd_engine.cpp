@@ -43,13 +43,15 @@ tsr::Tensor fit_gradient(const Node* node, size_t slot, tsr::Tensor g) {
       if (d < lead) {
         dims.push_back(static_cast<int64_t>(d));
       } else if (want[d - lead] != gs[d]) {
-        if (want[d - lead] == 1) dims.push_back(static_cast<int64_t>(d));
-        else ok = false;
+        if (want[d - lead] == 1)
+          dims.push_back(static_cast<int64_t>(d));
+        else
+          ok = false;
       }
     }
     if (!ok)
-      throw tsr::Error(TSR_INTERNAL, std::string(node->name) + " returned a gradient of shape " + sizes_str(gs) + " for input " +
-                                         std::to_string(slot) + ", which has shape " + sizes_str(want));
+      throw tsr::Error(TSR_INTERNAL, std::string(node->name) + " returned a gradient of shape " + sizes_str(gs) +
+                                         " for input " + std::to_string(slot) + ", which has shape " + sizes_str(want));
     if (!dims.empty()) g = tsr::sum(g, dims, true);
     g = g.reshape(want);
   }
@@ -220,8 +222,10 @@ tsr_status_t prepare_roots(const char* what, size_t n, tsr_tensor_t* const* tens
     tsr::Tensor gt;
     if (!g) {
       if (t->numel != 1)
-        return make_status(TSR_INVALID_ARGUMENT, std::string(what) + ": grad can be implicitly created only for "
-                                                     "one-element outputs, got " + shape_str(t->sizes, t->ndim));
+        return make_status(TSR_INVALID_ARGUMENT, std::string(what) +
+                                                     ": grad can be implicitly created only for "
+                                                     "one-element outputs, got " +
+                                                     shape_str(t->sizes, t->ndim));
       tsr::RuntimeScope scope(t->runtime);
       gt = tsr::full(std::vector<int64_t>(t->sizes, t->sizes + t->ndim), 1.0, t->dtype, tsr::Device(t->device));
     } else {
@@ -273,7 +277,8 @@ tsr_status_t grad(size_t noutputs, tsr_tensor_t* const* outputs, tsr_tensor_t* c
                   tsr_tensor_t* const* inputs, bool retain_graph, bool create_graph, bool allow_unused,
                   tsr_tensor_t** grads_out) {
   return guarded("grad", [&]() -> tsr_status_t {
-    if (ninputs > 0 && (!inputs || !grads_out)) return make_status(TSR_INVALID_ARGUMENT, "grad: inputs and grads_out are required");
+    if (ninputs > 0 && (!inputs || !grads_out))
+      return make_status(TSR_INVALID_ARGUMENT, "grad: inputs and grads_out are required");
     for (size_t i = 0; i < ninputs; ++i) grads_out[i] = nullptr;
     if (noutputs == 0) return make_status(TSR_INVALID_ARGUMENT, "grad: no outputs given");
     tsr::RuntimeScope scope(outputs && outputs[0] ? outputs[0]->runtime : nullptr);
@@ -289,8 +294,10 @@ tsr_status_t grad(size_t noutputs, tsr_tensor_t* const* outputs, tsr_tensor_t* c
       Tensor* t = inputs[i];
       if (!t || !requires_grad(t))
         return make_status(TSR_INVALID_ARGUMENT, "grad: input " + std::to_string(i) + " does not require grad");
-      if (t->autograd->grad_fn) task.node_capture[t->autograd->grad_fn].push_back({t->autograd->output_nr, i});
-      else task.leaf_capture[t] = i;
+      if (t->autograd->grad_fn)
+        task.node_capture[t->autograd->grad_fn].push_back({t->autograd->output_nr, i});
+      else
+        task.leaf_capture[t] = i;
     }
     TSR_RETURN_IF_ERROR(run(task, roots, root_grads));
     for (size_t i = 0; i < ninputs; ++i)

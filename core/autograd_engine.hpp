@@ -71,11 +71,11 @@ tsr_status_t tensor_set_grad(tsr_tensor_t* t, tsr_tensor_t* grad);
 const char* tensor_grad_fn_name(const tsr_tensor_t* t);
 tsr_status_t tensor_detach(tsr_tensor_t* t, tsr_tensor_t** out);
 tsr_status_t tensor_retain_grad(tsr_tensor_t* t);
-tsr_status_t tensor_register_hook(tsr_tensor_t* t, tsr_status_t (*fn)(void*, tsr_tensor_t*, tsr_tensor_t**),
-                                  void* user, void (*free_user)(void*));
+tsr_status_t tensor_register_hook(tsr_tensor_t* t, tsr_status_t (*fn)(void*, tsr_tensor_t*, tsr_tensor_t**), void* user,
+                                  void (*free_user)(void*));
 uint32_t tensor_version(const tsr_tensor_t* t);
-tsr_status_t autograd_backward(size_t n, tsr_tensor_t* const* tensors, tsr_tensor_t* const* grads,
-                               int32_t retain_graph, int32_t create_graph);
+tsr_status_t autograd_backward(size_t n, tsr_tensor_t* const* tensors, tsr_tensor_t* const* grads, int32_t retain_graph,
+                               int32_t create_graph);
 tsr_status_t autograd_grad(size_t noutputs, tsr_tensor_t* const* outputs, tsr_tensor_t* const* grad_outputs,
                            size_t ninputs, tsr_tensor_t* const* inputs, int32_t retain_graph, int32_t create_graph,
                            int32_t allow_unused, tsr_tensor_t** grads_out);

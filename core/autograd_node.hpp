@@ -35,13 +35,13 @@ struct AutogradMeta {
   bool requires_grad = false;  // leaves: the user's flag; non-leaves: true (grad_fn set)
   Node* grad_fn = nullptr;     // owned reference; null for leaves
   uint32_t output_nr = 0;
-  Tensor* grad = nullptr;         // owned; accumulated by backward (leaves)
-  TensorHooks* hooks = nullptr;   // owned reference; created on demand
+  Tensor* grad = nullptr;        // owned; accumulated by backward (leaves)
+  TensorHooks* hooks = nullptr;  // owned reference; created on demand
 };
 
 // Where a gradient goes: into node's input buffer slot input_nr, or into a leaf's .grad.
 struct Edge {
-  Node* node = nullptr;  // owned reference
+  Node* node = nullptr;    // owned reference
   Tensor* leaf = nullptr;  // owned reference (a leaf that requires grad)
   uint32_t input_nr = 0;
   bool valid() const { return node || leaf; }
@@ -57,13 +57,13 @@ struct InputMeta {
 
 struct Node {
   std::atomic<int32_t> refs{1};
-  uint64_t seq = 0;            // creation order: later nodes run first
-  const char* name = "";       // "MulBackward" (static or owned by the op)
-  std::vector<Edge> next;      // one per input slot
+  uint64_t seq = 0;                   // creation order: later nodes run first
+  const char* name = "";              // "MulBackward" (static or owned by the op)
+  std::vector<Edge> next;             // one per input slot
   std::vector<InputMeta> input_meta;  // parallel to next
   uint32_t num_outputs = 1;
   std::vector<TensorHooks*> out_hooks;  // per output, owned references (may be null)
-  bool released = false;       // saved tensors freed after a backward without retain_graph
+  bool released = false;                // saved tensors freed after a backward without retain_graph
   // Engine scratch of the backward pass running over this node (one at a time per graph).
   uint64_t task = 0;
   int32_t deps = 0;
@@ -71,8 +71,7 @@ struct Node {
 
   virtual ~Node();
   // grads_out[i]: gradient of output i (undefined = zero). Fills grads_in (size next.size()).
-  virtual void apply(std::vector<tsr::Tensor>& grads_out, std::vector<tsr::Tensor>& grads_in,
-                     bool create_graph) = 0;
+  virtual void apply(std::vector<tsr::Tensor>& grads_out, std::vector<tsr::Tensor>& grads_in, bool create_graph) = 0;
   virtual void release_saved() {}
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
   void release();  // frees chains iteratively (autograd_graph.cpp)

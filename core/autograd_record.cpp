@@ -46,7 +46,7 @@ struct OpNode : Node {
   SavedTensor saved_inputs[kMaxArgs];           // per arg (undefined when not saved)
   std::vector<std::vector<SavedTensor>> saved_lists;
   std::vector<SavedTensor> saved_outputs;
-  int first_slot[kMaxArgs];                     // per arg: first input slot, -1 if none
+  int first_slot[kMaxArgs];  // per arg: first input slot, -1 if none
   bool has_lists = false;
 
   tsr::Tensor unpack(const SavedTensor& s, bool create_graph) {
@@ -56,9 +56,10 @@ struct OpNode : Node {
     if (now != s.version)
       throw tsr::Error(TSR_FAILED_PRECONDITION,
                        "one of the tensors needed for gradient computation has been modified by an in-place "
-                       "operation: the " + std::string(dtype_name(t->dtype)) + " " + shape_str(t->sizes, t->ndim) +
-                           " " + (s.is_output ? "output " + std::to_string(s.output_nr) : std::string("input")) +
-                           " of " + std::string(name) + " is at version " + std::to_string(now) + "; expected version " +
+                       "operation: the " +
+                           std::string(dtype_name(t->dtype)) + " " + shape_str(t->sizes, t->ndim) + " " +
+                           (s.is_output ? "output " + std::to_string(s.output_nr) : std::string("input")) + " of " +
+                           std::string(name) + " is at version " + std::to_string(now) + "; expected version " +
                            std::to_string(s.version) + " instead");
     if (s.is_output && create_graph) {
       Tensor* alias = make_view(t, t->ndim, t->sizes, t->strides, t->offset);
@@ -161,11 +162,14 @@ tsr_status_t check_out_autograd(const CallCtx& ctx) {
 tsr_status_t check_inplace_allowed(const CallCtx& ctx, Tensor* self) {
   if (!grad_mode() || !requires_grad(self)) return nullptr;
   if (!self->autograd->grad_fn)
-    return ctx.error(TSR_INVALID_ARGUMENT, "a leaf tensor that requires grad is being used in an in-place operation "
-                                           "(" + describe(ctx.rt, self) + ")");
+    return ctx.error(TSR_INVALID_ARGUMENT,
+                     "a leaf tensor that requires grad is being used in an in-place operation "
+                     "(" +
+                         describe(ctx.rt, self) + ")");
   if (is_view_node(self->autograd->grad_fn))
-    return ctx.error(TSR_UNIMPLEMENTED, "in-place operation on a view of a tensor that requires grad is not supported; "
-                                        "apply the operation out of place or on the base tensor");
+    return ctx.error(TSR_UNIMPLEMENTED,
+                     "in-place operation on a view of a tensor that requires grad is not supported; "
+                     "apply the operation out of place or on the base tensor");
   return nullptr;
 }
 
@@ -286,9 +290,11 @@ tsr_status_t call_recorded(CallCtx& ctx) {
     }
   }
   if (opn && (save & kSaveOutputs))
-    for (size_t i = 0; i < nout; ++i) opn->saved_outputs.push_back(save_tensor(ctx.outs[i], true, static_cast<uint32_t>(i)));
+    for (size_t i = 0; i < nout; ++i)
+      opn->saved_outputs.push_back(save_tensor(ctx.outs[i], true, static_cast<uint32_t>(i)));
   for (size_t i = 0; i < nout; ++i)
-    if (ctx.outs[i] && is_differentiable_dtype(ctx.outs[i]->dtype)) set_history(ctx.outs[i], node, static_cast<uint32_t>(i));
+    if (ctx.outs[i] && is_differentiable_dtype(ctx.outs[i]->dtype))
+      set_history(ctx.outs[i], node, static_cast<uint32_t>(i));
   node->release();  // the outputs hold it now
   return nullptr;
 }

@@ -23,8 +23,12 @@ struct ViewNode : Node {
     const InputMeta& m = input_meta[0];
     std::vector<int64_t> in_sizes(m.sizes, m.sizes + m.ndim);
     switch (kind) {
-      case ViewKind::Reshape: gin[0] = g.reshape(in_sizes); break;
-      case ViewKind::Transpose: gin[0] = g.transpose(p.a, p.b); break;
+      case ViewKind::Reshape:
+        gin[0] = g.reshape(in_sizes);
+        break;
+      case ViewKind::Transpose:
+        gin[0] = g.transpose(p.a, p.b);
+        break;
       case ViewKind::Permute: {
         std::vector<int64_t> inv(p.dims.size());
         for (size_t i = 0; i < p.dims.size(); ++i) inv[static_cast<size_t>(p.dims[i])] = static_cast<int64_t>(i);
@@ -32,7 +36,9 @@ struct ViewNode : Node {
         break;
       }
       case ViewKind::Expand:
-      case ViewKind::Identity: gin[0] = g; break;  // the engine sums / casts to the input
+      case ViewKind::Identity:
+        gin[0] = g;
+        break;  // the engine sums / casts to the input
       case ViewKind::Slice:
       case ViewKind::Select: {
         tsr::Tensor z = tsr::zeros(in_sizes, m.dtype, tsr::Device(m.device));
@@ -86,14 +92,22 @@ struct CopyNode : Node {  // dst.copy_(src): the gradient goes to src only (dst'
 
 const char* view_name(ViewKind k) {
   switch (k) {
-    case ViewKind::Reshape: return "ViewBackward";
-    case ViewKind::Transpose: return "TransposeBackward";
-    case ViewKind::Permute: return "PermuteBackward";
-    case ViewKind::Expand: return "ExpandBackward";
-    case ViewKind::Slice: return "SliceBackward";
-    case ViewKind::Select: return "SelectBackward";
-    case ViewKind::AsStrided: return "AsStridedBackward";
-    case ViewKind::Identity: return "CloneBackward";
+    case ViewKind::Reshape:
+      return "ViewBackward";
+    case ViewKind::Transpose:
+      return "TransposeBackward";
+    case ViewKind::Permute:
+      return "PermuteBackward";
+    case ViewKind::Expand:
+      return "ExpandBackward";
+    case ViewKind::Slice:
+      return "SliceBackward";
+    case ViewKind::Select:
+      return "SelectBackward";
+    case ViewKind::AsStrided:
+      return "AsStridedBackward";
+    case ViewKind::Identity:
+      return "CloneBackward";
   }
   return "ViewBackward";
 }
@@ -109,9 +123,11 @@ tsr_status_t record_view(Tensor* base, Tensor* view, ViewKind kind, const ViewPa
   if (!grad_mode() || !requires_grad(base) || !is_floating(base->dtype)) return nullptr;
   if (view == base) return nullptr;
   if (kind == ViewKind::AsStrided && !non_overlapping(base))
-    return make_status(TSR_UNIMPLEMENTED, "as_strided: the gradient of a strided view of a tensor whose elements "
-                                          "overlap (" + shape_str(base->sizes, base->ndim) + " with strides " +
-                                          shape_str(base->strides, base->ndim) + ") is not supported");
+    return make_status(TSR_UNIMPLEMENTED,
+                       "as_strided: the gradient of a strided view of a tensor whose elements "
+                       "overlap (" +
+                           shape_str(base->sizes, base->ndim) + " with strides " +
+                           shape_str(base->strides, base->ndim) + ") is not supported");
   auto* n = new ViewNode;
   n->kind = kind;
   n->p = p;
@@ -135,11 +151,13 @@ tsr_status_t record_view(Tensor* base, Tensor* view, ViewKind kind, const ViewPa
 tsr_status_t check_copy_allowed(Tensor* dst, Tensor* src) {
   if (!grad_mode() || !(requires_grad(dst) || requires_grad(src))) return nullptr;
   if (requires_grad(dst) && !dst->autograd->grad_fn)
-    return make_status(TSR_INVALID_ARGUMENT, "copy_: a leaf tensor that requires grad is being used in an in-place "
-                                             "operation");
+    return make_status(TSR_INVALID_ARGUMENT,
+                       "copy_: a leaf tensor that requires grad is being used in an in-place "
+                       "operation");
   if (requires_grad(dst) && is_view_node(dst->autograd->grad_fn))
-    return make_status(TSR_UNIMPLEMENTED, "copy_: in-place copy into a view of a tensor that requires grad is not "
-                                          "supported");
+    return make_status(TSR_UNIMPLEMENTED,
+                       "copy_: in-place copy into a view of a tensor that requires grad is not "
+                       "supported");
   return nullptr;
 }
 

@@ -67,11 +67,9 @@ constexpr size_t kLargeBuffer = 20 * kMiB;
 
 }  // namespace
 
-CachingAllocator::CachingAllocator(const tsr_raw_allocator_t* raw, tsr_device_t device,
-                                   std::string name, const AllocConf& conf,
-                                   const tsr_device_type_def_t* dev)
-    : raw_(raw), device_(device), name_(std::move(name)), conf_(conf),
-      dev_(device_has_streams(dev) ? dev : nullptr) {
+CachingAllocator::CachingAllocator(const tsr_raw_allocator_t* raw, tsr_device_t device, std::string name,
+                                   const AllocConf& conf, const tsr_device_type_def_t* dev)
+    : raw_(raw), device_(device), name_(std::move(name)), conf_(conf), dev_(device_has_streams(dev) ? dev : nullptr) {
   round_ = std::max(conf_.roundup_bytes, kMinAlign);
   round_pow2_ = (round_ & (round_ - 1)) == 0;
   round_twice_ = round_ % kMinAlign != 0;
@@ -242,7 +240,8 @@ std::string CachingAllocator::snapshot_json() {
         append_uint(j, b->events.size());
       }
       j += b->allocated ? ",\"state\":\"active\"}"
-                        : b->pending ? ",\"state\":\"pending_free\"}" : ",\"state\":\"inactive\"}";
+           : b->pending ? ",\"state\":\"pending_free\"}"
+                        : ",\"state\":\"inactive\"}";
     }
     j += "]}";
   }
@@ -313,8 +312,8 @@ Block* CachingAllocator::pop_spare() {
 }
 
 FreeKey CachingAllocator::key_of(const Block* b, const char* ptr, size_t size) {
-  return FreeKey{b->seg->pool_id, reinterpret_cast<uintptr_t>(b->seg->stream), size,
-                 reinterpret_cast<uintptr_t>(ptr), const_cast<Block*>(b)};
+  return FreeKey{b->seg->pool_id, reinterpret_cast<uintptr_t>(b->seg->stream), size, reinterpret_cast<uintptr_t>(ptr),
+                 const_cast<Block*>(b)};
 }
 
 void CachingAllocator::insert_free(FreeSet& pool, Block* b) {
@@ -322,9 +321,7 @@ void CachingAllocator::insert_free(FreeSet& pool, Block* b) {
   b->free_it = pool.insert(std::move(b->free_node)).position;
 }
 
-void CachingAllocator::erase_free(FreeSet& pool, Block* b) {
-  b->free_node = pool.extract(b->free_it);
-}
+void CachingAllocator::erase_free(FreeSet& pool, Block* b) { b->free_node = pool.extract(b->free_it); }
 
 // Best fit by (size, address), honouring max_split_size; pool.end() if nothing fits.
 FreeSet::iterator CachingAllocator::find_fit(FreeSet& pool, bool large, size_t size, uint64_t pid,
@@ -496,8 +493,8 @@ bool CachingAllocator::try_reserve(size_t seg_size, void** p, std::string* raw_m
 
 // A new segment for a request of `size` (rounded) bytes; returns its single free block
 // (not in any pool), or nullptr with *st set.
-Block* CachingAllocator::new_segment(bool large, size_t size, size_t nbytes, tsr_stream_t* stream,
-                                     PrivatePool* pp, tsr_status_t* st) {
+Block* CachingAllocator::new_segment(bool large, size_t size, size_t nbytes, tsr_stream_t* stream, PrivatePool* pp,
+                                     tsr_status_t* st) {
   size_t seg_size = segment_size(size);
   // The smallest segment that holds the request: the fallback when a shared 20 MiB one does
   // not fit under the limit or in the device.
@@ -530,8 +527,7 @@ Block* CachingAllocator::new_segment(bool large, size_t size, size_t nbytes, tsr
     ++num_ooms_;
     try {
       std::string m = oom(size, nbytes);
-      if (conf_.limit_bytes != 0 &&
-          static_cast<size_t>(reserved_) + seg_size > conf_.limit_bytes) {
+      if (conf_.limit_bytes != 0 && static_cast<size_t>(reserved_) + seg_size > conf_.limit_bytes) {
         m += "; a new " + format_bytes(seg_size) + " segment would exceed the limit";
       } else if (!raw_msg.empty()) {
         m += "; " + raw_name(raw_) + ": " + raw_msg;
@@ -584,13 +580,10 @@ void CachingAllocator::finish_free(Block* b) {
 
 }  // namespace caching_detail
 
-std::unique_ptr<DeviceAllocator> make_caching_allocator(const tsr_raw_allocator_t* raw,
-                                                        tsr_device_t device,
-                                                        std::string device_name,
-                                                        const AllocConf& conf,
+std::unique_ptr<DeviceAllocator> make_caching_allocator(const tsr_raw_allocator_t* raw, tsr_device_t device,
+                                                        std::string device_name, const AllocConf& conf,
                                                         const tsr_device_type_def_t* dev) {
-  return std::make_unique<caching_detail::CachingAllocator>(raw, device, std::move(device_name),
-                                                            conf, dev);
+  return std::make_unique<caching_detail::CachingAllocator>(raw, device, std::move(device_name), conf, dev);
 }
 
 }  // namespace tsr::core

@@ -144,17 +144,17 @@ struct Block {
   Block* prev = nullptr;  // neighbours in the segment (address order)
   Block* next = nullptr;  // (also links the spare list)
   bool allocated = false;
-  bool pending = false;  // freed, waiting for events on other streams (neither active nor free)
-  std::vector<tsr_stream_t*> uses;     // record_stream: other streams using the block
-  std::vector<tsr_event_t*> events;    // pending: events still to complete
-  FreeSet::iterator free_it;     // position in its pool while free
-  FreeSet::node_type free_node;  // owned while the block is not in a free set
+  bool pending = false;              // freed, waiting for events on other streams (neither active nor free)
+  std::vector<tsr_stream_t*> uses;   // record_stream: other streams using the block
+  std::vector<tsr_event_t*> events;  // pending: events still to complete
+  FreeSet::iterator free_it;         // position in its pool while free
+  FreeSet::node_type free_node;      // owned while the block is not in a free set
 };
 
 class CachingAllocator final : public DeviceAllocator {
  public:
-  CachingAllocator(const tsr_raw_allocator_t* raw, tsr_device_t device, std::string name,
-                   const AllocConf& conf, const tsr_device_type_def_t* dev);
+  CachingAllocator(const tsr_raw_allocator_t* raw, tsr_device_t device, std::string name, const AllocConf& conf,
+                   const tsr_device_type_def_t* dev);
   ~CachingAllocator() override;
 
   tsr_status_t allocate(size_t nbytes, tsr_stream_t* stream, void** out) override;
@@ -180,8 +180,7 @@ class CachingAllocator final : public DeviceAllocator {
   static FreeKey key_of(const Block* b, const char* ptr, size_t size);
   void insert_free(FreeSet& pool, Block* b);
   void erase_free(FreeSet& pool, Block* b);
-  FreeSet::iterator find_fit(FreeSet& pool, bool large, size_t size, uint64_t pid,
-                             tsr_stream_t* stream);
+  FreeSet::iterator find_fit(FreeSet& pool, bool large, size_t size, uint64_t pid, tsr_stream_t* stream);
   bool should_split(const Block* b, bool large, size_t size) const;
   Block* split_front(FreeSet& pool, FreeSet::iterator it, size_t size);
   void split_back(Block* b, FreeSet& pool, size_t size);
@@ -190,8 +189,7 @@ class CachingAllocator final : public DeviceAllocator {
   void release_free_segments(size_t target);
   void unlink_segment(Segment* s);
   bool try_reserve(size_t seg_size, void** p, std::string* raw_msg);
-  Block* new_segment(bool large, size_t size, size_t nbytes, tsr_stream_t* stream,
-                     PrivatePool* pp, tsr_status_t* st);
+  Block* new_segment(bool large, size_t size, size_t nbytes, tsr_stream_t* stream, PrivatePool* pp, tsr_status_t* st);
   std::string oom(size_t size, size_t nbytes) const;
   void finish_free(Block* b);
   // caching_allocator_streams.cpp
@@ -210,7 +208,7 @@ class CachingAllocator final : public DeviceAllocator {
   AllocConf conf_;
   const tsr_device_type_def_t* dev_;  // null when the device has no streams
   std::string limit_why_;
-  std::vector<Block*> pending_;           // freed blocks waiting for events
+  std::vector<Block*> pending_;            // freed blocks waiting for events
   std::vector<tsr_event_t*> event_cache_;  // completed events for reuse
   size_t num_events_ = 0;                  // events made (cached or pending)
   std::vector<std::unique_ptr<PrivatePool>> pools_;

@@ -22,8 +22,7 @@ tsr_status_t CachingAllocator::record_stream(void* ptr, tsr_stream_t* stream) {
   std::lock_guard<SpinMutex> lock(mu_);
   Block* b = active_.find(ptr);
   if (b == nullptr) {
-    return make_status(TSR_INVALID_ARGUMENT,
-                       "record_stream: the tensor's memory is not an active block of " + name_);
+    return make_status(TSR_INVALID_ARGUMENT, "record_stream: the tensor's memory is not an active block of " + name_);
   }
   if (stream == b->seg->stream) return nullptr;
   for (tsr_stream_t* s : b->uses) {
@@ -58,9 +57,9 @@ tsr_status_t CachingAllocator::pool_begin(uint64_t id, tsr_stream_t* stream) {
     if (p == nullptr) return unknown_pool("memory_pool_begin", id);
     for (const auto& c : capturing_) {
       if (c.first == stream) {
-        return make_status(TSR_FAILED_PRECONDITION,
-                           "memory_pool_begin: a memory pool (" + std::to_string(c.second->id) +
-                               ") is already begun for this stream of " + name_);
+        return make_status(TSR_FAILED_PRECONDITION, "memory_pool_begin: a memory pool (" +
+                                                        std::to_string(c.second->id) +
+                                                        ") is already begun for this stream of " + name_);
       }
     }
     capturing_.emplace_back(stream, p);
@@ -80,8 +79,7 @@ tsr_status_t CachingAllocator::pool_end(uint64_t id, tsr_stream_t* stream) {
       return nullptr;
     }
   }
-  return make_status(TSR_FAILED_PRECONDITION, "memory_pool_end: memory pool " +
-                                                  std::to_string(id) +
+  return make_status(TSR_FAILED_PRECONDITION, "memory_pool_end: memory pool " + std::to_string(id) +
                                                   " is not begun for this stream of " + name_);
 }
 
@@ -117,8 +115,8 @@ PrivatePool* CachingAllocator::find_pool(uint64_t id) const {
 }
 
 tsr_status_t CachingAllocator::unknown_pool(const char* where, uint64_t id) const {
-  return make_status(TSR_INVALID_ARGUMENT, std::string(where) + ": no memory pool " +
-                                               std::to_string(id) + " on " + name_);
+  return make_status(TSR_INVALID_ARGUMENT,
+                     std::string(where) + ": no memory pool " + std::to_string(id) + " on " + name_);
 }
 
 // Moves a wholly free segment of a pool into pool `to` (nullptr: the device cache).
@@ -208,8 +206,8 @@ void CachingAllocator::process_events(bool wait) {
     while (!b->events.empty()) {
       tsr_event_t* e = b->events.back();
       int32_t complete = 1;
-      tsr_status_t st = wait ? dev_->event_synchronize(dev_->self, device_, e)
-                             : dev_->event_query(dev_->self, device_, e, &complete);
+      tsr_status_t st =
+          wait ? dev_->event_synchronize(dev_->self, device_, e) : dev_->event_query(dev_->self, device_, e, &complete);
       // An error belongs to the work on that stream (it surfaces at its next synchronizing
       // call); the block is no longer waited for.
       if (st != nullptr) {

@@ -53,7 +53,8 @@ tsr_status_t publish(CallCtx& ctx, std::vector<tsr::Tensor>& results) {
     return ctx.error(TSR_INTERNAL, "composite produced " + std::to_string(results.size()) + " results, schema has " +
                                        std::to_string(ctx.nouts));
   for (size_t i = 0; i < results.size(); ++i)
-    if (!results[i].defined()) return ctx.error(TSR_INTERNAL, "composite left result " + std::to_string(i) + " undefined");
+    if (!results[i].defined())
+      return ctx.error(TSR_INTERNAL, "composite left result " + std::to_string(i) + " undefined");
   // out= tensors: check them all before writing any (no partial write on error).
   for (size_t i = 0; i < results.size(); ++i) {
     Tensor* o = ctx.out_slot(i);
@@ -136,7 +137,8 @@ tsr_status_t inplace_impl(CallCtx& ctx) {
   bool same_shape = result->ndim == self->ndim && std::equal(self->sizes, self->sizes + self->ndim, result->sizes);
   if (!same_shape) {
     st = ctx.error(TSR_INVALID_ARGUMENT, "output with shape " + shape_str(self->sizes, self->ndim) +
-                                             " doesn't match the broadcast shape " + shape_str(result->sizes, result->ndim));
+                                             " doesn't match the broadcast shape " +
+                                             shape_str(result->sizes, result->ndim));
   } else if (!can_cast(result->dtype, self->dtype)) {
     st = ctx.error(TSR_INVALID_ARGUMENT, std::string("result type ") + dtype_name(result->dtype) +
                                              " can't be cast to the desired output type " + dtype_name(self->dtype));

@@ -23,9 +23,7 @@ inline bool is_integral(tsr_dtype_t d) { return tsr::is_integral(d, false); }
 inline int dtype_category(tsr_dtype_t d) { return d == TSR_BOOL ? 0 : is_floating(d) ? 2 : 1; }
 
 // torch.can_cast: no floating -> integral/bool, no non-bool -> bool.
-inline bool can_cast(tsr_dtype_t from, tsr_dtype_t to) {
-  return dtype_category(from) <= dtype_category(to);
-}
+inline bool can_cast(tsr_dtype_t from, tsr_dtype_t to) { return dtype_category(from) <= dtype_category(to); }
 
 // torch.promote_types.
 tsr_dtype_t promote_types(tsr_dtype_t a, tsr_dtype_t b);

@@ -23,8 +23,8 @@ tsr_status_t elementwise_impl(CallCtx& ctx) {
 
 // Lower level: inputs `in` (not nullptr), computed in `compute`, written as `out_dtype`;
 // keep_dtype[i] (optional) leaves input i in its own dtype (e.g. where's bool condition).
-tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t compute,
-                             tsr_dtype_t out_dtype, const bool* keep_dtype);
+tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t compute, tsr_dtype_t out_dtype,
+                             const bool* keep_dtype);
 
 // torch.result_type of the given tensors (wrapped numbers and 0-dim tensors weigh less).
 tsr_dtype_t result_type(Tensor* const* in, int n);

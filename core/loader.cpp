@@ -129,9 +129,9 @@ void load_one(Runtime* rt, const Candidate& c) {
     return refuse(rt, c.name, c.version, c.path, "tsr_plugin_query threw a C++ exception");
   }
   if (!p)
-    return refuse(rt, c.name, c.version, c.path,
-                  "plugin does not support the host ABI " + std::to_string(TSR_ABI_MAJOR) + "." +
-                      std::to_string(TSR_ABI_MINOR));
+    return refuse(
+        rt, c.name, c.version, c.path,
+        "plugin does not support the host ABI " + std::to_string(TSR_ABI_MAJOR) + "." + std::to_string(TSR_ABI_MINOR));
   if (p->struct_size < offsetof(tsr_plugin_t, shutdown) || !p->init || !p->name)
     return refuse(rt, c.name, c.version, c.path, "plugin header is truncated or lacks init/name");
   uint32_t major = TSR_ABI_VERSION_MAJOR(p->abi_version), minor = TSR_ABI_VERSION_MINOR(p->abi_version);
@@ -151,8 +151,8 @@ void load_one(Runtime* rt, const Candidate& c) {
       return refuse(rt, c.name, c.version, c.path, "score() threw a C++ exception");
     }
     if (score <= 0)
-      return refuse(rt, c.name, c.version, c.path,
-                    std::string("scored 0: ") + (reason[0] ? reason : "no reason given"), score);
+      return refuse(rt, c.name, c.version, c.path, std::string("scored 0: ") + (reason[0] ? reason : "no reason given"),
+                    score);
   }
   Registrar reg;
   reg.runtime = rt;
@@ -264,8 +264,8 @@ void load_plugins(Runtime* rt, const tsr_runtime_options_t* options) {
         ok = false;
       } else if (!visit(*it->second)) {
         if (!dep_error.count(c.name))
-          dep_error[c.name] = "depends on '" + d + "', which cannot be loaded" +
-                              (dep_error.count(d) ? " (" + dep_error[d] + ")" : "");
+          dep_error[c.name] =
+              "depends on '" + d + "', which cannot be loaded" + (dep_error.count(d) ? " (" + dep_error[d] + ")" : "");
         ok = false;
       }
     }
@@ -278,8 +278,8 @@ void load_plugins(Runtime* rt, const tsr_runtime_options_t* options) {
     if (dep_error.count(c.name)) refuse(rt, c.name, c.version, c.path, dep_error[c.name]);
   std::set<std::string> loaded;
   for (const Candidate* c : order) {
-    bool deps_ok = std::all_of(c->depends.begin(), c->depends.end(),
-                               [&](const std::string& d) { return loaded.count(d) > 0; });
+    bool deps_ok =
+        std::all_of(c->depends.begin(), c->depends.end(), [&](const std::string& d) { return loaded.count(d) > 0; });
     if (!deps_ok) {
       refuse(rt, c->name, c->version, c->path, "a dependency failed to load");
       continue;

@@ -59,9 +59,7 @@ inline std::vector<int64_t> range_dims(int64_t from, int64_t to) {
 }
 
 // Sign as a tensor of t's dtype: -1, 0, 1.
-inline tsr::Tensor sign_of(const tsr::Tensor& t) {
-  return tsr::gt(t, 0).to(t.dtype()) - tsr::lt(t, 0).to(t.dtype());
-}
+inline tsr::Tensor sign_of(const tsr::Tensor& t) { return tsr::gt(t, 0).to(t.dtype()) - tsr::lt(t, 0).to(t.dtype()); }
 
 }  // namespace tsr::core::nn
 

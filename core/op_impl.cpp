@@ -10,44 +10,63 @@ namespace tsr::core {
 
 static const char* value_tag_name(int32_t tag) {
   switch (tag) {
-    case TSR_VALUE_NONE: return "None";
-    case TSR_VALUE_TENSOR: return "Tensor";
-    case TSR_VALUE_INT: return "int";
-    case TSR_VALUE_DOUBLE: return "float";
-    case TSR_VALUE_BOOL: return "bool";
-    case TSR_VALUE_INT_LIST: return "int[]";
-    case TSR_VALUE_DTYPE: return "ScalarType";
-    case TSR_VALUE_STRING: return "str";
-    case TSR_VALUE_DEVICE: return "Device";
-    case TSR_VALUE_TENSOR_LIST: return "Tensor[]";
-    default: return "invalid value";
+    case TSR_VALUE_NONE:
+      return "None";
+    case TSR_VALUE_TENSOR:
+      return "Tensor";
+    case TSR_VALUE_INT:
+      return "int";
+    case TSR_VALUE_DOUBLE:
+      return "float";
+    case TSR_VALUE_BOOL:
+      return "bool";
+    case TSR_VALUE_INT_LIST:
+      return "int[]";
+    case TSR_VALUE_DTYPE:
+      return "ScalarType";
+    case TSR_VALUE_STRING:
+      return "str";
+    case TSR_VALUE_DEVICE:
+      return "Device";
+    case TSR_VALUE_TENSOR_LIST:
+      return "Tensor[]";
+    default:
+      return "invalid value";
   }
 }
 
 static bool kind_accepts(ArgKind k, int32_t tag) {
   switch (k) {
-    case ArgKind::Tensor: return tag == TSR_VALUE_TENSOR;
-    case ArgKind::Int: return tag == TSR_VALUE_INT;
-    case ArgKind::Float: return tag == TSR_VALUE_DOUBLE || tag == TSR_VALUE_INT;
-    case ArgKind::Bool: return tag == TSR_VALUE_BOOL;
-    case ArgKind::IntList: return tag == TSR_VALUE_INT_LIST || tag == TSR_VALUE_INT;
-    case ArgKind::Str: return tag == TSR_VALUE_STRING;
-    case ArgKind::Dtype: return tag == TSR_VALUE_DTYPE;
-    case ArgKind::Device: return tag == TSR_VALUE_DEVICE;
-    case ArgKind::Scalar: return tag == TSR_VALUE_INT || tag == TSR_VALUE_DOUBLE || tag == TSR_VALUE_BOOL;
-    case ArgKind::TensorList: return tag == TSR_VALUE_TENSOR_LIST;
+    case ArgKind::Tensor:
+      return tag == TSR_VALUE_TENSOR;
+    case ArgKind::Int:
+      return tag == TSR_VALUE_INT;
+    case ArgKind::Float:
+      return tag == TSR_VALUE_DOUBLE || tag == TSR_VALUE_INT;
+    case ArgKind::Bool:
+      return tag == TSR_VALUE_BOOL;
+    case ArgKind::IntList:
+      return tag == TSR_VALUE_INT_LIST || tag == TSR_VALUE_INT;
+    case ArgKind::Str:
+      return tag == TSR_VALUE_STRING;
+    case ArgKind::Dtype:
+      return tag == TSR_VALUE_DTYPE;
+    case ArgKind::Device:
+      return tag == TSR_VALUE_DEVICE;
+    case ArgKind::Scalar:
+      return tag == TSR_VALUE_INT || tag == TSR_VALUE_DOUBLE || tag == TSR_VALUE_BOOL;
+    case ArgKind::TensorList:
+      return tag == TSR_VALUE_TENSOR_LIST;
   }
   return false;
 }
 
-tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_tensor_t** outs,
-                     size_t nouts) {
+tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_tensor_t** outs, size_t nouts) {
   if (!op) return make_status(TSR_INVALID_ARGUMENT, "op_call: op is NULL");
   const Schema& s = op->schema;
   if (nargs > s.args.size() || (nargs > 0 && !args))
-    return make_status(TSR_INVALID_ARGUMENT, s.name + ": expected at most " +
-                                                 std::to_string(s.args.size()) + " arguments, got " +
-                                                 std::to_string(nargs));
+    return make_status(TSR_INVALID_ARGUMENT, s.name + ": expected at most " + std::to_string(s.args.size()) +
+                                                 " arguments, got " + std::to_string(nargs));
   if (nouts != static_cast<size_t>(s.num_outputs) || (nouts > 0 && !outs))
     return make_status(TSR_INVALID_ARGUMENT, s.name + ": expected " + std::to_string(s.num_outputs) +
                                                  " output slot(s), got " + std::to_string(nouts));
@@ -64,16 +83,16 @@ tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_te
     } else if (a.has_default) {
       ctx.args[i] = a.default_value;
     } else {
-      return make_status(TSR_INVALID_ARGUMENT, s.name + ": missing required argument '" + a.name +
-                                                   "' (schema: " + op->schema_text + ")");
+      return make_status(TSR_INVALID_ARGUMENT,
+                         s.name + ": missing required argument '" + a.name + "' (schema: " + op->schema_text + ")");
     }
     int32_t tag = ctx.args[i].tag;
     if (tag == TSR_VALUE_NONE && a.optional) continue;
     if (!kind_accepts(a.kind, tag) || (tag == TSR_VALUE_TENSOR && !ctx.args[i].u.tensor))
-      return make_status(TSR_INVALID_ARGUMENT,
-                         s.name + ": argument '" + a.name + "' must be " + arg_kind_name(a.kind) +
-                             (a.optional ? "?" : "") + ", got " +
-                             (tag == TSR_VALUE_TENSOR && !ctx.args[i].u.tensor ? "a NULL tensor" : value_tag_name(tag)));
+      return make_status(
+          TSR_INVALID_ARGUMENT,
+          s.name + ": argument '" + a.name + "' must be " + arg_kind_name(a.kind) + (a.optional ? "?" : "") + ", got " +
+              (tag == TSR_VALUE_TENSOR && !ctx.args[i].u.tensor ? "a NULL tensor" : value_tag_name(tag)));
     if (a.kind == ArgKind::IntList && tag == TSR_VALUE_INT) {
       ctx.single_int[i] = ctx.args[i].u.i;
       ctx.args[i].tag = TSR_VALUE_INT_LIST;
@@ -88,15 +107,14 @@ tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_te
         return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' has a NULL list");
       for (int64_t k = 0; k < v.u.tensors.len; ++k) {
         if (!v.u.tensors.data[k])
-          return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' has a NULL tensor at " +
-                                                       std::to_string(k));
+          return make_status(TSR_INVALID_ARGUMENT,
+                             s.name + ": argument '" + a.name + "' has a NULL tensor at " + std::to_string(k));
         if (v.u.tensors.data[k]->runtime != ctx.rt)
           return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' belongs to another runtime");
       }
     }
     if (a.kind == ArgKind::Tensor && ctx.args[i].u.tensor->runtime != ctx.rt)
-      return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name +
-                                                   "' belongs to another runtime");
+      return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' belongs to another runtime");
   }
   for (size_t i = 0; i < nouts; ++i)
     if (outs[i] && outs[i]->runtime != ctx.rt)
@@ -119,13 +137,14 @@ tsr_status_t common_device(const CallCtx& ctx, Tensor* const* ts, int n, tsr_dev
   for (int i = 0; i < n; ++i) {
     const Tensor* t = ts[i];
     if (!t || (t->ndim == 0 && t->device.type == TSR_DEVICE_TYPE_CPU)) continue;
-    if (!first) first = t;
+    if (!first)
+      first = t;
     else if (!same_device(first->device, t->device))
       return ctx.error(TSR_INVALID_ARGUMENT,
                        "expected all tensors to be on the same device, but found at least two "
-                       "devices, " + device_str(ctx.rt, first->device) + " and " +
-                           device_str(ctx.rt, t->device) + " (tensors " + describe(ctx.rt, first) +
-                           " and " + describe(ctx.rt, t) + ")");
+                       "devices, " +
+                           device_str(ctx.rt, first->device) + " and " + device_str(ctx.rt, t->device) + " (tensors " +
+                           describe(ctx.rt, first) + " and " + describe(ctx.rt, t) + ")");
   }
   if (!first)  // only 0-dim cpu tensors (or none): the first tensor's device
     for (int i = 0; i < n && !first; ++i) first = ts[i];
@@ -133,8 +152,7 @@ tsr_status_t common_device(const CallCtx& ctx, Tensor* const* ts, int n, tsr_dev
   return nullptr;
 }
 
-tsr_status_t broadcast_shapes(const CallCtx& ctx, Tensor* const* ts, int n, int* ndim_out,
-                              int64_t* sizes) {
+tsr_status_t broadcast_shapes(const CallCtx& ctx, Tensor* const* ts, int n, int* ndim_out, int64_t* sizes) {
   // Fast path: identical shapes (the common case) need no per-dim rules.
   bool same = n > 0 && ts[0];
   for (int i = 1; i < n && same; ++i)
@@ -164,22 +182,22 @@ tsr_status_t broadcast_shapes(const CallCtx& ctx, Tensor* const* ts, int n, int*
       for (int j = 0; j < n; ++j)
         if (ts[j]) shapes += (shapes.empty() ? "" : " and ") + shape_str(ts[j]->sizes, ts[j]->ndim);
       return ctx.error(TSR_INVALID_ARGUMENT, "shapes " + shapes + " cannot be broadcast together (size " +
-                                                 std::to_string(o) + " vs " + std::to_string(s) +
-                                                 " at dimension " + std::to_string(off + d) + ")");
+                                                 std::to_string(o) + " vs " + std::to_string(s) + " at dimension " +
+                                                 std::to_string(off + d) + ")");
     }
   }
   *ndim_out = ndim;
   return nullptr;
 }
 
-tsr_status_t make_output(CallCtx& ctx, size_t i, int ndim, const int64_t* sizes, tsr_dtype_t dtype,
-                         tsr_device_t device, Tensor** out) {
+tsr_status_t make_output(CallCtx& ctx, size_t i, int ndim, const int64_t* sizes, tsr_dtype_t dtype, tsr_device_t device,
+                         Tensor** out) {
   if (Tensor* o = ctx.out_slot(i)) {
     bool shape_ok = o->ndim == ndim && std::equal(sizes, sizes + ndim, o->sizes);
     if (!shape_ok || o->dtype != dtype || !same_device(o->device, device))
-      return ctx.error(TSR_INVALID_ARGUMENT,
-                       "out tensor " + std::to_string(i) + " is " + describe(ctx.rt, o) + " but the result is " +
-                           shape_str(sizes, ndim) + " " + dtype_name(dtype) + " on " + device_str(ctx.rt, device));
+      return ctx.error(TSR_INVALID_ARGUMENT, "out tensor " + std::to_string(i) + " is " + describe(ctx.rt, o) +
+                                                 " but the result is " + shape_str(sizes, ndim) + " " +
+                                                 dtype_name(dtype) + " on " + device_str(ctx.rt, device));
     o->retain();
     o->bump_version();
     *out = o;
@@ -267,8 +285,8 @@ tsr_status_t to_device(Runtime* rt, Tensor* t, tsr_device_t device, const char* 
   return nullptr;
 }
 
-void build_iter(Tensor* const* operands, int nops, int noutputs, int ndim, const int64_t* sizes,
-                uint32_t reduce_mask, tsr_iter_t* it) {
+void build_iter(Tensor* const* operands, int nops, int noutputs, int ndim, const int64_t* sizes, uint32_t reduce_mask,
+                tsr_iter_t* it) {
   it->struct_size = sizeof(tsr_iter_t);
   it->noperands = nops;
   it->noutputs = noutputs;
@@ -363,9 +381,9 @@ static void fill_view(const Tensor* t, tsr_tensor_view_t* v) {
   v->strides = t->strides;
 }
 
-tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t dtype,
-                       const tsr_value_t* args, size_t nargs, Tensor* const* inputs, int ninputs,
-                       Tensor* const* outputs, int noutputs, const tsr_iter_t* iter) {
+tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t dtype, const tsr_value_t* args,
+                       size_t nargs, Tensor* const* inputs, int ninputs, Tensor* const* outputs, int noutputs,
+                       const tsr_iter_t* iter) {
   const KernelRec* k = find_kernel(op, device, dtype);
   if (!k) return no_kernel_status(rt, op, device, dtype);
   tsr_tensor_view_t in_views[kMaxArgs], out_views[kMaxOutputs];
@@ -397,10 +415,9 @@ tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t d
   return st;
 }
 
-tsr_status_t launch(CallCtx& ctx, tsr_device_t device, int32_t dtype, Tensor* const* inputs,
-                    int ninputs, Tensor* const* outputs, int noutputs, const tsr_iter_t* iter) {
-  return launch_op(ctx.rt, ctx.op, device, dtype, ctx.args, ctx.nargs, inputs, ninputs, outputs,
-                   noutputs, iter);
+tsr_status_t launch(CallCtx& ctx, tsr_device_t device, int32_t dtype, Tensor* const* inputs, int ninputs,
+                    Tensor* const* outputs, int noutputs, const tsr_iter_t* iter) {
+  return launch_op(ctx.rt, ctx.op, device, dtype, ctx.args, ctx.nargs, inputs, ninputs, outputs, noutputs, iter);
 }
 
 tsr_status_t fill_tensor(Runtime* rt, Tensor* t, const tsr_value_t& value, const char* op) {

@@ -48,10 +48,10 @@ using OpFamilyFn = void (*)(std::vector<OpSpec>& v);
 bool register_op_family(const char* name, OpFamilyFn fn);
 const std::vector<std::pair<const char*, OpFamilyFn>>& op_families();
 
-#define TSR_CORE_OPS(family)                                                                  \
-  static void tsr_core_ops_##family(std::vector<::tsr::core::OpSpec>& v);                     \
-  [[maybe_unused]] static const bool tsr_core_ops_registered_##family =                       \
-      ::tsr::core::register_op_family(#family, tsr_core_ops_##family);                         \
+#define TSR_CORE_OPS(family)                                              \
+  static void tsr_core_ops_##family(std::vector<::tsr::core::OpSpec>& v); \
+  [[maybe_unused]] static const bool tsr_core_ops_registered_##family =   \
+      ::tsr::core::register_op_family(#family, tsr_core_ops_##family);    \
   static void tsr_core_ops_##family(std::vector<::tsr::core::OpSpec>& v)
 
 // Backward formulas attached to ops declared elsewhere (e.g. the first op set), by name:
@@ -64,10 +64,10 @@ struct BackwardSpec {
 using BackwardFamilyFn = void (*)(std::vector<BackwardSpec>& b);
 bool register_backward_family(const char* name, BackwardFamilyFn fn);
 
-#define TSR_CORE_BACKWARDS(family)                                                            \
-  static void tsr_core_backwards_##family(std::vector<::tsr::core::BackwardSpec>& b);         \
-  [[maybe_unused]] static const bool tsr_core_backwards_registered_##family =                 \
-      ::tsr::core::register_backward_family(#family, tsr_core_backwards_##family);             \
+#define TSR_CORE_BACKWARDS(family)                                                    \
+  static void tsr_core_backwards_##family(std::vector<::tsr::core::BackwardSpec>& b); \
+  [[maybe_unused]] static const bool tsr_core_backwards_registered_##family =         \
+      ::tsr::core::register_backward_family(#family, tsr_core_backwards_##family);    \
   static void tsr_core_backwards_##family(std::vector<::tsr::core::BackwardSpec>& b)
 
 }  // namespace tsr::core

@@ -13,9 +13,7 @@ namespace {
 
 using Rule = ElementwiseRule;
 
-std::string both(CallCtx& ctx, Tensor* a, Tensor* b) {
-  return describe(ctx.rt, a) + " and " + describe(ctx.rt, b);
-}
+std::string both(CallCtx& ctx, Tensor* a, Tensor* b) { return describe(ctx.rt, a) + " and " + describe(ctx.rt, b); }
 
 tsr_status_t div_mode_impl(CallCtx& ctx) {
   std::string mode = ctx.args[2].u.str ? ctx.args[2].u.str : "";
@@ -30,8 +28,8 @@ tsr_status_t float_only_impl(CallCtx& ctx) {
   Tensor* in[2] = {ctx.tensor(0), ctx.tensor(1)};
   tsr_dtype_t common = result_type(in, 2);
   if (!is_floating(common))
-    return ctx.error(TSR_INVALID_ARGUMENT, std::string("not implemented for ") + dtype_name(common) +
-                                               " (inputs " + both(ctx, in[0], in[1]) + ")");
+    return ctx.error(TSR_INVALID_ARGUMENT, std::string("not implemented for ") + dtype_name(common) + " (inputs " +
+                                               both(ctx, in[0], in[1]) + ")");
   return run_elementwise(ctx, in, 2, common, common, nullptr);
 }
 

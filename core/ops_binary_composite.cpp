@@ -19,15 +19,14 @@ tsr::Tensor pow_tensor_scalar_fn(CArgs& a) { return tsr::pow(a.tensor(0), a.scal
 tsr::Tensor pow_scalar_fn(CArgs& a) { return tsr::pow(a.scalar_tensor(0), a.tensor(1)); }
 
 // float_power computes in float64 whatever the inputs (complex is not supported).
-tsr::Tensor float_power_fn(CArgs& a) {
-  return tsr::pow(a.tensor(0).to(TSR_F64), a.tensor(1).to(TSR_F64));
-}
+tsr::Tensor float_power_fn(CArgs& a) { return tsr::pow(a.tensor(0).to(TSR_F64), a.tensor(1).to(TSR_F64)); }
 
 // float_power_ computes in float64, so self must already be float64 (as PyTorch).
 tsr::Tensor float_power_inplace_fn(CArgs& a) {
   tsr::Tensor self = a.tensor(0);
   if (self.dtype() != TSR_F64)
-    a.fail(TSR_INVALID_ARGUMENT, std::string("the base given to float_power_ has dtype ") + tsr::dtype_name(self.dtype()) +
+    a.fail(TSR_INVALID_ARGUMENT, std::string("the base given to float_power_ has dtype ") +
+                                     tsr::dtype_name(self.dtype()) +
                                      " but the operation's result requires dtype float64");
   return tsr::pow_(self, a.tensor(1).to(TSR_F64));
 }
@@ -51,9 +50,8 @@ tsr::Tensor addcmul_fn(CArgs& a) { return add_value(a, a.tensor(0), tsr::mul(a.t
 tsr::Tensor addcdiv_fn(CArgs& a) {
   tsr::Tensor t1 = a.tensor(1), t2 = a.tensor(2);
   if (!tsr::is_floating(t1.dtype()) && !tsr::is_floating(t2.dtype()))
-    a.fail(TSR_INVALID_ARGUMENT,
-           "integer division with addcdiv is not supported (tensor1 " + tsr::describe(t1) + ", tensor2 " +
-               tsr::describe(t2) + "); use a floating point tensor");
+    a.fail(TSR_INVALID_ARGUMENT, "integer division with addcdiv is not supported (tensor1 " + tsr::describe(t1) +
+                                     ", tensor2 " + tsr::describe(t2) + "); use a floating point tensor");
   return add_value(a, a.tensor(0), tsr::div(t1, t2));
 }
 
@@ -87,8 +85,10 @@ tsr::Tensor isclose_fn(CArgs& a) {
   if (x.dtype() != y.dtype())
     a.fail(TSR_INVALID_ARGUMENT, std::string("expected self and other to have the same dtype, got ") +
                                      tsr::describe(x) + " and " + tsr::describe(y));
-  if (rtol < 0) a.fail(TSR_INVALID_ARGUMENT, "rtol must be greater than or equal to zero, but got " + std::to_string(rtol));
-  if (atol < 0) a.fail(TSR_INVALID_ARGUMENT, "atol must be greater than or equal to zero, but got " + std::to_string(atol));
+  if (rtol < 0)
+    a.fail(TSR_INVALID_ARGUMENT, "rtol must be greater than or equal to zero, but got " + std::to_string(rtol));
+  if (atol < 0)
+    a.fail(TSR_INVALID_ARGUMENT, "atol must be greater than or equal to zero, but got " + std::to_string(atol));
   tsr::Tensor close = tsr::eq(x, y);
   if (equal_nan && tsr::is_floating(x.dtype()))
     close = tsr::logical_or(close, tsr::logical_and(tsr::ne(x, x), tsr::ne(y, y)));
@@ -109,7 +109,8 @@ tsr::Tensor isclose_fn(CArgs& a) {
 TSR_CORE_OPS(binary_composite) {
   v.push_back(composite_op("true_divide(Tensor self, Tensor other) -> Tensor", composite<true_divide_fn>));
   v.push_back(composite_op("floor_divide(Tensor self, Tensor other) -> Tensor", composite<floor_divide_fn>));
-  v.push_back(composite_op("pow_tensor_scalar(Tensor self, Scalar exponent) -> Tensor", composite<pow_tensor_scalar_fn>));
+  v.push_back(
+      composite_op("pow_tensor_scalar(Tensor self, Scalar exponent) -> Tensor", composite<pow_tensor_scalar_fn>));
   v.push_back(composite_op("pow_scalar(Scalar self, Tensor exponent) -> Tensor", composite<pow_scalar_fn>));
   v.push_back(composite_op("float_power(Tensor self, Tensor exponent) -> Tensor", composite<float_power_fn>));
   v.push_back(composite_op("lerp_scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", composite<lerp_scalar_fn>));
@@ -129,13 +130,34 @@ TSR_CORE_OPS(binary_composite) {
   // be cast to the desired output type" when it cannot).
   for (const char* f : {"add", "sub"})
     v.push_back(inplace_op(std::string(f) + "_(Tensor(a!) self, Tensor other, Scalar alpha=1) -> Tensor(a!)"));
-  for (const char* f : {"mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "atan2", "hypot",
-                        "copysign", "xlogy", "logical_and", "logical_or", "logical_xor", "bitwise_and",
-                        "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt",
-                        "le", "gt", "ge"})
+  for (const char* f : {"mul",
+                        "div",
+                        "true_divide",
+                        "floor_divide",
+                        "remainder",
+                        "fmod",
+                        "pow",
+                        "atan2",
+                        "hypot",
+                        "copysign",
+                        "xlogy",
+                        "logical_and",
+                        "logical_or",
+                        "logical_xor",
+                        "bitwise_and",
+                        "bitwise_or",
+                        "bitwise_xor",
+                        "bitwise_left_shift",
+                        "bitwise_right_shift",
+                        "eq",
+                        "ne",
+                        "lt",
+                        "le",
+                        "gt",
+                        "ge"})
     v.push_back(inplace_op(std::string(f) + "_(Tensor(a!) self, Tensor other) -> Tensor(a!)"));
-  v.push_back(composite_op("float_power_(Tensor(a!) self, Tensor exponent) -> Tensor(a!)",
-                           composite<float_power_inplace_fn>));
+  v.push_back(
+      composite_op("float_power_(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", composite<float_power_inplace_fn>));
   v.push_back(inplace_op("div_mode_(Tensor(a!) self, Tensor other, str rounding_mode) -> Tensor(a!)"));
   v.push_back(inplace_op("pow_tensor_scalar_(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"));
   v.push_back(inplace_op("logical_not_(Tensor(a!) self) -> Tensor(a!)"));

@@ -18,9 +18,7 @@ Tensor zeros_for(const GradCtx& g, size_t i) {
 }
 
 // The alpha argument is a Scalar: multiply only when it is not 1 (keeps the graph small).
-Tensor times_alpha(const Tensor& grad, double alpha) {
-  return alpha == 1 ? grad : tsr::mul(grad, alpha);
-}
+Tensor times_alpha(const Tensor& grad, double alpha) { return alpha == 1 ? grad : tsr::mul(grad, alpha); }
 
 void add_backward(GradCtx& g) {
   const Tensor& gr = g.grad();

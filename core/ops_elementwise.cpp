@@ -14,8 +14,8 @@ using Rule = ElementwiseRule;
 
 }  // namespace
 
-tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t compute,
-                             tsr_dtype_t out_dtype, const bool* keep_dtype) {
+tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t compute, tsr_dtype_t out_dtype,
+                             const bool* keep_dtype) {
   tsr_device_t device;
   TSR_RETURN_IF_ERROR(common_device(ctx, in, n, &device));
   int ndim = 0;
@@ -77,15 +77,17 @@ tsr_status_t elementwise_op(CallCtx& ctx, ElementwiseRule R, int N) {
   tsr_dtype_t common = result_type(in, N);
   tsr_dtype_t compute = common, out = common;
   switch (R) {
-    case Rule::Promote: break;
+    case Rule::Promote:
+      break;
     case Rule::IntToFloat:
       if (!is_floating(common)) compute = out = TSR_F32;
       break;
-    case Rule::Compare: out = TSR_BOOL; break;
+    case Rule::Compare:
+      out = TSR_BOOL;
+      break;
     case Rule::NoBool:
       if (common == TSR_BOOL)
-        return ctx.error(TSR_INVALID_ARGUMENT, "not supported for bool tensors (got " +
-                                                   describe(ctx.rt, in[0]) + ")");
+        return ctx.error(TSR_INVALID_ARGUMENT, "not supported for bool tensors (got " + describe(ctx.rt, in[0]) + ")");
       break;
   }
   return run_elementwise(ctx, in, N, compute, out, nullptr);
@@ -120,10 +122,10 @@ tsr_status_t sub_impl(CallCtx& ctx) {
 tsr_status_t pow_impl(CallCtx& ctx) {
   Tensor* base = ctx.tensor(0);
   Tensor* e = ctx.tensor(1);
-  if (e->wrapped_number && e->dtype == TSR_I64 && e->device.type == TSR_DEVICE_TYPE_CPU &&
-      !is_floating(base->dtype) && *static_cast<const int64_t*>(e->data()) < 0)
-    return ctx.error(TSR_INVALID_ARGUMENT, "Integers to negative integer powers are not allowed (base " +
-                                               describe(ctx.rt, base) + ")");
+  if (e->wrapped_number && e->dtype == TSR_I64 && e->device.type == TSR_DEVICE_TYPE_CPU && !is_floating(base->dtype) &&
+      *static_cast<const int64_t*>(e->data()) < 0)
+    return ctx.error(TSR_INVALID_ARGUMENT,
+                     "Integers to negative integer powers are not allowed (base " + describe(ctx.rt, base) + ")");
   return elementwise_impl<Rule::NoBool, 2>(ctx);
 }
 

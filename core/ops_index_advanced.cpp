@@ -14,9 +14,9 @@ namespace {
 using namespace index_ops;
 
 struct Linear {
-  tsr::Tensor lin;                // int64, shape = broadcast shape of the indices
-  int64_t k = 0;                  // leading dims consumed
-  std::vector<int64_t> bshape;    // broadcast shape of the indices
+  tsr::Tensor lin;              // int64, shape = broadcast shape of the indices
+  int64_t k = 0;                // leading dims consumed
+  std::vector<int64_t> bshape;  // broadcast shape of the indices
 };
 
 // Bool masks become their nonzero() columns; every index is checked against its dim's size
@@ -27,13 +27,14 @@ Linear linear_index(const CArgs& a, const tsr::Tensor& self, const std::vector<t
   for (size_t k = 0; k < indices.size(); ++k) {
     const tsr::Tensor& t = indices[k];
     if (t.dtype() == TSR_BOOL) {
-      if (t.dim() == 0) a.fail(TSR_INVALID_ARGUMENT, "0-dim bool indices are not supported (index " + std::to_string(k) + ")");
+      if (t.dim() == 0)
+        a.fail(TSR_INVALID_ARGUMENT, "0-dim bool indices are not supported (index " + std::to_string(k) + ")");
       bool ok = d + t.dim() <= self.dim();
       for (int64_t j = 0; ok && j < t.dim(); ++j) ok = t.size(j) == self.size(d + j);
       if (!ok)
         a.fail(TSR_INVALID_ARGUMENT, "the shape of the mask " + shape_of(t) + " at index " + std::to_string(k) +
-                                         " does not match the shape of self " + shape_of(self) + " starting at dimension " +
-                                         std::to_string(d));
+                                         " does not match the shape of self " + shape_of(self) +
+                                         " starting at dimension " + std::to_string(d));
       if (t.device() != self.device())
         a.fail(TSR_INVALID_ARGUMENT, "mask at index " + std::to_string(k) + " is not on self's device");
       tsr::Tensor nz = tsr::nonzero(t);
@@ -44,8 +45,8 @@ Linear linear_index(const CArgs& a, const tsr::Tensor& self, const std::vector<t
       d += 1;
     }
     if (d > self.dim())
-      a.fail(TSR_INVALID_ARGUMENT, "too many indices for tensor " + shape_of(self) + " of dimension " +
-                                       std::to_string(self.dim()));
+      a.fail(TSR_INVALID_ARGUMENT,
+             "too many indices for tensor " + shape_of(self) + " of dimension " + std::to_string(self.dim()));
   }
   Linear r;
   r.k = d;
@@ -122,7 +123,8 @@ TSR_CORE_OPS(index_advanced) {
   v.push_back(composite_op("index(Tensor self, Tensor[] indices) -> Tensor", composite<index_fn>));
   v.push_back(composite_op("index_put(Tensor self, Tensor[] indices, Tensor values, bool accumulate=False) -> Tensor",
                            composite<index_put_fn>));
-  v.push_back(inplace_op("index_put_(Tensor(a!) self, Tensor[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"));
+  v.push_back(
+      inplace_op("index_put_(Tensor(a!) self, Tensor[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"));
 }
 
 }  // namespace tsr::core

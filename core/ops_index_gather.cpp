@@ -31,8 +31,8 @@ tsr::Tensor index_select_fn(CArgs& a) {
   std::vector<int64_t> sizes = x.sizes();
   const int64_t K = idx.numel();
   if (sizes[dim] == 0 && K > 0)
-    a.fail(TSR_OUT_OF_RANGE, "index " + std::to_string(idx.to_vector<int64_t>()[0]) + " is out of bounds for dimension " +
-                                 std::to_string(dim) + " with size 0");
+    a.fail(TSR_OUT_OF_RANGE, "index " + std::to_string(idx.to_vector<int64_t>()[0]) +
+                                 " is out of bounds for dimension " + std::to_string(dim) + " with size 0");
   sizes[dim] = K;
   tsr::Tensor out = tsr::empty(sizes, self.dtype(), self.device());
   if (out.numel() > 0) {
@@ -52,7 +52,8 @@ void index_select_backward(GradCtx& g) {
   tsr::Tensor z = tsr::zeros(g.input_sizes(0), grad.dtype(), grad.device());
   tsr::Tensor index = g.input(2);
   if (z.dim() == 0) {
-    g.set(0, tsr::index_add(z.reshape({1}), 0, index.reshape({index.numel()}), grad.reshape({index.numel()})).reshape({}));
+    g.set(0,
+          tsr::index_add(z.reshape({1}), 0, index.reshape({index.numel()}), grad.reshape({index.numel()})).reshape({}));
     return;
   }
   g.set(0, tsr::index_add(z, g.int_arg(1), index.reshape({index.numel()}), grad));
@@ -65,11 +66,11 @@ void check_gather_shapes(const CArgs& a, const tsr::Tensor& self, const tsr::Ten
                          const tsr::Tensor* src) {
   const int64_t r = std::max<int64_t>(self.dim(), 1);
   if (std::max<int64_t>(index.dim(), 1) != r)
-    a.fail(TSR_INVALID_ARGUMENT, "index " + shape_of(index) + " must have the same number of dimensions as self " +
-                                     shape_of(self));
+    a.fail(TSR_INVALID_ARGUMENT,
+           "index " + shape_of(index) + " must have the same number of dimensions as self " + shape_of(self));
   if (src && std::max<int64_t>(src->dim(), 1) != r)
-    a.fail(TSR_INVALID_ARGUMENT, "src " + shape_of(*src) + " must have the same number of dimensions as self " +
-                                     shape_of(self));
+    a.fail(TSR_INVALID_ARGUMENT,
+           "src " + shape_of(*src) + " must have the same number of dimensions as self " + shape_of(self));
   std::vector<int64_t> si = at_least_1d(index).sizes(), ss = at_least_1d(self).sizes();
   std::vector<int64_t> sr = src ? at_least_1d(*src).sizes() : si;
   if (index.numel() == 0) return;
@@ -120,8 +121,8 @@ tsr::Tensor scatter_common(CArgs& a, const tsr::Tensor& src, const char* reduce,
   check_gather_shapes(a, self, index, dim, &src);
   require_same_dtype(a, self, src, "src");
   if (src.device() != self.device())
-    a.fail(TSR_INVALID_ARGUMENT, "src is on " + src.device().str(src.runtime()) + " but self is on " +
-                                     self.device().str(self.runtime()));
+    a.fail(TSR_INVALID_ARGUMENT,
+           "src is on " + src.device().str(src.runtime()) + " but self is on " + self.device().str(self.runtime()));
   tsr::Tensor idx = at_least_1d(as_index(a, index, self, "index", false));
   tsr::Tensor out = tsr::empty(self.sizes(), self.dtype(), self.device());
   if (out.numel() > 0) out.copy_(self);
@@ -169,7 +170,8 @@ tsr::Tensor scatter_value_fn(CArgs& a) {
   tsr::Tensor index = a.tensor(2);
   tsr::Tensor v = a.scalar_tensor(3).to(self.device(), self.dtype());
   std::vector<int64_t> sizes = index.sizes();
-  return tsr::scatter(self, a.int_arg(1), index, index.dim() == 0 ? v : v.reshape(std::vector<int64_t>(sizes.size(), 1)).expand(sizes));
+  return tsr::scatter(self, a.int_arg(1), index,
+                      index.dim() == 0 ? v : v.reshape(std::vector<int64_t>(sizes.size(), 1)).expand(sizes));
 }
 
 // The gradient of src: grad gathered at the index (src may be larger than the index: zeros
@@ -242,7 +244,8 @@ void scatter_reduce_backward(GradCtx& g) {
     grad_self = tsr::mul(self_is, dist);
     grad_src = tsr::mul(src_is, tsr::gather(dist, dim, index));
   } else {
-    throw tsr::Error(TSR_UNIMPLEMENTED, "scatter_reduce: the derivative for reduce='" + reduce + "' is not implemented");
+    throw tsr::Error(TSR_UNIMPLEMENTED,
+                     "scatter_reduce: the derivative for reduce='" + reduce + "' is not implemented");
   }
   if (!include_self) grad_self = tsr::scatter(grad_self, dim, index, 0.0);
   if (g.needs(0)) g.set(0, grad_self);
@@ -260,15 +263,18 @@ TSR_CORE_OPS(index_gather) {
                scatter_backward, kSaveInputs});
   v.push_back({"scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", composite<scatter_add_fn>,
                scatter_add_backward, kSaveInputs});
-  v.push_back({"scatter_reduce(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
-               composite<scatter_reduce_fn>, scatter_reduce_backward, kSaveAll});
+  v.push_back(
+      {"scatter_reduce(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> "
+       "Tensor",
+       composite<scatter_reduce_fn>, scatter_reduce_backward, kSaveAll});
   v.push_back(composite_op("scatter_value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
                            composite<scatter_value_fn>));
   v.push_back(inplace_op("scatter_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"));
   v.push_back(inplace_op("scatter_value_(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"));
   v.push_back(inplace_op("scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"));
-  v.push_back(inplace_op(
-      "scatter_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"));
+  v.push_back(
+      inplace_op("scatter_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool "
+                 "include_self=True) -> Tensor(a!)"));
 }
 
 }  // namespace tsr::core

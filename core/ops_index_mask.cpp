@@ -13,8 +13,8 @@ using namespace index_ops;
 
 void require_bool_mask(const CArgs& a, const tsr::Tensor& mask) {
   if (mask.dtype() != TSR_BOOL)
-    a.fail(TSR_INVALID_ARGUMENT, std::string("expected mask to be a bool tensor, got ") + dtype_name(mask.dtype()) + " " +
-                                     shape_of(mask));
+    a.fail(TSR_INVALID_ARGUMENT,
+           std::string("expected mask to be a bool tensor, got ") + dtype_name(mask.dtype()) + " " + shape_of(mask));
 }
 
 // ---- nonzero ------------------------------------------------------------------------------
@@ -104,8 +104,8 @@ TSR_CORE_OPS(index_mask) {
                masked_fill_tensor_backward, kSaveInputs});
   v.push_back(composite_op("masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor", composite<masked_fill_fn>));
   v.push_back(composite_op("masked_select(Tensor self, Tensor mask) -> Tensor", composite<masked_select_fn>));
-  v.push_back(composite_op("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
-                           composite<masked_scatter_fn>));
+  v.push_back(
+      composite_op("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", composite<masked_scatter_fn>));
   v.push_back(inplace_op("masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"));
   v.push_back(inplace_op("masked_fill_tensor_(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"));
   v.push_back(inplace_op("masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"));

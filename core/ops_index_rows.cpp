@@ -42,13 +42,14 @@ tsr::Tensor index_add_fn(CArgs& a) {
   check_source(a, x, s, dim, idx.numel());
   require_same_dtype(a, self, source, "source");
   const tsr_value_t& alpha = a.ctx().args[4];
-  const bool float_alpha = alpha.tag == TSR_VALUE_DOUBLE && alpha.u.d != static_cast<double>(static_cast<int64_t>(alpha.u.d));
+  const bool float_alpha =
+      alpha.tag == TSR_VALUE_DOUBLE && alpha.u.d != static_cast<double>(static_cast<int64_t>(alpha.u.d));
   if (float_alpha && !is_floating(self.dtype()))
     a.fail(TSR_INVALID_ARGUMENT, std::string("for integral input tensors, argument alpha must not be a floating point "
-                                             "number (got ") + std::to_string(alpha.u.d) + " with " +
-                                     dtype_name(self.dtype()) + ")");
-  const bool one = (alpha.tag == TSR_VALUE_INT && alpha.u.i == 1) || (alpha.tag == TSR_VALUE_DOUBLE && alpha.u.d == 1.0) ||
-                   alpha.tag == TSR_VALUE_BOOL;
+                                             "number (got ") +
+                                     std::to_string(alpha.u.d) + " with " + dtype_name(self.dtype()) + ")");
+  const bool one = (alpha.tag == TSR_VALUE_INT && alpha.u.i == 1) ||
+                   (alpha.tag == TSR_VALUE_DOUBLE && alpha.u.d == 1.0) || alpha.tag == TSR_VALUE_BOOL;
   if (!one) s = tsr::mul(s, a.scalar_tensor(4).to(s.dtype()));
   tsr::Tensor r = tsr::scatter_add(x, dim, expand_along(idx, dim, s.sizes()), s);
   return self.dim() == 0 ? r.reshape({}) : r;
@@ -63,10 +64,11 @@ void index_add_backward(GradCtx& g) {
   if (g.needs(0)) g.set(0, grad);
   if (g.needs(3)) {
     const tsr::Tensor& index = g.input(2);
-    tsr::Tensor gs = tsr::index_select(grad.dim() == 0 ? grad.reshape({1}) : grad, g.int_arg(1),
-                                       index.reshape({index.numel()}));
+    tsr::Tensor gs =
+        tsr::index_select(grad.dim() == 0 ? grad.reshape({1}) : grad, g.int_arg(1), index.reshape({index.numel()}));
     const tsr_value_t& alpha = g.arg(4);
-    const bool one = (alpha.tag == TSR_VALUE_INT && alpha.u.i == 1) || (alpha.tag == TSR_VALUE_DOUBLE && alpha.u.d == 1.0);
+    const bool one =
+        (alpha.tag == TSR_VALUE_INT && alpha.u.i == 1) || (alpha.tag == TSR_VALUE_DOUBLE && alpha.u.d == 1.0);
     if (!one) gs = tsr::mul(gs, g.double_arg(4));
     g.set(3, gs.reshape(g.input_sizes(3)));
   }
@@ -121,12 +123,13 @@ TSR_CORE_OPS(index_rows) {
                composite<index_add_fn>, index_add_backward, kSaveInputs});
   v.push_back(composite_op("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor",
                            composite<index_copy_fn>));
-  v.push_back(composite_op("index_fill(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-                           composite<index_fill_fn>));
+  v.push_back(
+      composite_op("index_fill(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", composite<index_fill_fn>));
   v.push_back(composite_op("take(Tensor self, Tensor index) -> Tensor", composite<take_fn>));
   v.push_back(composite_op("put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
                            composite<put_fn>));
-  v.push_back(inplace_op("index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"));
+  v.push_back(
+      inplace_op("index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"));
   v.push_back(inplace_op("index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"));
   v.push_back(inplace_op("index_fill_(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"));
   v.push_back(inplace_op("put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"));

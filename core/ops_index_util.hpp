@@ -32,8 +32,8 @@ inline tsr::Tensor as_index(const CArgs& a, const tsr::Tensor& idx, const tsr::T
                             bool dense = true) {
   tsr_dtype_t dt = idx.dtype();
   if (dt != TSR_I64 && dt != TSR_I32)
-    a.fail(TSR_INVALID_ARGUMENT, std::string(what) + " must be an int64 or int32 tensor, got " + dtype_name(dt) + " " +
-                                     shape_of(idx));
+    a.fail(TSR_INVALID_ARGUMENT,
+           std::string(what) + " must be an int64 or int32 tensor, got " + dtype_name(dt) + " " + shape_of(idx));
   if (idx.device() != self.device())
     a.fail(TSR_INVALID_ARGUMENT, std::string(what) + " is on " + idx.device().str(idx.runtime()) + " but self is on " +
                                      self.device().str(self.runtime()));
@@ -61,8 +61,8 @@ inline tsr_value_t tensor_value(const tsr::Tensor& t) {
 }
 
 // Runs op `op_name`'s kernel for (self's device, dtype) with explicit arguments and views.
-inline void launch_kernel(const CArgs& a, const char* op_name, tsr_dtype_t dtype, const tsr_value_t* args,
-                          size_t nargs, const std::vector<tsr::Tensor>& inputs, const tsr::Tensor& output) {
+inline void launch_kernel(const CArgs& a, const char* op_name, tsr_dtype_t dtype, const tsr_value_t* args, size_t nargs,
+                          const std::vector<tsr::Tensor>& inputs, const tsr::Tensor& output) {
   Runtime* rt = a.ctx().rt;
   auto it = rt->op_by_name.find(op_name);
   if (it == rt->op_by_name.end()) a.fail(TSR_INTERNAL, std::string("no op '") + op_name + "'");

@@ -35,10 +35,10 @@ tsr_status_t matmul_common(CallCtx& ctx, int rank) {
   bool ok = a->ndim == rank && b->ndim == rank;
   int m = rank - 2;
   if (!ok || a->sizes[m + 1] != b->sizes[m] || (rank == 3 && a->sizes[0] != b->sizes[0]))
-    return ctx.error(TSR_INVALID_ARGUMENT,
-                     std::string(rank == 2 ? "expected 2-D matrices with a.size(1) == b.size(0)"
-                                           : "expected 3-D batches [b, m, k] and [b, k, n]") +
-                         ", got " + shape_str(a->sizes, a->ndim) + " and " + shape_str(b->sizes, b->ndim));
+    return ctx.error(TSR_INVALID_ARGUMENT, std::string(rank == 2 ? "expected 2-D matrices with a.size(1) == b.size(0)"
+                                                                 : "expected 3-D batches [b, m, k] and [b, k, n]") +
+                                               ", got " + shape_str(a->sizes, a->ndim) + " and " +
+                                               shape_str(b->sizes, b->ndim));
   if (a->dtype != b->dtype)
     return ctx.error(TSR_INVALID_ARGUMENT, std::string("expected both operands to have the same dtype, got ") +
                                                dtype_name(a->dtype) + " and " + dtype_name(b->dtype));
@@ -257,8 +257,8 @@ tsr_status_t softmax_impl(CallCtx& ctx) {
   TSR_RETURN_IF_ERROR(wrap_dim(ctx.name(), ctx.int_arg(1), in->ndim, &d));
   tsr_dtype_t dt = ctx.is_none(2) ? in->dtype : static_cast<tsr_dtype_t>(ctx.args[2].u.dtype);
   if (!is_floating(dt))
-    return ctx.error(TSR_INVALID_ARGUMENT, std::string("expected a floating point tensor, got ") +
-                                               dtype_name(dt) + " (pass dtype= to compute in floating point)");
+    return ctx.error(TSR_INVALID_ARGUMENT, std::string("expected a floating point tensor, got ") + dtype_name(dt) +
+                                               " (pass dtype= to compute in floating point)");
   Tensor *cast = nullptr, *src = nullptr, *out = nullptr;
   TSR_RETURN_IF_ERROR(cast_to(ctx.rt, in, dt, ctx.name(), &cast));
   tsr_status_t st = make_contiguous(ctx.rt, cast, ctx.name(), &src);

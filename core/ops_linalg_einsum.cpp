@@ -52,7 +52,8 @@ std::vector<int> parse_term(const CArgs& a, const std::string& s, bool* ell) {
       continue;
     }
     int id = letter_id(c);
-    if (id < 0) a.fail(TSR_INVALID_ARGUMENT, std::string("invalid subscript '") + c + "' in '" + s + "' (letters a-z, A-Z)");
+    if (id < 0)
+      a.fail(TSR_INVALID_ARGUMENT, std::string("invalid subscript '") + c + "' in '" + s + "' (letters a-z, A-Z)");
     out.push_back(id);
   }
   return out;
@@ -84,8 +85,8 @@ Operand dedup(const CArgs& a, const tsr::Tensor& t, const std::vector<int>& labe
     } else {
       size_t k = static_cast<size_t>(it - uniq.begin());
       if (sizes[k] != ts[d])
-        a.fail(TSR_INVALID_ARGUMENT, "subscript repeated in one operand needs equal sizes, got " + std::to_string(sizes[k]) +
-                                         " and " + std::to_string(ts[d]) + " in " + shp(ts));
+        a.fail(TSR_INVALID_ARGUMENT, "subscript repeated in one operand needs equal sizes, got " +
+                                         std::to_string(sizes[k]) + " and " + std::to_string(ts[d]) + " in " + shp(ts));
       strides[k] += tst[d];
     }
   }
@@ -104,8 +105,10 @@ void sum_unneeded(Operand& o, Keep keep) {
   std::vector<int64_t> dims;
   std::vector<int> rest;
   for (size_t d = 0; d < o.labels.size(); ++d) {
-    if (keep(o.labels[d])) rest.push_back(o.labels[d]);
-    else dims.push_back(static_cast<int64_t>(d));
+    if (keep(o.labels[d]))
+      rest.push_back(o.labels[d]);
+    else
+      dims.push_back(static_cast<int64_t>(d));
   }
   if (dims.empty()) return;
   o.t = sum_keep_dtype(o.t, dims);
@@ -162,10 +165,11 @@ tsr::Tensor einsum_fn(CArgs& a) {
     for (size_t d = 0; d < labels[i].size(); ++d) {
       int l = labels[i][d];
       ++count[l];
-      if (lsize[l] == -1 || lsize[l] == 1) lsize[l] = s[d];
+      if (lsize[l] == -1 || lsize[l] == 1)
+        lsize[l] = s[d];
       else if (s[d] != 1 && s[d] != lsize[l])
-        a.fail(TSR_INVALID_ARGUMENT, "operands do not broadcast: subscript size " + std::to_string(lsize[l]) +
-                                         " vs " + std::to_string(s[d]) + " (operand " + std::to_string(i) + " of shape " +
+        a.fail(TSR_INVALID_ARGUMENT, "operands do not broadcast: subscript size " + std::to_string(lsize[l]) + " vs " +
+                                         std::to_string(s[d]) + " (operand " + std::to_string(i) + " of shape " +
                                          shp(s) + ")");
     }
   }
@@ -176,7 +180,8 @@ tsr::Tensor einsum_fn(CArgs& a) {
     out = expand_ellipsis(r, ell_total, ell_total);
     for (size_t i = 0; i < out.size(); ++i) {
       if (count[out[i]] == 0)
-        a.fail(TSR_INVALID_ARGUMENT, "output subscript " + std::to_string(i) + " of '" + eq + "' appears in no operand");
+        a.fail(TSR_INVALID_ARGUMENT,
+               "output subscript " + std::to_string(i) + " of '" + eq + "' appears in no operand");
       if (std::count(out.begin(), out.end(), out[i]) > 1)
         a.fail(TSR_INVALID_ARGUMENT, "output subscript repeated in '" + eq + "'");
     }
@@ -210,8 +215,10 @@ tsr::Tensor einsum_fn(CArgs& a) {
     };
     std::vector<int> batch, left, right, contract;
     for (int l : acc.labels) {
-      if (pos_of(x.labels, l) >= 0) (needed(l) ? batch : contract).push_back(l);
-      else left.push_back(l);
+      if (pos_of(x.labels, l) >= 0)
+        (needed(l) ? batch : contract).push_back(l);
+      else
+        left.push_back(l);
     }
     for (int l : x.labels)
       if (pos_of(acc.labels, l) < 0) right.push_back(l);
@@ -240,8 +247,10 @@ tsr::Tensor einsum_fn(CArgs& a) {
     auto size_in = [&](const Operand& o, int l) { return o.t.size(pos_of(o.labels, l)); };
     int64_t nb = prod(batch), nc = prod(contract), nl = 1, nr = 1;
     std::vector<int64_t> perm_a, perm_x, res_shape;
-    for (int l : batch) perm_a.push_back(pos_of(acc.labels, l)), perm_x.push_back(pos_of(x.labels, l)), res_shape.push_back(lsize[l]);
-    for (int l : left) perm_a.push_back(pos_of(acc.labels, l)), nl *= size_in(acc, l), res_shape.push_back(size_in(acc, l));
+    for (int l : batch)
+      perm_a.push_back(pos_of(acc.labels, l)), perm_x.push_back(pos_of(x.labels, l)), res_shape.push_back(lsize[l]);
+    for (int l : left)
+      perm_a.push_back(pos_of(acc.labels, l)), nl *= size_in(acc, l), res_shape.push_back(size_in(acc, l));
     for (int l : contract) perm_a.push_back(pos_of(acc.labels, l)), perm_x.push_back(pos_of(x.labels, l));
     for (int l : right) perm_x.push_back(pos_of(x.labels, l)), nr *= size_in(x, l), res_shape.push_back(size_in(x, l));
     tsr::Tensor am = acc.t.permute(perm_a).reshape({nb, nl, nc});

@@ -13,10 +13,11 @@ namespace {
 
 tsr_status_t check_square_float(CallCtx& ctx, Tensor* a, const char* what) {
   if (a->ndim < 2 || a->sizes[a->ndim - 1] != a->sizes[a->ndim - 2])
-    return ctx.error(TSR_INVALID_ARGUMENT, std::string(what) + " must be batches of square matrices, got " +
-                                               shape_str(a->sizes, a->ndim));
+    return ctx.error(TSR_INVALID_ARGUMENT,
+                     std::string(what) + " must be batches of square matrices, got " + shape_str(a->sizes, a->ndim));
   if (a->dtype != TSR_F32 && a->dtype != TSR_F64)
-    return ctx.error(TSR_INVALID_ARGUMENT, std::string("expected a float32 or float64 tensor, got ") + dtype_name(a->dtype));
+    return ctx.error(TSR_INVALID_ARGUMENT,
+                     std::string("expected a float32 or float64 tensor, got ") + dtype_name(a->dtype));
   return nullptr;
 }
 
@@ -39,9 +40,8 @@ tsr_status_t run_dense(CallCtx& ctx, Tensor** ins, int nin, int ndim, const int6
     if (!st) st = copy_into(out, tmp, ctx.name());
     if (tmp) tmp->release();
   } else if (!st) {
-    st = into_dense(ctx, out, [&](Tensor* target) {
-      return launch(ctx, device, ins[0]->dtype, dense, nin, &target, 1, nullptr);
-    });
+    st = into_dense(
+        ctx, out, [&](Tensor* target) { return launch(ctx, device, ins[0]->dtype, dense, nin, &target, 1, nullptr); });
   }
   for (int i = 0; i < nin; ++i)
     if (dense[i]) dense[i]->release();
@@ -90,7 +90,8 @@ tsr_status_t det_impl(CallCtx& ctx) {
   TSR_RETURN_IF_ERROR(make_contiguous(ctx.rt, a, ctx.name(), &dense));
   Tensor* outs[2] = {nullptr, nullptr};
   tsr_status_t st = nullptr;
-  for (size_t i = 0; i < nout && !st; ++i) st = make_output(ctx, i, a->ndim - 2, a->sizes, a->dtype, a->device, &outs[i]);
+  for (size_t i = 0; i < nout && !st; ++i)
+    st = make_output(ctx, i, a->ndim - 2, a->sizes, a->dtype, a->device, &outs[i]);
   // Kernels write dense results; the caller's out= tensors get a dense temporary when strided.
   Tensor* targets[2] = {nullptr, nullptr};
   for (size_t i = 0; i < nout && !st; ++i) {

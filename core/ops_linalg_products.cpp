@@ -33,7 +33,9 @@ void check_bias(const CArgs& a, const tsr::Tensor& self, const std::vector<int64
     int64_t want = shape[shape.size() - s.size() + i];
     ok = s[i] == want || s[i] == 1;
   }
-  if (!ok) a.fail(TSR_INVALID_ARGUMENT, "self of shape " + shp(s) + " cannot be broadcast to the product's shape " + shp(shape));
+  if (!ok)
+    a.fail(TSR_INVALID_ARGUMENT,
+           "self of shape " + shp(s) + " cannot be broadcast to the product's shape " + shp(shape));
 }
 
 bool is_one(const CArgs& a, size_t i) { return a.double_arg(i) == 1.0; }
@@ -46,8 +48,9 @@ tsr::Tensor add_scaled(const CArgs& a, const tsr::Tensor& self, tsr::Tensor prod
   if (!is_floating(prod.dtype()))
     for (size_t i : {beta_i, alpha_i})
       if (a.ctx().args[i].tag == TSR_VALUE_DOUBLE)
-        a.fail(TSR_INVALID_ARGUMENT, std::string("for integral input tensors, argument ") + (i == beta_i ? "beta" : "alpha") +
-                                         " must not be a floating point number (got " + std::to_string(a.double_arg(i)) + ")");
+        a.fail(TSR_INVALID_ARGUMENT,
+               std::string("for integral input tensors, argument ") + (i == beta_i ? "beta" : "alpha") +
+                   " must not be a floating point number (got " + std::to_string(a.double_arg(i)) + ")");
   if (!is_one(a, alpha_i)) prod = tsr::mul(prod, a.scalar_tensor(alpha_i));
   if (is_zero(a, beta_i)) {
     if (self.dtype() != prod.dtype()) prod = prod.to(self.dtype());
@@ -60,8 +63,7 @@ tsr::Tensor add_scaled(const CArgs& a, const tsr::Tensor& self, tsr::Tensor prod
 tsr::Tensor mv_of(const CArgs& a, const tsr::Tensor& m, const tsr::Tensor& v) {
   need_dim(a, m, 2, "mat");
   need_dim(a, v, 1, "vec");
-  if (m.size(1) != v.size(0))
-    a.fail(TSR_INVALID_ARGUMENT, "size mismatch, got input " + shp(m) + ", vec " + shp(v));
+  if (m.size(1) != v.size(0)) a.fail(TSR_INVALID_ARGUMENT, "size mismatch, got input " + shp(m) + ", vec " + shp(v));
   same_dtype(a, m, v);
   return tsr::mm(m, v.unsqueeze(1)).squeeze(1);
 }
@@ -165,7 +167,8 @@ tsr::Tensor tensordot_fn(CArgs& a) {
     if (x.size(ix) != y.size(iy))
       a.fail(TSR_INVALID_ARGUMENT, "contracted dimensions need to match, but first has size " +
                                        std::to_string(x.size(ix)) + " in dim " + std::to_string(ix) +
-                                       " and second has size " + std::to_string(y.size(iy)) + " in dim " + std::to_string(iy));
+                                       " and second has size " + std::to_string(y.size(iy)) + " in dim " +
+                                       std::to_string(iy));
     cx[ix] = cy[iy] = true;
     k *= x.size(ix);
   }
@@ -190,10 +193,12 @@ TSR_CORE_OPS(linalg_products) {
                            composite<addmm_fn>));
   v.push_back(composite_op("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
                            composite<addmv_fn>));
-  v.push_back(composite_op("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-                           composite<baddbmm_fn>));
-  v.push_back(composite_op("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-                           composite<addbmm_fn>));
+  v.push_back(
+      composite_op("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+                   composite<baddbmm_fn>));
+  v.push_back(
+      composite_op("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+                   composite<addbmm_fn>));
   v.push_back(composite_op("dot(Tensor self, Tensor tensor) -> Tensor", composite<dot_fn>));
   // Real dtypes only, so vdot (conjugating self) equals dot.
   v.push_back(composite_op("vdot(Tensor self, Tensor other) -> Tensor", composite<dot_fn>));

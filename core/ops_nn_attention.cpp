@@ -53,11 +53,12 @@ Tensor sdpa_fn(CArgs& a) {
     nn::fail(a.op(), std::string("query, key and value must have one dtype, got ") + dtype_name(q.dtype()) + ", " +
                          dtype_name(k.dtype()) + ", " + dtype_name(v.dtype()));
   if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2)
-    nn::fail(a.op(), "query " + nn::shp(q) + ", key " + nn::shp(k) + " and value " + nn::shp(v) + " need at least 2 dims");
+    nn::fail(a.op(),
+             "query " + nn::shp(q) + ", key " + nn::shp(k) + " and value " + nn::shp(v) + " need at least 2 dims");
   const int64_t L = q.size(-2), S = k.size(-2), E = q.size(-1);
   if (k.size(-1) != E || v.size(-2) != S)
-    nn::fail(a.op(), "expected query [..., L, E], key [..., S, E], value [..., S, Ev], got query " + nn::shp(q) + ", key " +
-                         nn::shp(k) + ", value " + nn::shp(v));
+    nn::fail(a.op(), "expected query [..., L, E], key [..., S, E], value [..., S, Ev], got query " + nn::shp(q) +
+                         ", key " + nn::shp(k) + ", value " + nn::shp(v));
   if (!(p >= 0 && p <= 1)) nn::fail(a.op(), "dropout_p must be in [0, 1], got " + std::to_string(p));
   if (causal && mask) nn::fail(a.op(), "attn_mask and is_causal cannot both be set");
   double scale = a.is_none(6) ? 1.0 / std::sqrt(static_cast<double>(E)) : a.double_arg(6);
@@ -67,8 +68,8 @@ Tensor sdpa_fn(CArgs& a) {
   }
   if (mask) {
     if (mask->dim() < 2 || (mask->size(-2) != L && mask->size(-2) != 1) || (mask->size(-1) != S && mask->size(-1) != 1))
-      nn::fail(a.op(), "attn_mask " + nn::shp(*mask) + " does not broadcast to the attention shape [..., " + std::to_string(L) +
-                           ", " + std::to_string(S) + "]");
+      nn::fail(a.op(), "attn_mask " + nn::shp(*mask) + " does not broadcast to the attention shape [..., " +
+                           std::to_string(L) + ", " + std::to_string(S) + "]");
     if (mask->dtype() == TSR_BOOL) {
       Tensor zero = tsr::zeros({}, q.dtype(), q.device());
       Tensor ninf = tsr::full({}, -INFINITY, q.dtype(), q.device());
@@ -102,12 +103,14 @@ Tensor sdpa_fn(CArgs& a) {
 }  // namespace
 
 TSR_CORE_OPS(nn_attention) {
-  v.push_back(nn::prim("_sdpa_math(Tensor query, Tensor key, Tensor value, Tensor? bias, Tensor? dropout_mask, "
-                       "float scale) -> (Tensor, Tensor)",
-                       composite_multi<sdpa_math_fwd>, sdpa_math_bwd, kSaveAll));
-  v.push_back(composite_op("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
-                           "float dropout_p=0.0, bool is_causal=False, float? scale=None) -> Tensor",
-                           composite<sdpa_fn>));
+  v.push_back(
+      nn::prim("_sdpa_math(Tensor query, Tensor key, Tensor value, Tensor? bias, Tensor? dropout_mask, "
+               "float scale) -> (Tensor, Tensor)",
+               composite_multi<sdpa_math_fwd>, sdpa_math_bwd, kSaveAll));
+  v.push_back(
+      composite_op("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+                   "float dropout_p=0.0, bool is_causal=False, float? scale=None) -> Tensor",
+                   composite<sdpa_fn>));
 }
 
 }  // namespace tsr::core

@@ -11,8 +11,8 @@ using nn::Reduction;
 using tsr::Tensor;
 
 struct Targets {
-  Tensor q;        // [N, C, d...] in the input's dtype
-  Tensor denom;    // mean divisor (0-dim)
+  Tensor q;              // [N, C, d...] in the input's dtype
+  Tensor denom;          // mean divisor (0-dim)
   bool squeeze = false;  // the input was [C]: results drop the batch dim
   bool probs = false;
 };
@@ -26,7 +26,8 @@ Targets build_targets(const char* op, Tensor x, Tensor t, const std::optional<Te
   Targets r;
   r.probs = is_floating(t.dtype());
   if (r.probs && !allow_probs)
-    nn::fail(op, std::string("expected integer class indices as target, got ") + dtype_name(t.dtype()) + " " + nn::shp(t));
+    nn::fail(op,
+             std::string("expected integer class indices as target, got ") + dtype_name(t.dtype()) + " " + nn::shp(t));
   if (!r.probs && !is_integral(t.dtype()))
     nn::fail(op, std::string("expected integer class indices or floating point probabilities as target, got ") +
                      dtype_name(t.dtype()));
@@ -52,7 +53,8 @@ Targets build_targets(const char* op, Tensor x, Tensor t, const std::optional<Te
   Tensor wv;
   if (weight) {
     if (weight->dim() != 1 || weight->size(0) != C)
-      nn::fail(op, "weight must be 1-D with " + std::to_string(C) + " elements (one per class), got " + nn::shp(*weight));
+      nn::fail(op,
+               "weight must be 1-D with " + std::to_string(C) + " elements (one per class), got " + nn::shp(*weight));
     nn::require_floating(op, "weight", *weight);
     wv = weight->to(dt).view(nn::channel_shape(C, nd));
   }
@@ -79,7 +81,8 @@ Targets build_targets(const char* op, Tensor x, Tensor t, const std::optional<Te
   onehot = onehot * validf;
   r.denom = tsr::sum(onehot);
   if (ls > 0) {
-    Tensor smooth = wv.defined() ? wv * (ls / static_cast<double>(C)) : tsr::ones(nn::channel_shape(C, nd), dt, x.device()) * (ls / static_cast<double>(C));
+    Tensor smooth = wv.defined() ? wv * (ls / static_cast<double>(C))
+                                 : tsr::ones(nn::channel_shape(C, nd), dt, x.device()) * (ls / static_cast<double>(C));
     r.q = onehot * (1.0 - ls) + smooth * validf;
   } else {
     r.q = onehot;
@@ -89,18 +92,24 @@ Targets build_targets(const char* op, Tensor x, Tensor t, const std::optional<Te
 
 Tensor finish(const Tensor& per_elem, const Targets& t, Reduction red) {
   switch (red) {
-    case Reduction::None: return t.squeeze ? per_elem.squeeze(0) : per_elem;
-    case Reduction::Sum: return tsr::sum(per_elem);
-    default: return tsr::sum(per_elem) / t.denom;
+    case Reduction::None:
+      return t.squeeze ? per_elem.squeeze(0) : per_elem;
+    case Reduction::Sum:
+      return tsr::sum(per_elem);
+    default:
+      return tsr::sum(per_elem) / t.denom;
   }
 }
 
 // Incoming gradient as [N, 1, d...] (broadcasts against q).
 Tensor grad_per_elem(const Tensor& g, const Targets& t, Reduction red) {
   switch (red) {
-    case Reduction::None: return (t.squeeze ? g.unsqueeze(0) : g).unsqueeze(1);
-    case Reduction::Sum: return g;
-    default: return g / t.denom;
+    case Reduction::None:
+      return (t.squeeze ? g.unsqueeze(0) : g).unsqueeze(1);
+    case Reduction::Sum:
+      return g;
+    default:
+      return g / t.denom;
   }
 }
 
@@ -140,9 +149,12 @@ std::optional<Tensor> ce_fused(CArgs& a, Reduction red) {
     return std::nullopt;
   }
   switch (red) {
-    case Reduction::None: return v.squeeze ? r[0].squeeze(0) : r[0];
-    case Reduction::Sum: return tsr::sum(r[0]);
-    default: return tsr::sum(r[0]) / tsr::sum(r[1]);
+    case Reduction::None:
+      return v.squeeze ? r[0].squeeze(0) : r[0];
+    case Reduction::Sum:
+      return tsr::sum(r[0]);
+    default:
+      return tsr::sum(r[0]) / tsr::sum(r[1]);
   }
 }
 
@@ -212,12 +224,14 @@ void ce_bwd(GradCtx& c) {
 }  // namespace
 
 TSR_CORE_OPS(nn_ce) {
-  v.push_back(nn::prim("nll_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction='mean', "
-                   "int ignore_index=-100) -> Tensor",
-                   composite<nll_fwd>, nll_bwd));
-  v.push_back(nn::prim("cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction='mean', "
-                   "int ignore_index=-100, float label_smoothing=0.0) -> Tensor",
-                   composite<ce_fwd>, ce_bwd));
+  v.push_back(
+      nn::prim("nll_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction='mean', "
+               "int ignore_index=-100) -> Tensor",
+               composite<nll_fwd>, nll_bwd));
+  v.push_back(
+      nn::prim("cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction='mean', "
+               "int ignore_index=-100, float label_smoothing=0.0) -> Tensor",
+               composite<ce_fwd>, ce_bwd));
 }
 
 }  // namespace tsr::core

@@ -97,7 +97,8 @@ ConvArgs conv_args(const char* op, Tensor x, Tensor w, std::optional<Tensor> b, 
     c.Cout = w.size(0);
     if (w.size(1) * groups != c.Cin || c.Cout % groups != 0)
       nn::fail(op, "input " + nn::shp(x) + " with groups=" + std::to_string(groups) + " expects weight [Cout, " +
-                       std::to_string(c.Cin / groups) + ", kh, kw] with Cout divisible by groups, got weight " + nn::shp(w));
+                       std::to_string(c.Cin / groups) + ", kh, kw] with Cout divisible by groups, got weight " +
+                       nn::shp(w));
     int64_t eh = c.g.dh * (c.g.kh - 1) + 1, ew = c.g.dw * (c.g.kw - 1) + 1;
     if (eh > c.H + 2 * c.g.ph || ew > c.W + 2 * c.g.pw)
       nn::fail(op, "kernel " + nn::shp(w) + " (dilated " + std::to_string(eh) + "x" + std::to_string(ew) +
@@ -110,17 +111,19 @@ ConvArgs conv_args(const char* op, Tensor x, Tensor w, std::optional<Tensor> b, 
                        std::to_string(c.Cin) + ", Cout/groups, kh, kw], got weight " + nn::shp(w));
     c.Cout = w.size(1) * groups;
     out_pad = nn::expand_param(op, "output_padding", out_pad, 2);
-    if (out_pad[0] < 0 || out_pad[1] < 0 || out_pad[0] >= std::max(c.g.sh, c.g.dh) || out_pad[1] >= std::max(c.g.sw, c.g.dw))
+    if (out_pad[0] < 0 || out_pad[1] < 0 || out_pad[0] >= std::max(c.g.sh, c.g.dh) ||
+        out_pad[1] >= std::max(c.g.sw, c.g.dw))
       nn::fail(op, "output_padding " + nn::shp(out_pad) + " must be smaller than stride or dilation");
     c.OH = (c.H - 1) * c.g.sh - 2 * c.g.ph + c.g.dh * (c.g.kh - 1) + out_pad[0] + 1;
     c.OW = (c.W - 1) * c.g.sw - 2 * c.g.pw + c.g.dw * (c.g.kw - 1) + out_pad[1] + 1;
   }
   if (c.OH <= 0 || c.OW <= 0)
-    nn::fail(op, "computed output size " + std::to_string(c.OH) + "x" + std::to_string(c.OW) + " is too small for input " +
-                     nn::shp(x) + " and weight " + nn::shp(w));
+    nn::fail(op, "computed output size " + std::to_string(c.OH) + "x" + std::to_string(c.OW) +
+                     " is too small for input " + nn::shp(x) + " and weight " + nn::shp(w));
   if (b) {
     if (b->dim() != 1 || b->size(0) != c.Cout)
-      nn::fail(op, "bias " + nn::shp(*b) + " must have one element per output channel (" + std::to_string(c.Cout) + ")");
+      nn::fail(op,
+               "bias " + nn::shp(*b) + " must have one element per output channel (" + std::to_string(c.Cout) + ")");
     if (b->dtype() != x.dtype()) nn::fail(op, "bias dtype must match the input's");
   }
   c.x = x;
@@ -129,9 +132,7 @@ ConvArgs conv_args(const char* op, Tensor x, Tensor w, std::optional<Tensor> b, 
   return c;
 }
 
-Tensor add_bias(Tensor y, const std::optional<Tensor>& b, int64_t cout) {
-  return b ? y + b->view({1, cout, 1, 1}) : y;
-}
+Tensor add_bias(Tensor y, const std::optional<Tensor>& b, int64_t cout) { return b ? y + b->view({1, cout, 1, 1}) : y; }
 
 // ---- conv2d -------------------------------------------------------------------------------------
 
@@ -166,8 +167,8 @@ void conv2d_bwd(GradCtx& ctx) {
   static const tsr::Op direct_w_op("_nn_conv2d_backward_weight");
   const bool may_go_direct = !core::grad_mode();
   if (ctx.needs(0) && may_go_direct && nn::has_device_kernel(direct_x_op, g4, g4.dtype())) {
-    Tensor dx = tsr::call(direct_x_op, {g4, c.w, std::vector<int64_t>{c.H, c.W}, c.g.stride(), c.g.padding(),
-                                        c.g.dilation(), G});
+    Tensor dx = tsr::call(direct_x_op,
+                          {g4, c.w, std::vector<int64_t>{c.H, c.W}, c.g.stride(), c.g.padding(), c.g.dilation(), G});
     ctx.set(0, c.unbatched ? dx.squeeze(0) : dx);
     direct_x = true;
   }
@@ -268,7 +269,8 @@ Tensor conv_str_padding_fn(CArgs& a) {
   std::vector<int64_t> pad(DIMS, 0), extra(DIMS, 0);
   if (mode == "same") {
     for (int i = 0; i < DIMS; ++i)
-      if (s[static_cast<size_t>(i)] != 1) nn::fail(a.op(), "padding='same' is not supported for strided convolutions (stride " + nn::shp(s) + ")");
+      if (s[static_cast<size_t>(i)] != 1)
+        nn::fail(a.op(), "padding='same' is not supported for strided convolutions (stride " + nn::shp(s) + ")");
     for (int i = 0; i < DIMS; ++i) {
       int64_t total = d[static_cast<size_t>(i)] * (w.size(2 + i) - 1);
       pad[static_cast<size_t>(i)] = (total + 1) / 2;
@@ -277,7 +279,8 @@ Tensor conv_str_padding_fn(CArgs& a) {
   } else if (mode != "valid") {
     nn::fail(a.op(), "padding must be 'same' or 'valid', got '" + mode + "'");
   }
-  Tensor y = DIMS == 1 ? conv1d_impl(a.op(), x, w, b, s[0], pad[0], d[0], groups) : conv2d_call(x, w, b, s, pad, d, groups);
+  Tensor y =
+      DIMS == 1 ? conv1d_impl(a.op(), x, w, b, s[0], pad[0], d[0], groups) : conv2d_call(x, w, b, s, pad, d, groups);
   for (int i = 0; i < DIMS; ++i) {
     if (!extra[static_cast<size_t>(i)]) continue;
     int64_t dim = y.dim() - DIMS + i;
@@ -289,36 +292,46 @@ Tensor conv_str_padding_fn(CArgs& a) {
 }  // namespace
 
 TSR_CORE_OPS(nn_conv) {
-  v.push_back({"_nn_im2col(Tensor self, int[] kernel_size, int[] dilation, int[] padding, int[] stride, "
-               "int[] output_hw, float pad_value=0.0) -> Tensor",
-               nn::kernel_op_impl<im2col_shape>});
-  v.push_back({"_nn_col2im(Tensor self, int[] input_hw, int[] kernel_size, int[] dilation, int[] padding, "
-               "int[] stride, int[] output_hw) -> Tensor",
-               nn::kernel_op_impl<col2im_shape>});
+  v.push_back(
+      {"_nn_im2col(Tensor self, int[] kernel_size, int[] dilation, int[] padding, int[] stride, "
+       "int[] output_hw, float pad_value=0.0) -> Tensor",
+       nn::kernel_op_impl<im2col_shape>});
+  v.push_back(
+      {"_nn_col2im(Tensor self, int[] input_hw, int[] kernel_size, int[] dilation, int[] padding, "
+       "int[] stride, int[] output_hw) -> Tensor",
+       nn::kernel_op_impl<col2im_shape>});
   // Direct convolution kernels (cuDNN on cuda); conv2d falls back to im2col without one.
-  v.push_back({"_nn_conv2d(Tensor self, Tensor weight, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor",
-               nn::kernel_op_impl<conv2d_shape>});
-  v.push_back({"_nn_conv2d_backward_input(Tensor grad, Tensor weight, int[] input_hw, int[] stride, int[] padding, "
-               "int[] dilation, int groups) -> Tensor",
-               nn::kernel_op_impl<conv2d_bwd_input_shape>});
-  v.push_back({"_nn_conv2d_backward_weight(Tensor grad, Tensor self, int[] kernel_hw, int[] stride, int[] padding, "
-               "int[] dilation, int groups) -> Tensor",
-               nn::kernel_op_impl<conv2d_bwd_weight_shape>});
-  v.push_back(nn::prim("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
-                       "int[2] dilation=1, int groups=1) -> Tensor",
-                       composite<conv2d_fwd>, conv2d_bwd));
-  v.push_back(nn::prim("conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-                       "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",
-                       composite<convt_fwd>, convt_bwd));
-  v.push_back(composite_op("conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, "
-                           "int[1] dilation=1, int groups=1) -> Tensor",
-                           composite<conv1d_fn>));
-  v.push_back(composite_op("conv1d_padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, "
-                           "str padding='valid', int[1] dilation=1, int groups=1) -> Tensor",
-                           composite<conv_str_padding_fn<1>>));
-  v.push_back(composite_op("conv2d_padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-                           "str padding='valid', int[2] dilation=1, int groups=1) -> Tensor",
-                           composite<conv_str_padding_fn<2>>));
+  v.push_back(
+      {"_nn_conv2d(Tensor self, Tensor weight, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor",
+       nn::kernel_op_impl<conv2d_shape>});
+  v.push_back(
+      {"_nn_conv2d_backward_input(Tensor grad, Tensor weight, int[] input_hw, int[] stride, int[] padding, "
+       "int[] dilation, int groups) -> Tensor",
+       nn::kernel_op_impl<conv2d_bwd_input_shape>});
+  v.push_back(
+      {"_nn_conv2d_backward_weight(Tensor grad, Tensor self, int[] kernel_hw, int[] stride, int[] padding, "
+       "int[] dilation, int groups) -> Tensor",
+       nn::kernel_op_impl<conv2d_bwd_weight_shape>});
+  v.push_back(
+      nn::prim("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
+               "int[2] dilation=1, int groups=1) -> Tensor",
+               composite<conv2d_fwd>, conv2d_bwd));
+  v.push_back(
+      nn::prim("conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+               "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",
+               composite<convt_fwd>, convt_bwd));
+  v.push_back(
+      composite_op("conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, "
+                   "int[1] dilation=1, int groups=1) -> Tensor",
+                   composite<conv1d_fn>));
+  v.push_back(
+      composite_op("conv1d_padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, "
+                   "str padding='valid', int[1] dilation=1, int groups=1) -> Tensor",
+                   composite<conv_str_padding_fn<1>>));
+  v.push_back(
+      composite_op("conv2d_padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+                   "str padding='valid', int[2] dilation=1, int groups=1) -> Tensor",
+                   composite<conv_str_padding_fn<2>>));
 }
 
 }  // namespace tsr::core

@@ -33,11 +33,13 @@ Tensor embedding_fwd(CArgs& a) {
   Tensor w = a.tensor(0), idx = a.tensor(1);
   if (w.dim() != 2) nn::fail(a.op(), "weight must be 2-D [num_embeddings, embedding_dim], got " + nn::shp(w));
   if (!is_integral(idx.dtype()))
-    nn::fail(a.op(), std::string("indices must be an integer tensor, got ") + dtype_name(idx.dtype()) + " " + nn::shp(idx));
+    nn::fail(a.op(),
+             std::string("indices must be an integer tensor, got ") + dtype_name(idx.dtype()) + " " + nn::shp(idx));
   const int64_t V = w.size(0);
   auto pad = a.opt_int(2);
   if (pad && (*pad >= V || *pad < -V))
-    nn::fail(a.op(), "padding_idx " + std::to_string(*pad) + " must be within the " + std::to_string(V) + " rows of weight");
+    nn::fail(a.op(),
+             "padding_idx " + std::to_string(*pad) + " must be within the " + std::to_string(V) + " rows of weight");
   Tensor i64 = idx.to(TSR_I64);
   if (i64.numel() > 0) {
     int64_t lo = tsr::amin(i64).item<int64_t>(), hi = tsr::amax(i64).item<int64_t>();
@@ -70,7 +72,8 @@ Tensor one_hot_fn(CArgs& a) {
     if (lo < 0) nn::fail(a.op(), "class values must be non-negative, found " + std::to_string(lo));
     if (n < 0) n = hi + 1;
     if (hi >= n)
-      nn::fail(a.op(), "class values must be smaller than num_classes (" + std::to_string(n) + "), found " + std::to_string(hi));
+      nn::fail(a.op(), "class values must be smaller than num_classes (" + std::to_string(n) + "), found " +
+                           std::to_string(hi));
   }
   return tsr::eq(ti.unsqueeze(-1), tsr::arange(n, TSR_I64, t.device())).to(TSR_I64);
 }
@@ -80,7 +83,8 @@ std::vector<Tensor> native_dropout_fwd(CArgs& a) {
   Tensor x = a.tensor(0);
   double p = a.double_arg(1);
   nn::require_floating(a.op(), "input", x);
-  if (!(p >= 0 && p <= 1)) nn::fail(a.op(), "dropout probability has to be between 0 and 1, but got " + std::to_string(p));
+  if (!(p >= 0 && p <= 1))
+    nn::fail(a.op(), "dropout probability has to be between 0 and 1, but got " + std::to_string(p));
   bool train = a.is_none(2) ? true : a.bool_arg(2);
   if (!train || p == 0) return {x.clone(), tsr::ones(x.sizes(), x.dtype(), x.device())};
   if (p == 1) {
@@ -99,7 +103,8 @@ void native_dropout_bwd(GradCtx& c) {
 Tensor dropout_fn(CArgs& a) {
   Tensor x = a.tensor(0);
   double p = a.double_arg(1);
-  if (!(p >= 0 && p <= 1)) nn::fail(a.op(), "dropout probability has to be between 0 and 1, but got " + std::to_string(p));
+  if (!(p >= 0 && p <= 1))
+    nn::fail(a.op(), "dropout probability has to be between 0 and 1, but got " + std::to_string(p));
   if (!a.bool_arg(2)) return x;
   static const tsr::Op op("native_dropout");
   return tsr::call_multi(op, {x, p, true})[0];

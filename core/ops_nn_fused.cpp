@@ -38,18 +38,22 @@ tsr_dtype_t layer_norm_backward_shape(CallCtx& ctx, std::vector<nn::OutDesc>& ou
 }  // namespace
 
 TSR_CORE_OPS(nn_fused) {
-  v.push_back({"_nn_layer_norm_backward(Tensor input, Tensor? weight, Tensor grad, int normalized_numel, float eps, "
-               "bool rms) -> (Tensor, Tensor, Tensor)",
-               nn::kernel_op_impl<layer_norm_backward_shape>});
-  v.push_back({"_nn_cross_entropy_rows_backward(Tensor input, Tensor target, Tensor? weight, Tensor grad, "
-               "int ignore_index, float label_smoothing) -> Tensor",
-               nn::kernel_op_impl<ce_rows_backward_shape>});
-  v.push_back({"_nn_layer_norm(Tensor input, Tensor? weight, Tensor? bias, int normalized_numel, float eps, "
-               "bool rms) -> Tensor",
-               nn::kernel_op_impl<layer_norm_shape>});
-  v.push_back({"_nn_cross_entropy_rows(Tensor input, Tensor target, Tensor? weight, int ignore_index, "
-               "float label_smoothing) -> (Tensor, Tensor)",
-               nn::kernel_op_impl<ce_rows_shape>});
+  v.push_back(
+      {"_nn_layer_norm_backward(Tensor input, Tensor? weight, Tensor grad, int normalized_numel, float eps, "
+       "bool rms) -> (Tensor, Tensor, Tensor)",
+       nn::kernel_op_impl<layer_norm_backward_shape>});
+  v.push_back(
+      {"_nn_cross_entropy_rows_backward(Tensor input, Tensor target, Tensor? weight, Tensor grad, "
+       "int ignore_index, float label_smoothing) -> Tensor",
+       nn::kernel_op_impl<ce_rows_backward_shape>});
+  v.push_back(
+      {"_nn_layer_norm(Tensor input, Tensor? weight, Tensor? bias, int normalized_numel, float eps, "
+       "bool rms) -> Tensor",
+       nn::kernel_op_impl<layer_norm_shape>});
+  v.push_back(
+      {"_nn_cross_entropy_rows(Tensor input, Tensor target, Tensor? weight, int ignore_index, "
+       "float label_smoothing) -> (Tensor, Tensor)",
+       nn::kernel_op_impl<ce_rows_shape>});
 }
 
 }  // namespace tsr::core

@@ -13,10 +13,14 @@ using tsr::Tensor;
 
 Tensor reduce_loss(const Tensor& l, Reduction r, int64_t batch = 1) {
   switch (r) {
-    case Reduction::None: return l;
-    case Reduction::Sum: return tsr::sum(l);
-    case Reduction::BatchMean: return tsr::sum(l) / static_cast<double>(batch);
-    case Reduction::Mean: break;
+    case Reduction::None:
+      return l;
+    case Reduction::Sum:
+      return tsr::sum(l);
+    case Reduction::BatchMean:
+      return tsr::sum(l) / static_cast<double>(batch);
+    case Reduction::Mean:
+      break;
   }
   return tsr::mean(l);
 }
@@ -58,8 +62,10 @@ enum class Diff { Mse, L1, SmoothL1, Huber };
 
 Tensor diff_loss(Diff k, const Tensor& d, double p) {
   switch (k) {
-    case Diff::Mse: return d * d;
-    case Diff::L1: return tsr::abs(d);
+    case Diff::Mse:
+      return d * d;
+    case Diff::L1:
+      return tsr::abs(d);
     case Diff::SmoothL1: {
       Tensor ad = tsr::abs(d);
       if (p == 0) return ad;
@@ -75,12 +81,15 @@ Tensor diff_loss(Diff k, const Tensor& d, double p) {
 
 Tensor diff_grad(Diff k, const Tensor& d, double p) {
   switch (k) {
-    case Diff::Mse: return d * 2.0;
-    case Diff::L1: return nn::sign_of(d);
+    case Diff::Mse:
+      return d * 2.0;
+    case Diff::L1:
+      return nn::sign_of(d);
     case Diff::SmoothL1:
       if (p == 0) return nn::sign_of(d);
       return tsr::where(tsr::lt(tsr::abs(d), p), d / p, nn::sign_of(d));
-    case Diff::Huber: return tsr::where(tsr::le(tsr::abs(d), p), d, nn::sign_of(d) * p);
+    case Diff::Huber:
+      return tsr::where(tsr::le(tsr::abs(d), p), d, nn::sign_of(d) * p);
   }
   return d;
 }
@@ -92,8 +101,8 @@ Tensor diff_fwd(CArgs& a) {
   Reduction r = nn::parse_reduction(a.op(), a.str(2));
   double p = a.size() > 3 ? a.double_arg(3) : 0.0;
   if ((K == Diff::SmoothL1 && p < 0) || (K == Diff::Huber && p <= 0))
-    nn::fail(a.op(), std::string(K == Diff::Huber ? "delta must be positive" : "beta must be non-negative") +
-                         ", got " + std::to_string(p));
+    nn::fail(a.op(), std::string(K == Diff::Huber ? "delta must be positive" : "beta must be non-negative") + ", got " +
+                         std::to_string(p));
   return reduce_loss(diff_loss(K, x - y, p), r);
 }
 
@@ -232,20 +241,22 @@ void kl_bwd(GradCtx& c) {
 
 TSR_CORE_OPS(nn_loss) {
   v.push_back(nn::prim("mse_loss(Tensor self, Tensor target, str reduction='mean') -> Tensor",
-                   composite<diff_fwd<Diff::Mse>>, diff_bwd<Diff::Mse>));
+                       composite<diff_fwd<Diff::Mse>>, diff_bwd<Diff::Mse>));
   v.push_back(nn::prim("l1_loss(Tensor self, Tensor target, str reduction='mean') -> Tensor",
-                   composite<diff_fwd<Diff::L1>>, diff_bwd<Diff::L1>));
+                       composite<diff_fwd<Diff::L1>>, diff_bwd<Diff::L1>));
   v.push_back(nn::prim("smooth_l1_loss(Tensor self, Tensor target, str reduction='mean', float beta=1.0) -> Tensor",
-                   composite<diff_fwd<Diff::SmoothL1>>, diff_bwd<Diff::SmoothL1>));
+                       composite<diff_fwd<Diff::SmoothL1>>, diff_bwd<Diff::SmoothL1>));
   v.push_back(nn::prim("huber_loss(Tensor self, Tensor target, str reduction='mean', float delta=1.0) -> Tensor",
-                   composite<diff_fwd<Diff::Huber>>, diff_bwd<Diff::Huber>));
-  v.push_back(nn::prim("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction='mean') -> Tensor",
-                   composite<bce_fwd>, bce_bwd));
-  v.push_back(nn::prim("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
-                   "Tensor? pos_weight=None, str reduction='mean') -> Tensor",
-                   composite<bce_logits_fwd>, bce_logits_bwd));
+                       composite<diff_fwd<Diff::Huber>>, diff_bwd<Diff::Huber>));
+  v.push_back(
+      nn::prim("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction='mean') -> Tensor",
+               composite<bce_fwd>, bce_bwd));
+  v.push_back(
+      nn::prim("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
+               "Tensor? pos_weight=None, str reduction='mean') -> Tensor",
+               composite<bce_logits_fwd>, bce_logits_bwd));
   v.push_back(nn::prim("kl_div(Tensor self, Tensor target, str reduction='mean', bool log_target=False) -> Tensor",
-                   composite<kl_fwd>, kl_bwd));
+                       composite<kl_fwd>, kl_bwd));
 }
 
 }  // namespace tsr::core

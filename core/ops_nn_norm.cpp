@@ -37,9 +37,7 @@ Tensor norm_input_grad(const Tensor& dxhat, const Stats& s, const std::vector<in
   return s.rstd * (dxhat - tsr::mean(dxhat, dims, true) - proj);
 }
 
-Tensor sum_over(const Tensor& t, const std::vector<int64_t>& dims) {
-  return dims.empty() ? t : tsr::sum(t, dims);
-}
+Tensor sum_over(const Tensor& t, const std::vector<int64_t>& dims) { return dims.empty() ? t : tsr::sum(t, dims); }
 
 // ---- layer_norm / rms_norm ----------------------------------------------------------------------
 
@@ -58,10 +56,14 @@ std::vector<int64_t> check_normalized_shape(const char* op, const Tensor& x, con
 double rms_eps(const std::optional<double>& eps, tsr_dtype_t dt) {
   if (eps) return *eps;
   switch (dt) {
-    case TSR_F64: return DBL_EPSILON;
-    case TSR_F16: return 0.0009765625;
-    case TSR_BF16: return 0.0078125;
-    default: return FLT_EPSILON;
+    case TSR_F64:
+      return DBL_EPSILON;
+    case TSR_F16:
+      return 0.0009765625;
+    case TSR_BF16:
+      return 0.0078125;
+    default:
+      return FLT_EPSILON;
   }
 }
 
@@ -98,8 +100,8 @@ void ln_bwd(GradCtx& c) {
   const Tensor& x = c.input(0);
   auto ns = c.ints(1);
   bool has_w = !c.is_none(2);
-  double eps = RMS ? rms_eps(c.is_none(3) ? std::nullopt : std::optional<double>(c.double_arg(3)), x.dtype())
-                   : c.double_arg(4);
+  double eps =
+      RMS ? rms_eps(c.is_none(3) ? std::nullopt : std::optional<double>(c.double_arg(3)), x.dtype()) : c.double_arg(4);
   auto dims = nn::range_dims(x.dim() - static_cast<int64_t>(ns.size()), x.dim());
   auto batch = nn::range_dims(0, x.dim() - static_cast<int64_t>(ns.size()));
   try {
@@ -131,9 +133,11 @@ void check_channels(const char* op, const Tensor& x, const std::optional<Tensor>
   if (x.dim() < 2) nn::fail(op, "expected input of shape [N, C, *], got " + nn::shp(x));
   int64_t C = x.size(1);
   if (w && (w->dim() != 1 || w->size(0) != C))
-    nn::fail(op, "weight " + nn::shp(*w) + " must have one element per channel (" + std::to_string(C) + ") of input " + nn::shp(x));
+    nn::fail(op, "weight " + nn::shp(*w) + " must have one element per channel (" + std::to_string(C) + ") of input " +
+                     nn::shp(x));
   if (b && (b->dim() != 1 || b->size(0) != C))
-    nn::fail(op, "bias " + nn::shp(*b) + " must have one element per channel (" + std::to_string(C) + ") of input " + nn::shp(x));
+    nn::fail(op, "bias " + nn::shp(*b) + " must have one element per channel (" + std::to_string(C) + ") of input " +
+                     nn::shp(x));
 }
 
 Tensor gn_fwd(CArgs& a) {
@@ -277,22 +281,27 @@ Tensor batch_norm_fn(CArgs& a) {
 }  // namespace
 
 TSR_CORE_OPS(nn_norm) {
-  v.push_back(nn::prim("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
-                   "float eps=1e-05) -> Tensor",
-                   composite<ln_fwd<false>>, ln_bwd<false>));
+  v.push_back(
+      nn::prim("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+               "float eps=1e-05) -> Tensor",
+               composite<ln_fwd<false>>, ln_bwd<false>));
   v.push_back(nn::prim("rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
-                   composite<ln_fwd<true>>, ln_bwd<true>));
-  v.push_back(nn::prim("group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
-                   "float eps=1e-05) -> Tensor",
-                   composite<gn_fwd>, gn_bwd));
-  v.push_back(nn::prim("_batch_norm_train(Tensor input, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
-                   composite_multi<bn_train_fwd>, bn_train_bwd));
-  v.push_back(nn::prim("_batch_norm_eval(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
-                   "Tensor running_var, float eps) -> Tensor",
-                   composite<bn_eval_fwd>, bn_eval_bwd));
-  v.push_back(composite_op("batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor? running_mean=None, "
-                           "Tensor? running_var=None, bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-                           composite<batch_norm_fn>));
+                       composite<ln_fwd<true>>, ln_bwd<true>));
+  v.push_back(
+      nn::prim("group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+               "float eps=1e-05) -> Tensor",
+               composite<gn_fwd>, gn_bwd));
+  v.push_back(
+      nn::prim("_batch_norm_train(Tensor input, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
+               composite_multi<bn_train_fwd>, bn_train_bwd));
+  v.push_back(
+      nn::prim("_batch_norm_eval(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
+               "Tensor running_var, float eps) -> Tensor",
+               composite<bn_eval_fwd>, bn_eval_bwd));
+  v.push_back(
+      composite_op("batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor? running_mean=None, "
+                   "Tensor? running_var=None, bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
+                   composite<batch_norm_fn>));
 }
 
 }  // namespace tsr::core

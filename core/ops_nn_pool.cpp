@@ -93,8 +93,8 @@ std::vector<Tensor> max_pool_fwd(CArgs& c) {
   PoolArgs a = pool_args(c.op(), c.tensor(0), c.ints(1), c.ints(2), c.ints(3), c.ints(4), c.bool_arg(5), true);
   try {
     static const tsr::Op op("_nn_max_pool2d");
-    auto r = tsr::call_multi(op, {a.x, a.g.kernel(), a.g.stride(), a.g.padding(), a.g.dilation(),
-                                  std::vector<int64_t>{a.OH, a.OW}});
+    auto r = tsr::call_multi(
+        op, {a.x, a.g.kernel(), a.g.stride(), a.g.padding(), a.g.dilation(), std::vector<int64_t>{a.OH, a.OW}});
     if (a.unbatched) return {r[0].squeeze(0), r[1].squeeze(0)};
     return r;
   } catch (const tsr::Error& e) {
@@ -229,20 +229,24 @@ void adaptive_avg_bwd(GradCtx& c) {
 }  // namespace
 
 TSR_CORE_OPS(nn_pool) {
-  v.push_back({"_nn_max_pool2d(Tensor self, int[] kernel_size, int[] stride, int[] padding, int[] dilation, "
-               "int[] output_hw) -> (Tensor, Tensor)",
-               nn::kernel_op_impl<max_pool_kernel_shape>});
+  v.push_back(
+      {"_nn_max_pool2d(Tensor self, int[] kernel_size, int[] stride, int[] padding, int[] dilation, "
+       "int[] output_hw) -> (Tensor, Tensor)",
+       nn::kernel_op_impl<max_pool_kernel_shape>});
   v.push_back({"_nn_max_pool2d_backward(Tensor grad, Tensor indices, int[] input_hw) -> Tensor",
                nn::kernel_op_impl<max_pool_backward_shape>});
-  v.push_back(nn::prim("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
-                       "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-                       composite_multi<max_pool_fwd>, max_pool_bwd, kSaveAll));
-  v.push_back(composite_op("max_pool2d(Tensor self, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
-                           "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
-                           composite<max_pool2d_fn>));
-  v.push_back(nn::prim("avg_pool2d(Tensor self, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
-                       "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-                       composite<avg_pool_fwd>, avg_pool_bwd));
+  v.push_back(
+      nn::prim("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
+               "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+               composite_multi<max_pool_fwd>, max_pool_bwd, kSaveAll));
+  v.push_back(
+      composite_op("max_pool2d(Tensor self, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
+                   "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+                   composite<max_pool2d_fn>));
+  v.push_back(
+      nn::prim("avg_pool2d(Tensor self, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
+               "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+               composite<avg_pool_fwd>, avg_pool_bwd));
   v.push_back(nn::prim("adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor", composite<adaptive_avg_fwd>,
                        adaptive_avg_bwd));
 }

@@ -24,7 +24,8 @@ Tensor resample_matrix(Mode mode, int64_t in, int64_t out, bool align, const std
   for (int64_t i = 0; i < out; ++i) {
     double* row = m.data() + i * in;
     if (mode == Mode::Nearest) {
-      int64_t src = std::min(static_cast<int64_t>(std::floor(static_cast<double>(i) * area_scale(in, out, scale))), in - 1);
+      int64_t src =
+          std::min(static_cast<int64_t>(std::floor(static_cast<double>(i) * area_scale(in, out, scale))), in - 1);
       row[src] = 1.0;
       continue;
     }
@@ -72,7 +73,8 @@ void resample_bwd(GradCtx& c) {
   if (!c.needs(0) || !c.grad(0).defined()) return;
   size_t s = M == Mode::Bilinear ? 3 : 2;
   auto od = [&](size_t i) { return c.is_none(i) ? std::nullopt : std::optional<double>(c.double_arg(i)); };
-  Resample r = resample_args(c.op_name(), M, c.input(0), c.ints(1), M == Mode::Bilinear && c.bool_arg(2), od(s), od(s + 1));
+  Resample r =
+      resample_args(c.op_name(), M, c.input(0), c.ints(1), M == Mode::Bilinear && c.bool_arg(2), od(s), od(s + 1));
   c.set(0, nn::matmul(nn::matmul(r.ah.t(), c.grad(0)), r.aw));
 }
 
@@ -107,15 +109,18 @@ Tensor interpolate_fn(CArgs& a) {
 }  // namespace
 
 TSR_CORE_OPS(nn_resample) {
-  v.push_back(nn::prim("upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, "
-                       "float? scales_w=None) -> Tensor",
-                       composite<resample_fwd<Mode::Nearest>>, resample_bwd<Mode::Nearest>));
-  v.push_back(nn::prim("upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, "
-                       "float? scales_h=None, float? scales_w=None) -> Tensor",
-                       composite<resample_fwd<Mode::Bilinear>>, resample_bwd<Mode::Bilinear>));
-  v.push_back(composite_op("interpolate(Tensor input, int[]? size=None, float? scale_factor=None, str mode='nearest', "
-                           "bool? align_corners=None) -> Tensor",
-                           composite<interpolate_fn>));
+  v.push_back(
+      nn::prim("upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, "
+               "float? scales_w=None) -> Tensor",
+               composite<resample_fwd<Mode::Nearest>>, resample_bwd<Mode::Nearest>));
+  v.push_back(
+      nn::prim("upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, "
+               "float? scales_h=None, float? scales_w=None) -> Tensor",
+               composite<resample_fwd<Mode::Bilinear>>, resample_bwd<Mode::Bilinear>));
+  v.push_back(
+      composite_op("interpolate(Tensor input, int[]? size=None, float? scale_factor=None, str mode='nearest', "
+                   "bool? align_corners=None) -> Tensor",
+                   composite<interpolate_fn>));
 }
 
 }  // namespace tsr::core

@@ -20,7 +20,8 @@ std::string num(double v) {
 // Every tensor in `ts` (nullptrs skipped) like param: same shape, dtype and device.
 tsr_status_t check_like(CallCtx& ctx, Tensor* param, Tensor* const* ts, const char* const* names, int n) {
   if (!is_floating(param->dtype))
-    return ctx.error(TSR_INVALID_ARGUMENT, std::string("param must be floating point, got ") + dtype_name(param->dtype));
+    return ctx.error(TSR_INVALID_ARGUMENT,
+                     std::string("param must be floating point, got ") + dtype_name(param->dtype));
   for (int i = 0; i < n; ++i) {
     Tensor* t = ts[i];
     if (!t) continue;
@@ -85,7 +86,9 @@ tsr_status_t adam_step_impl(CallCtx& ctx) {
   Tensor* ts[4] = {grad, m, v, vmax};
   const char* names[4] = {"grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
   TSR_RETURN_IF_ERROR(check_like(ctx, param, ts, names, 4));
-  if (step < 1) return ctx.error(TSR_INVALID_ARGUMENT, "step must be >= 1 (the count after this update), got " + std::to_string(step));
+  if (step < 1)
+    return ctx.error(TSR_INVALID_ARGUMENT,
+                     "step must be >= 1 (the count after this update), got " + std::to_string(step));
   if (!(lr >= 0)) return ctx.error(TSR_INVALID_ARGUMENT, "invalid learning rate: " + num(lr));
   if (!(eps >= 0)) return ctx.error(TSR_INVALID_ARGUMENT, "invalid epsilon value: " + num(eps));
   if (!(b1 >= 0 && b1 < 1)) return ctx.error(TSR_INVALID_ARGUMENT, "invalid beta parameter at index 0: " + num(b1));
@@ -107,15 +110,17 @@ OpSpec unrecorded(std::string schema, OpImplFn impl) {
 }  // namespace
 
 TSR_CORE_OPS(optim) {
-  v.push_back(unrecorded("sgd_step_(Tensor(a!) param, Tensor grad, Tensor(a!)? momentum_buffer, float lr, float momentum=0, "
-                         "float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, "
-                         "bool is_first_step=False) -> Tensor(a!)",
-                         sgd_step_impl));
-  v.push_back(unrecorded("adam_step_(Tensor(a!) param, Tensor grad, Tensor(a!) exp_avg, Tensor(a!) exp_avg_sq, "
-                         "Tensor(a!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, "
-                         "float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool decoupled_weight_decay=False, "
-                         "bool maximize=False) -> Tensor(a!)",
-                         adam_step_impl));
+  v.push_back(
+      unrecorded("sgd_step_(Tensor(a!) param, Tensor grad, Tensor(a!)? momentum_buffer, float lr, float momentum=0, "
+                 "float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, "
+                 "bool is_first_step=False) -> Tensor(a!)",
+                 sgd_step_impl));
+  v.push_back(
+      unrecorded("adam_step_(Tensor(a!) param, Tensor grad, Tensor(a!) exp_avg, Tensor(a!) exp_avg_sq, "
+                 "Tensor(a!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, "
+                 "float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool decoupled_weight_decay=False, "
+                 "bool maximize=False) -> Tensor(a!)",
+                 adam_step_impl));
 }
 
 }  // namespace tsr::core

@@ -23,8 +23,8 @@ std::string num(double v) {
 }
 
 // rand/randn in the call's runtime (factories have no tensor argument to find it from).
-tsr::Tensor draw(tsr_runtime_t* rt, const char* name, const std::vector<int64_t>& size, tsr_dtype_t dt,
-                 tsr::Device dev, int64_t seed, int64_t offset) {
+tsr::Tensor draw(tsr_runtime_t* rt, const char* name, const std::vector<int64_t>& size, tsr_dtype_t dt, tsr::Device dev,
+                 int64_t seed, int64_t offset) {
   tsr_op_t* h = nullptr;
   tsr::check(tsr::api()->op_find(rt, name, &h));
   tsr::Arg a0(size), a1(dt), a2(dev), a3(seed), a4(offset);
@@ -73,11 +73,20 @@ tsr::Tensor bernoulli_p_fn(CArgs& a) {
 
 void int_range(tsr_dtype_t dt, double* lo, double* hi) {
   switch (dt) {
-    case TSR_I8: *lo = -128, *hi = 127; break;
-    case TSR_U8: *lo = 0, *hi = 255; break;
-    case TSR_I16: *lo = -32768, *hi = 32767; break;
-    case TSR_I32: *lo = -2147483648.0, *hi = 2147483647.0; break;
-    default: *lo = -9.3e18, *hi = 9.3e18;
+    case TSR_I8:
+      *lo = -128, *hi = 127;
+      break;
+    case TSR_U8:
+      *lo = 0, *hi = 255;
+      break;
+    case TSR_I16:
+      *lo = -32768, *hi = 32767;
+      break;
+    case TSR_I32:
+      *lo = -2147483648.0, *hi = 2147483647.0;
+      break;
+    default:
+      *lo = -9.3e18, *hi = 9.3e18;
   }
 }
 
@@ -95,12 +104,11 @@ tsr::Tensor randint_fn(CArgs& a) {
     double lo, hi;
     int_range(dt, &lo, &hi);
     if (double(low) < lo || double(high - 1) > hi)
-      a.fail(TSR_INVALID_ARGUMENT, "range [" + std::to_string(low) + ", " + std::to_string(high) + ") does not fit " +
-                                       dtype_name(dt));
+      a.fail(TSR_INVALID_ARGUMENT,
+             "range [" + std::to_string(low) + ", " + std::to_string(high) + ") does not fit " + dtype_name(dt));
   }
   const double range = double(high) - double(low);
-  if (range > 9007199254740992.0)
-    a.fail(TSR_INVALID_ARGUMENT, "range high - low = " + num(range) + " exceeds 2^53");
+  if (range > 9007199254740992.0) a.fail(TSR_INVALID_ARGUMENT, "range high - low = " + num(range) + " exceeds 2^53");
   tsr::Tensor u = draw(a.runtime(), "rand", size, TSR_F64, dev_or_cpu(a, 4), a.int_arg(5), a.int_arg(6));
   tsr::Tensor k = tsr::clamp(tsr::mul(u, range), 0.0, range - 1).to(TSR_I64);
   return tsr::add(k, tsr::scalar_tensor_int(low, TSR_I64, true, a.runtime())).to(dt);
@@ -114,7 +122,8 @@ tsr::Tensor normal_fn(CArgs& a) {
   double mean = a.double_arg(0), std = a.double_arg(1);
   check_std(a, std);
   tsr_dtype_t dt = a.dtype(3).value_or(TSR_F32);
-  if (!is_floating(dt)) a.fail(TSR_INVALID_ARGUMENT, std::string("expected a floating point dtype, got ") + dtype_name(dt));
+  if (!is_floating(dt))
+    a.fail(TSR_INVALID_ARGUMENT, std::string("expected a floating point dtype, got ") + dtype_name(dt));
   tsr::Tensor z = draw(a.runtime(), "randn", a.ints(2), draw_dtype(dt), dev_or_cpu(a, 4), a.int_arg(5), a.int_arg(6));
   return tsr::add(tsr::mul(z, std), mean).to(dt);
 }
@@ -124,8 +133,8 @@ tsr::Tensor normal_fn(CArgs& a) {
 tsr::Tensor normal_tensor_fn(CArgs& a) {
   tsr::Tensor mean = a.tensor(0), std = a.tensor(1);
   if (!is_floating(mean.dtype()) || !is_floating(std.dtype()))
-    a.fail(TSR_INVALID_ARGUMENT, std::string("expected floating mean and std, got ") + dtype_name(mean.dtype()) + " and " +
-                                     dtype_name(std.dtype()));
+    a.fail(TSR_INVALID_ARGUMENT, std::string("expected floating mean and std, got ") + dtype_name(mean.dtype()) +
+                                     " and " + dtype_name(std.dtype()));
   if (std.numel() > 0) {
     auto mm = min_max(std);
     if (!(mm.first >= 0)) a.fail(TSR_INVALID_ARGUMENT, "expected std >= 0.0, but found std " + num(mm.first));
@@ -142,7 +151,8 @@ tsr::Tensor normal__fn(CArgs& a) {
   check_std(a, std);
   if (!is_floating(self.dtype()))
     a.fail(TSR_INVALID_ARGUMENT, std::string("expected a floating point tensor, got ") + dtype_name(self.dtype()));
-  tsr::Tensor z = draw(a.runtime(), "randn", self.sizes(), draw_dtype(self.dtype()), self.device(), a.int_arg(3), a.int_arg(4));
+  tsr::Tensor z =
+      draw(a.runtime(), "randn", self.sizes(), draw_dtype(self.dtype()), self.device(), a.int_arg(3), a.int_arg(4));
   self.copy_(tsr::add(tsr::mul(z, std), mean));
   return self;
 }
@@ -154,7 +164,8 @@ tsr::Tensor uniform__fn(CArgs& a) {
     a.fail(TSR_INVALID_ARGUMENT, "expected from <= to, but got from=" + num(from) + " > to=" + num(to));
   if (!is_floating(self.dtype()))
     a.fail(TSR_INVALID_ARGUMENT, std::string("expected a floating point tensor, got ") + dtype_name(self.dtype()));
-  tsr::Tensor u = draw(a.runtime(), "rand", self.sizes(), draw_dtype(self.dtype()), self.device(), a.int_arg(3), a.int_arg(4));
+  tsr::Tensor u =
+      draw(a.runtime(), "rand", self.sizes(), draw_dtype(self.dtype()), self.device(), a.int_arg(3), a.int_arg(4));
   self.copy_(tsr::add(tsr::mul(u, to - from), from));
   return self;
 }
@@ -162,7 +173,8 @@ tsr::Tensor uniform__fn(CArgs& a) {
 tsr::Tensor rand_like_fn(CArgs& a) {
   tsr::Tensor self = a.tensor(0);
   tsr_dtype_t dt = a.dtype(1).value_or(self.dtype());
-  if (!is_floating(dt)) a.fail(TSR_INVALID_ARGUMENT, std::string("expected a floating point dtype, got ") + dtype_name(dt));
+  if (!is_floating(dt))
+    a.fail(TSR_INVALID_ARGUMENT, std::string("expected a floating point dtype, got ") + dtype_name(dt));
   const char* name = a.op()[4] == 'n' ? "randn" : "rand";
   return draw(a.runtime(), name, self.sizes(), dt, self.device(), a.int_arg(2), a.int_arg(3));
 }
@@ -212,13 +224,18 @@ tsr_status_t multinomial_impl(CallCtx& ctx) {
   if (p->ndim < 1 || p->ndim > 2)
     return ctx.error(TSR_INVALID_ARGUMENT, "prob_dist must be 1 or 2 dim, got " + shape_str(p->sizes, p->ndim));
   if (!is_floating(p->dtype))
-    return ctx.error(TSR_INVALID_ARGUMENT, std::string("prob_dist must be a floating point tensor, got ") + dtype_name(p->dtype));
+    return ctx.error(TSR_INVALID_ARGUMENT,
+                     std::string("prob_dist must be a floating point tensor, got ") + dtype_name(p->dtype));
   int64_t rows = p->ndim == 2 ? p->sizes[0] : 1, cats = p->sizes[p->ndim - 1];
-  if (cats == 0) return ctx.error(TSR_INVALID_ARGUMENT, "number of categories cannot be zero (prob_dist " + shape_str(p->sizes, p->ndim) + ")");
-  if (ns <= 0) return ctx.error(TSR_INVALID_ARGUMENT, "cannot sample n_sample <= 0 samples (got " + std::to_string(ns) + ")");
+  if (cats == 0)
+    return ctx.error(TSR_INVALID_ARGUMENT,
+                     "number of categories cannot be zero (prob_dist " + shape_str(p->sizes, p->ndim) + ")");
+  if (ns <= 0)
+    return ctx.error(TSR_INVALID_ARGUMENT, "cannot sample n_sample <= 0 samples (got " + std::to_string(ns) + ")");
   if (!replacement && ns > cats)
-    return ctx.error(TSR_INVALID_ARGUMENT, "cannot sample n_sample (" + std::to_string(ns) + ") > prob_dist.size(-1) (" +
-                                               std::to_string(cats) + ") samples without replacement");
+    return ctx.error(TSR_INVALID_ARGUMENT, "cannot sample n_sample (" + std::to_string(ns) +
+                                               ") > prob_dist.size(-1) (" + std::to_string(cats) +
+                                               ") samples without replacement");
   // The kernel reads float64 probabilities (sums and cumulative sums exact enough for any input dtype).
   Tensor *p64 = nullptr, *pd = nullptr;
   TSR_RETURN_IF_ERROR(cast_to(ctx.rt, p, TSR_F64, ctx.name(), &p64));
@@ -252,27 +269,32 @@ TSR_CORE_OPS(random) {
   v.push_back(composite_op("bernoulli(Tensor self, *, int seed=-1, int offset=-1) -> Tensor", composite<bernoulli_fn>));
   v.push_back(composite_op("bernoulli_p(Tensor self, float p=0.5, *, int seed=-1, int offset=-1) -> Tensor",
                            composite<bernoulli_p_fn>));
-  v.push_back(composite_op("randint(int low, int high, int[] size, ScalarType? dtype=None, Device? device=None, int seed=-1, "
-                           "int offset=-1) -> Tensor",
-                           composite<randint_fn>));
+  v.push_back(
+      composite_op("randint(int low, int high, int[] size, ScalarType? dtype=None, Device? device=None, int seed=-1, "
+                   "int offset=-1) -> Tensor",
+                   composite<randint_fn>));
   // normal.float_float / normal.Tensor_Tensor as normal / normal_tensor.
-  v.push_back(composite_op("normal(float mean, float std, int[] size, ScalarType? dtype=None, Device? device=None, "
-                           "int seed=-1, int offset=-1) -> Tensor",
-                           composite<normal_fn>));
+  v.push_back(
+      composite_op("normal(float mean, float std, int[] size, ScalarType? dtype=None, Device? device=None, "
+                   "int seed=-1, int offset=-1) -> Tensor",
+                   composite<normal_fn>));
   v.push_back(composite_op("normal_tensor(Tensor mean, Tensor std, *, int seed=-1, int offset=-1) -> Tensor",
                            composite<normal_tensor_fn>));
-  v.push_back(composite_op("normal_(Tensor(a!) self, float mean=0, float std=1, *, int seed=-1, int offset=-1) -> Tensor(a!)",
-                           composite<normal__fn>));
-  v.push_back(composite_op("uniform_(Tensor(a!) self, float from=0, float to=1, *, int seed=-1, int offset=-1) -> Tensor(a!)",
-                           composite<uniform__fn>));
+  v.push_back(
+      composite_op("normal_(Tensor(a!) self, float mean=0, float std=1, *, int seed=-1, int offset=-1) -> Tensor(a!)",
+                   composite<normal__fn>));
+  v.push_back(
+      composite_op("uniform_(Tensor(a!) self, float from=0, float to=1, *, int seed=-1, int offset=-1) -> Tensor(a!)",
+                   composite<uniform__fn>));
   v.push_back(composite_op("rand_like(Tensor self, ScalarType? dtype=None, *, int seed=-1, int offset=-1) -> Tensor",
                            composite<rand_like_fn>));
   v.push_back(composite_op("randn_like(Tensor self, ScalarType? dtype=None, *, int seed=-1, int offset=-1) -> Tensor",
                            composite<rand_like_fn>));
   v.push_back({"randperm(int n, ScalarType? dtype=None, Device? device=None, int seed=-1, int offset=-1) -> Tensor",
                randperm_impl});
-  v.push_back({"multinomial(Tensor self, int num_samples, bool replacement=False, *, int seed=-1, int offset=-1) -> Tensor",
-               multinomial_impl});
+  v.push_back(
+      {"multinomial(Tensor self, int num_samples, bool replacement=False, *, int seed=-1, int offset=-1) -> Tensor",
+       multinomial_impl});
 }
 
 }  // namespace tsr::core

@@ -23,7 +23,8 @@ tsr_status_t reduce_mask(CallCtx& ctx, Tensor* t, size_t arg, uint32_t* mask) {
     TSR_RETURN_IF_ERROR(wrap_dim(ctx.name(), v.u.ints.data[i], t->ndim, &d));
     if (t->ndim == 0) continue;
     if (*mask & (1u << d))
-      return ctx.error(TSR_INVALID_ARGUMENT, "dim " + std::to_string(d) + " appears multiple times in the list of dims");
+      return ctx.error(TSR_INVALID_ARGUMENT,
+                       "dim " + std::to_string(d) + " appears multiple times in the list of dims");
     *mask |= 1u << d;
   }
   return nullptr;
@@ -45,8 +46,7 @@ void reduced_shape(Tensor* t, uint32_t mask, bool keepdim, int* ndim, int64_t* s
   *ndim = n;
 }
 
-tsr_status_t run_reduction(CallCtx& ctx, Kind kind, Tensor* in, uint32_t mask, bool keepdim,
-                           tsr_dtype_t out_dtype) {
+tsr_status_t run_reduction(CallCtx& ctx, Kind kind, Tensor* in, uint32_t mask, bool keepdim, tsr_dtype_t out_dtype) {
   int ndim = 0;
   int64_t sizes[TSR_MAX_DIMS], keep_sizes[TSR_MAX_DIMS], count = 1;
   reduced_shape(in, mask, keepdim, &ndim, sizes, &count, keep_sizes);
@@ -126,7 +126,8 @@ tsr_status_t mean_impl(CallCtx& ctx) {
   tsr_dtype_t out = ctx.is_none(3) ? in->dtype : static_cast<tsr_dtype_t>(ctx.args[3].u.dtype);
   if (!is_floating(out))
     return ctx.error(TSR_INVALID_ARGUMENT, std::string("could not infer output dtype: input dtype must be floating "
-                                                       "point, got ") + dtype_name(out));
+                                                       "point, got ") +
+                                               dtype_name(out));
   return run_reduction(ctx, Kind::Mean, in, mask, ctx.bool_arg(2), out);
 }
 
@@ -162,8 +163,10 @@ tsr_status_t argmax_impl(CallCtx& ctx) {
         build_iter(ops, 2, 1, 1, &n, 1u, &it);
         st = launch(ctx, in->device, in->dtype, &flat, 1, &out_view, 1, &it);
         out_view->release();
-        if (st) out->release();
-        else publish_outputs(ctx, &out, 1);
+        if (st)
+          out->release();
+        else
+          publish_outputs(ctx, &out, 1);
       }
     } else {
       st = run_reduction(ctx, Kind::ArgMax, flat, 1u, false, TSR_I64);
@@ -174,8 +177,8 @@ tsr_status_t argmax_impl(CallCtx& ctx) {
   int d = 0;
   TSR_RETURN_IF_ERROR(wrap_dim(ctx.name(), ctx.int_arg(1), in->ndim, &d));
   if (in->ndim > 0 && in->sizes[d] == 0)
-    return ctx.error(TSR_INVALID_ARGUMENT, "cannot reduce over dimension " + std::to_string(d) +
-                                               " of size 0 (input " + describe(ctx.rt, in) + ")");
+    return ctx.error(TSR_INVALID_ARGUMENT, "cannot reduce over dimension " + std::to_string(d) + " of size 0 (input " +
+                                               describe(ctx.rt, in) + ")");
   return run_reduction(ctx, Kind::ArgMax, in, in->ndim == 0 ? 0u : (1u << d), keepdim, TSR_I64);
 }
 

@@ -51,8 +51,8 @@ tsr_status_t rows_op(CallCtx& ctx, Shape shape, int nout, bool second_i64) {
     bool same = index->ndim == self->ndim;
     for (int d = 0; same && d < ndim; ++d) same = index->sizes[d] == self->sizes[d];
     if (!same)
-      return ctx.error(TSR_INVALID_ARGUMENT, "index " + describe(ctx.rt, index) + " must have the shape of the source " +
-                                                 describe(ctx.rt, self));
+      return ctx.error(TSR_INVALID_ARGUMENT, "index " + describe(ctx.rt, index) +
+                                                 " must have the shape of the source " + describe(ctx.rt, self));
     int64_t n = ctx.int_arg(2);
     if (n < 0) return ctx.error(TSR_INVALID_ARGUMENT, "negative row length " + std::to_string(n));
     if (ndim == 0) {
@@ -139,8 +139,8 @@ TSR_CORE_OPS(reduce_rows) {
   v.push_back({"_cumulative_rows(Tensor self, int kind) -> Tensor", cumulative_rows_impl, nullptr, kSaveNothing});
   v.push_back({"_cumextreme_rows(Tensor self, bool max) -> (Tensor values, Tensor indices)", cumextreme_rows_impl,
                nullptr, kSaveNothing});
-  v.push_back({"_gather_rows(Tensor self, Tensor index) -> Tensor", gather_rows_impl, gather_rows_backward,
-               kSaveInputs});
+  v.push_back(
+      {"_gather_rows(Tensor self, Tensor index) -> Tensor", gather_rows_impl, gather_rows_backward, kSaveInputs});
   v.push_back({"_scatter_add_rows(Tensor src, Tensor index, int n) -> Tensor", scatter_add_rows_impl,
                scatter_add_rows_backward, kSaveInputs});
 }

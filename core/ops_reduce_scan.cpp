@@ -132,8 +132,8 @@ TSR_CORE_OPS(reduce_scan) {
                kSaveNothing});
   v.push_back({"cumprod(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", composite<cumprod_fn>,
                cumprod_backward, kSaveAll});
-  v.push_back({"logcumsumexp(Tensor self, int dim) -> Tensor", composite<logcumsumexp_fn>, logcumsumexp_backward,
-               kSaveAll});
+  v.push_back(
+      {"logcumsumexp(Tensor self, int dim) -> Tensor", composite<logcumsumexp_fn>, logcumsumexp_backward, kSaveAll});
   v.push_back({"cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", composite_multi<cummax_fn>,
                cumextreme_backward, kSaveOutputs});
   v.push_back({"cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", composite_multi<cummin_fn>,

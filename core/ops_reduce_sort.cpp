@@ -1,7 +1,7 @@
 // Sorting and order statistics: sort (primitive over the _sort_rows kernel, gradient scattered
 // back through the indices), and composites over it: argsort, topk, kthvalue, median,
-// median_dim; mode over its own row kernel. NaN orders as the largest value everywhere (PyTorch); median returns NaN (and the
-// index of the first NaN) when a slice has one.
+// median_dim; mode over its own row kernel. NaN orders as the largest value everywhere (PyTorch); median returns NaN
+// (and the index of the first NaN) when a slice has one.
 #include "composite.hpp"
 #include "ops_reduce_common.hpp"
 
@@ -24,9 +24,7 @@ void sort_backward(GradCtx& ctx) {
   ctx.set(0, red::scatter_grad(ctx.grad(0), ctx.output(1), d, sizes));
 }
 
-Tensor argsort_fn(CArgs& a) {
-  return tsr::sort(a.tensor(0), a.int_arg(1), a.bool_arg(2), a.bool_arg(3)).second;
-}
+Tensor argsort_fn(CArgs& a) { return tsr::sort(a.tensor(0), a.int_arg(1), a.bool_arg(2), a.bool_arg(3)).second; }
 
 std::vector<Tensor> topk_fn(CArgs& a) {
   Tensor x = a.tensor(0);
@@ -62,8 +60,8 @@ std::vector<Tensor> median_along(CArgs& a, const Tensor& x, int64_t d, bool keep
   if (x.dim() == 0) return {x.clone(), tsr::zeros({}, TSR_I64, x.device())};
   const int64_t n = x.size(d);
   if (n == 0)
-    a.fail(TSR_INVALID_ARGUMENT, "cannot compute the median over dim " + std::to_string(d) + " of size 0 (input " +
-                                     red::shape_of(x) + ")");
+    a.fail(TSR_INVALID_ARGUMENT,
+           "cannot compute the median over dim " + std::to_string(d) + " of size 0 (input " + red::shape_of(x) + ")");
   Tensor last = red::dim_last(x, d);
   auto sorted = tsr::sort(last, -1, false, true);  // the op with a gradient, not the raw rows kernel
   Tensor s[2] = {sorted.first, sorted.second};
@@ -98,8 +96,8 @@ std::vector<Tensor> mode_fn(CArgs& a) {
   int64_t d = red::wrap(a.op(), a.int_arg(1), x.dim());
   bool keepdim = a.bool_arg(2);
   if (x.dim() > 0 && x.size(d) == 0)
-    a.fail(TSR_INVALID_ARGUMENT, "cannot compute the mode over dim " + std::to_string(d) + " of size 0 (input " +
-                                     red::shape_of(x) + ")");
+    a.fail(TSR_INVALID_ARGUMENT,
+           "cannot compute the mode over dim " + std::to_string(d) + " of size 0 (input " + red::shape_of(x) + ")");
   static const Op op("_mode_rows");
   auto r = call_multi(op, {red::dim_last(x, d)});
   if (keepdim && x.dim() > 0) return {r[0].unsqueeze(d), r[1].unsqueeze(d)};
@@ -123,17 +121,20 @@ void reduced_index_backward(GradCtx& ctx) {
 TSR_CORE_OPS(reduce_sort) {
   v.push_back({"mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
                composite_multi<mode_fn>, reduced_index_backward, kSaveOutputs});
-  v.push_back({"sort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> (Tensor values, Tensor "
-               "indices)",
-               composite_multi<sort_fn>, sort_backward, kSaveOutputs});
+  v.push_back(
+      {"sort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> (Tensor values, Tensor "
+       "indices)",
+       composite_multi<sort_fn>, sort_backward, kSaveOutputs});
   v.push_back(composite_op("argsort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> Tensor",
                            composite<argsort_fn>));
-  v.push_back(composite_op("topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor "
-                           "values, Tensor indices)",
-                           composite_multi<topk_fn>));
-  v.push_back(composite_op("kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor "
-                           "indices)",
-                           composite_multi<kthvalue_fn>));
+  v.push_back(
+      composite_op("topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor "
+                   "values, Tensor indices)",
+                   composite_multi<topk_fn>));
+  v.push_back(
+      composite_op("kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor "
+                   "indices)",
+                   composite_multi<kthvalue_fn>));
   v.push_back(composite_op("median(Tensor self) -> Tensor", composite<median_fn>));
   v.push_back(composite_op("median_dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
                            composite_multi<median_dim_fn>));

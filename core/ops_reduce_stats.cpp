@@ -32,8 +32,10 @@ Tensor filled_reduced(const Tensor& x, const Dims& dims, bool keepdim, double va
   auto sz = x.sizes();
   for (int64_t d = 0; d < x.dim(); ++d) {
     bool r = std::find(dims.begin(), dims.end(), d) != dims.end();
-    if (!r) s.push_back(sz[static_cast<size_t>(d)]);
-    else if (keepdim) s.push_back(1);
+    if (!r)
+      s.push_back(sz[static_cast<size_t>(d)]);
+    else if (keepdim)
+      s.push_back(1);
   }
   return tsr::full(s, value, dt, x.device());
 }
@@ -277,8 +279,8 @@ Tensor nanmean_fn(CArgs& a) {
 Tensor full_extreme(CArgs& a, bool is_max) {
   Tensor x = a.tensor(0);
   if (x.numel() == 0)
-    a.fail(TSR_INVALID_ARGUMENT, "expected a non-empty tensor (got " + red::shape_of(x) +
-                                     "); pass a dim to reduce over a non-empty one");
+    a.fail(TSR_INVALID_ARGUMENT,
+           "expected a non-empty tensor (got " + red::shape_of(x) + "); pass a dim to reduce over a non-empty one");
   return is_max ? tsr::amax(x) : tsr::amin(x);
 }
 Tensor max_fn(CArgs& a) { return full_extreme(a, true); }
@@ -289,8 +291,8 @@ std::vector<Tensor> extreme_dim(CArgs& a, bool is_max) {
   int64_t d = red::wrap(a.op(), a.int_arg(1), x.dim());
   bool keepdim = a.bool_arg(2);
   if (x.dim() > 0 && x.size(d) == 0)
-    a.fail(TSR_INVALID_ARGUMENT, "cannot reduce over dim " + std::to_string(d) + " of size 0 (input " +
-                                     red::shape_of(x) + ")");
+    a.fail(TSR_INVALID_ARGUMENT,
+           "cannot reduce over dim " + std::to_string(d) + " of size 0 (input " + red::shape_of(x) + ")");
   auto r = red::extreme_rows(red::dim_last(x, d), is_max);
   if (keepdim && x.dim() > 0) return {r[0].unsqueeze(d), r[1].unsqueeze(d)};
   return r;

@@ -4,8 +4,7 @@
 
 namespace tsr::core {
 
-tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const OpExtra& extra,
-                    tsr_op_s** out) {
+tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const OpExtra& extra, tsr_op_s** out) {
   auto op = std::make_unique<tsr_op_s>();
   op->runtime = rt;
   op->schema_text = schema;
@@ -13,13 +12,13 @@ tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const
   if (rt->op_by_name.count(op->schema.name))
     return make_status(TSR_ALREADY_EXISTS, "op '" + op->schema.name + "' is already defined");
   if (op->schema.num_outputs > kMaxOutputs)
-    return make_status(TSR_INVALID_ARGUMENT, "op '" + op->schema.name + "': at most " +
-                                                 std::to_string(kMaxOutputs) + " outputs");
+    return make_status(TSR_INVALID_ARGUMENT,
+                       "op '" + op->schema.name + "': at most " + std::to_string(kMaxOutputs) + " outputs");
   if (!impl)
     for (const ArgSpec& a : op->schema.args)
       if (a.kind == ArgKind::TensorList)
-        return make_status(TSR_INVALID_ARGUMENT, "op '" + op->schema.name +
-                                                     "': Tensor[] arguments are not supported in plugin-defined ops");
+        return make_status(TSR_INVALID_ARGUMENT,
+                           "op '" + op->schema.name + "': Tensor[] arguments are not supported in plugin-defined ops");
   op->impl = impl ? impl : plugin_op_impl;
   for (const ArgSpec& a : op->schema.args) op->mutates |= a.mutable_;
   std::string bn = op->schema.name;
@@ -69,10 +68,8 @@ tsr_status_t register_builtin_ops(Runtime* rt) {
   for (const auto& f : backward_list()) f.second(backwards);
   for (const BackwardSpec& b : backwards) {
     auto it = rt->op_by_name.find(b.op);
-    if (it == rt->op_by_name.end())
-      return make_status(TSR_INTERNAL, "backward formula for unknown op '" + b.op + "'");
-    if (it->second->backward)
-      return make_status(TSR_INTERNAL, "op '" + b.op + "' has two backward formulas");
+    if (it == rt->op_by_name.end()) return make_status(TSR_INTERNAL, "backward formula for unknown op '" + b.op + "'");
+    if (it->second->backward) return make_status(TSR_INTERNAL, "op '" + b.op + "' has two backward formulas");
     it->second->backward = b.backward;
     it->second->save = b.save;
   }

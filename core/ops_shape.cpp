@@ -28,8 +28,8 @@ Tensor cat_fn(CArgs& a) {
   // Devices must agree exactly (common_device lets 0-dim cpu tensors join; cat never does).
   for (size_t i = 0; i < ts.size(); ++i) {
     if (ts[i].dim() == 0)
-      a.fail(TSR_INVALID_ARGUMENT, "zero-dimensional tensor (at position " + std::to_string(i) +
-                                       ") cannot be concatenated");
+      a.fail(TSR_INVALID_ARGUMENT,
+             "zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
     tsr::Device d = ts[i].device();
     if (d != tsr::Device(dev))
       a.fail(TSR_INVALID_ARGUMENT, "expected all tensors to be on the same device, but tensor " + std::to_string(i) +
@@ -158,8 +158,8 @@ Tensor unflatten_fn(CArgs& a) {
   }
   if (infer >= 0) {
     if (known == 0 || n % known != 0)
-      a.fail(TSR_INVALID_ARGUMENT, "sizes " + shp(parts) + " cannot unflatten dim " + std::to_string(d) +
-                                       " of size " + std::to_string(n) + " of input " + shp(x));
+      a.fail(TSR_INVALID_ARGUMENT, "sizes " + shp(parts) + " cannot unflatten dim " + std::to_string(d) + " of size " +
+                                       std::to_string(n) + " of input " + shp(x));
     parts[static_cast<size_t>(infer)] = n / known;
   } else if (known != n) {
     a.fail(TSR_INVALID_ARGUMENT, "provided sizes " + shp(parts) + " don't multiply up to the size of dim " +
@@ -211,7 +211,9 @@ int64_t flip_mask(const CArgs& a, const std::vector<int64_t>& dims, int64_t nd) 
   for (int64_t d : dims) {
     int64_t w = wrap(a, d, nd);
     if (nd == 0) continue;
-    if (mask & (int64_t(1) << w)) a.fail(TSR_INVALID_ARGUMENT, "dim " + std::to_string(w) + " appears multiple times in the list of dims " + shp(dims));
+    if (mask & (int64_t(1) << w))
+      a.fail(TSR_INVALID_ARGUMENT,
+             "dim " + std::to_string(w) + " appears multiple times in the list of dims " + shp(dims));
     mask |= int64_t(1) << w;
   }
   return mask;
@@ -307,7 +309,8 @@ Tensor repeat_fn(CArgs& a) {
 Tensor tile_fn(CArgs& a) {
   Tensor x = a.tensor(0);
   std::vector<int64_t> reps = a.ints(1);
-  if (static_cast<int64_t>(reps.size()) < x.dim()) reps.insert(reps.begin(), static_cast<size_t>(x.dim()) - reps.size(), 1);
+  if (static_cast<int64_t>(reps.size()) < x.dim())
+    reps.insert(reps.begin(), static_cast<size_t>(x.dim()) - reps.size(), 1);
   return repeat_impl(a, x, reps);
 }
 
@@ -431,13 +434,16 @@ TSR_CORE_OPS(shape) {
   v.push_back(composite_op("repeat(Tensor self, int[] repeats) -> Tensor", composite<repeat_fn>));
   v.push_back(composite_op("tile(Tensor self, int[] dims) -> Tensor", composite<tile_fn>));
   // PyTorch's overloads repeat_interleave.self_Tensor / .self_int / .Tensor.
-  v.push_back(composite_op("repeat_interleave(Tensor self, Tensor repeats, int? dim=None, int? output_size=None) -> Tensor",
-                           composite<repeat_interleave_fn>));
-  v.push_back(composite_op("repeat_interleave_int(Tensor self, int repeats, int? dim=None, int? output_size=None) -> Tensor",
-                           composite<repeat_interleave_int_fn>));
+  v.push_back(
+      composite_op("repeat_interleave(Tensor self, Tensor repeats, int? dim=None, int? output_size=None) -> Tensor",
+                   composite<repeat_interleave_fn>));
+  v.push_back(
+      composite_op("repeat_interleave_int(Tensor self, int repeats, int? dim=None, int? output_size=None) -> Tensor",
+                   composite<repeat_interleave_int_fn>));
   v.push_back(composite_op("repeat_interleave_index(Tensor repeats, int? output_size=None) -> Tensor",
                            composite<repeat_interleave_index_fn>));
-  v.push_back(composite_op("narrow_copy(Tensor self, int dim, int start, int length) -> Tensor", composite<narrow_copy_fn>));
+  v.push_back(
+      composite_op("narrow_copy(Tensor self, int dim, int start, int length) -> Tensor", composite<narrow_copy_fn>));
 }
 
 }  // namespace tsr::core

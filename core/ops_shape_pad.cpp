@@ -41,8 +41,8 @@ void triu_backward(GradCtx& g) {
 std::pair<int64_t, int64_t> diag_dims(const CArgs& a, int64_t d1, int64_t d2, int64_t nd) {
   int64_t w1 = wrap(a, d1, nd), w2 = wrap(a, d2, nd);
   if (w1 == w2)
-    a.fail(TSR_INVALID_ARGUMENT, "diagonal dimensions cannot be identical " + std::to_string(d1) + ", " +
-                                     std::to_string(d2));
+    a.fail(TSR_INVALID_ARGUMENT,
+           "diagonal dimensions cannot be identical " + std::to_string(d1) + ", " + std::to_string(d2));
   return {w1, w2};
 }
 
@@ -139,15 +139,18 @@ Tensor pad_dim(const CArgs& a, const Tensor& x, int64_t d, int64_t l, int64_t r,
   std::vector<Tensor> parts;
   if (mode == "reflect") {
     if (l >= n || r >= n)
-      a.fail(TSR_INVALID_ARGUMENT, "padding size should be less than the corresponding input dimension, but got: "
-                                   "padding (" + std::to_string(l) + ", " + std::to_string(r) + ") at dimension " +
-                                       std::to_string(d) + " of input " + shp(x));
+      a.fail(TSR_INVALID_ARGUMENT,
+             "padding size should be less than the corresponding input dimension, but got: "
+             "padding (" +
+                 std::to_string(l) + ", " + std::to_string(r) + ") at dimension " + std::to_string(d) + " of input " +
+                 shp(x));
     if (l > 0) parts.push_back(tsr::flip(x.narrow(d, 1, l), {d}));
     parts.push_back(x);
     if (r > 0) parts.push_back(tsr::flip(x.narrow(d, n - 1 - r, r), {d}));
   } else if (mode == "replicate") {
     if (n == 0)
-      a.fail(TSR_INVALID_ARGUMENT, "cannot replicate-pad dimension " + std::to_string(d) + " of size 0 of input " + shp(x));
+      a.fail(TSR_INVALID_ARGUMENT,
+             "cannot replicate-pad dimension " + std::to_string(d) + " of size 0 of input " + shp(x));
     std::vector<int64_t> s = x.sizes();
     if (l > 0) {
       s[static_cast<size_t>(d)] = l;
@@ -160,9 +163,9 @@ Tensor pad_dim(const CArgs& a, const Tensor& x, int64_t d, int64_t l, int64_t r,
     }
   } else {  // circular
     if (l > n || r > n)
-      a.fail(TSR_INVALID_ARGUMENT, "padding value causes wrapping around more than once: padding (" + std::to_string(l) +
-                                       ", " + std::to_string(r) + ") at dimension " + std::to_string(d) +
-                                       " of input " + shp(x));
+      a.fail(TSR_INVALID_ARGUMENT, "padding value causes wrapping around more than once: padding (" +
+                                       std::to_string(l) + ", " + std::to_string(r) + ") at dimension " +
+                                       std::to_string(d) + " of input " + shp(x));
     if (l > 0) parts.push_back(x.narrow(d, n - l, l));
     parts.push_back(x);
     if (r > 0) parts.push_back(x.narrow(d, 0, r));
@@ -176,7 +179,8 @@ Tensor pad_fn(CArgs& a) {
   std::string mode = a.str(2);
   if (mode == "constant") return tsr::constant_pad_nd(x, pad, a.is_none(3) ? 0.0 : a.double_arg(3));
   if (mode != "reflect" && mode != "replicate" && mode != "circular")
-    a.fail(TSR_INVALID_ARGUMENT, "unknown padding mode '" + mode + "' (expected constant, reflect, replicate or circular)");
+    a.fail(TSR_INVALID_ARGUMENT,
+           "unknown padding mode '" + mode + "' (expected constant, reflect, replicate or circular)");
   if (!a.is_none(3)) a.fail(TSR_INVALID_ARGUMENT, "padding mode '" + mode + "' doesn't take in value argument");
   padded_sizes(a, x, pad);  // validates lengths and negative results
   Tensor y = x;
@@ -200,8 +204,8 @@ TSR_CORE_OPS(shape_pad) {
   v.push_back({"triu(Tensor self, int diagonal=0) -> Tensor", composite<tri_fn>, triu_backward, kSaveNothing});
   v.push_back(inplace_op("tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"));
   v.push_back(inplace_op("triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"));
-  v.push_back(composite_op("diagonal(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
-                           composite<diagonal_fn>));
+  v.push_back(
+      composite_op("diagonal(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor", composite<diagonal_fn>));
   v.push_back({"diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor", composite<diag_embed_fn>,
                diag_embed_backward, kSaveNothing});
   v.push_back(composite_op("diag(Tensor self, int diagonal=0) -> Tensor", composite<diag_fn>));

@@ -81,8 +81,8 @@ tsr_status_t hardtanh_impl(CallCtx& ctx) {
     return ctx.error(TSR_INVALID_ARGUMENT, "bool inputs are not supported (got " + describe(ctx.rt, x) + ")");
   double lo = ctx.double_arg(1), hi = ctx.double_arg(2);
   if (lo > hi)
-    return ctx.error(TSR_INVALID_ARGUMENT,
-                     "min_val cannot be greater than max_val (got " + std::to_string(lo) + " > " + std::to_string(hi) + ")");
+    return ctx.error(TSR_INVALID_ARGUMENT, "min_val cannot be greater than max_val (got " + std::to_string(lo) + " > " +
+                                               std::to_string(hi) + ")");
   return run_elementwise(ctx, &x, 1, x->dtype, x->dtype, nullptr);
 }
 
@@ -145,13 +145,15 @@ tsr_status_t relu6_inplace(CallCtx& ctx) {
 }
 
 tsr_status_t selu_inplace(CallCtx& ctx) {
-  const tsr_value_t extra[3] = {dbl(1.6732632423543772848170429916717), dbl(1.0507009873554804934193349852946), dbl(1.0)};
+  const tsr_value_t extra[3] = {dbl(1.6732632423543772848170429916717), dbl(1.0507009873554804934193349852946),
+                                dbl(1.0)};
   return forward_inplace(ctx, "elu_", extra, 3);
 }
 
 tsr_status_t celu_inplace(CallCtx& ctx) {
   double alpha = ctx.double_arg(1);
-  if (alpha == 0.0) return ctx.error(TSR_INVALID_ARGUMENT, "alpha must be nonzero (ZeroDivisionError in PyTorch), got 0");
+  if (alpha == 0.0)
+    return ctx.error(TSR_INVALID_ARGUMENT, "alpha must be nonzero (ZeroDivisionError in PyTorch), got 0");
   const tsr_value_t extra[3] = {dbl(alpha), dbl(1.0), dbl(1.0 / alpha)};
   return forward_inplace(ctx, "elu_", extra, 3);
 }
@@ -160,13 +162,14 @@ tsr_status_t celu_inplace(CallCtx& ctx) {
 
 TSR_CORE_OPS(unary) {
   const auto ItoF = elementwise_impl<Rule::IntToFloat, 1>;
-  for (const char* f : {"exp2", "expm1", "log2", "log10", "log1p", "reciprocal", "sin", "cos", "tan", "asin",
-                        "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv"})
+  for (const char* f : {"exp2", "expm1", "log2", "log10", "log1p", "reciprocal", "sin",   "cos", "tan",  "asin",
+                        "acos", "atan",  "sinh", "cosh",  "asinh", "acosh",      "atanh", "erf", "erfc", "erfinv"})
     v.push_back({std::string(f) + "(Tensor self) -> Tensor", ItoF});
   v.push_back({"sign(Tensor self) -> Tensor", same_dtype_impl});
   v.push_back({"sgn(Tensor self) -> Tensor", same_dtype_impl});
   v.push_back({"square(Tensor self) -> Tensor", square_impl});
-  for (const char* f : {"floor", "ceil", "trunc"}) v.push_back({std::string(f) + "(Tensor self) -> Tensor", keep_int_impl});
+  for (const char* f : {"floor", "ceil", "trunc"})
+    v.push_back({std::string(f) + "(Tensor self) -> Tensor", keep_int_impl});
   v.push_back({"round(Tensor self, *, int decimals=0) -> Tensor", round_impl});
   v.push_back({"frac(Tensor self) -> Tensor", float_only_impl});
   v.push_back({"logit(Tensor self, float? eps=None) -> Tensor", logit_impl});
@@ -179,19 +182,19 @@ TSR_CORE_OPS(unary) {
   v.push_back({"hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", hardtanh_impl});
   for (const char* f : {"isnan", "isinf", "isposinf", "isneginf", "isfinite", "signbit"})
     v.push_back({std::string(f) + "(Tensor self) -> Tensor", predicate_impl});
-  v.push_back({"nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
-               same_dtype_impl});
+  v.push_back(
+      {"nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", same_dtype_impl});
   v.push_back(composite_op("positive(Tensor self) -> Tensor", composite<positive_fn>));
   v.push_back(composite_op("relu6(Tensor self) -> Tensor", composite<relu6_fn>));
   v.push_back(composite_op("selu(Tensor self) -> Tensor", composite<selu_fn>));
   v.push_back(composite_op("celu(Tensor self, Scalar alpha=1.0) -> Tensor", composite<celu_fn>));
 
   // In-place variants (the foundation ops' included).
-  for (const char* f : {"abs", "neg", "sign", "sgn", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-                        "sqrt", "rsqrt", "reciprocal", "square", "sin", "cos", "tan", "asin", "acos", "atan",
-                        "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv", "floor",
-                        "ceil", "trunc", "frac", "sigmoid", "relu", "silu", "mish",
-                        "hardswish", "hardsigmoid"})
+  for (const char* f :
+       {"abs",   "neg",  "sign",  "sgn",        "exp",     "exp2",  "expm1", "log",  "log2",      "log10",
+        "log1p", "sqrt", "rsqrt", "reciprocal", "square",  "sin",   "cos",   "tan",  "asin",      "acos",
+        "atan",  "sinh", "cosh",  "tanh",       "asinh",   "acosh", "atanh", "erf",  "erfc",      "erfinv",
+        "floor", "ceil", "trunc", "frac",       "sigmoid", "relu",  "silu",  "mish", "hardswish", "hardsigmoid"})
     v.push_back(inplace_op(std::string(f) + "_(Tensor(a!) self) -> Tensor(a!)"));
   v.push_back(inplace_op("round_(Tensor(a!) self, *, int decimals=0) -> Tensor(a!)"));
   v.push_back(inplace_op("logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"));

@@ -32,10 +32,10 @@ Tensor zeros_of(GradCtx& c) {
 #define X c.input(0)
 #define Y c.output(0)
 #define G c.grad(0)
-#define SET(expr)                   \
-  do {                              \
+#define SET(expr)                            \
+  do {                                       \
     if (!c.needs(0) || !G.defined()) return; \
-    c.set(0, (expr));               \
+    c.set(0, (expr));                        \
   } while (0)
 
 TSR_UNARY_BW(neg) { SET(tsr::neg(G)); }

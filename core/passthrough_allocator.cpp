@@ -24,9 +24,12 @@ namespace {
 
 class PassthroughAllocator final : public DeviceAllocator {
  public:
-  PassthroughAllocator(const tsr_raw_allocator_t* raw, tsr_device_t device, std::string name,
-                       const AllocConf& conf, const tsr_device_type_def_t* dev)
-      : raw_(raw), device_(device), name_(std::move(name)), limit_(conf.limit_bytes),
+  PassthroughAllocator(const tsr_raw_allocator_t* raw, tsr_device_t device, std::string name, const AllocConf& conf,
+                       const tsr_device_type_def_t* dev)
+      : raw_(raw),
+        device_(device),
+        name_(std::move(name)),
+        limit_(conf.limit_bytes),
         dev_(device_has_streams(dev) ? dev : nullptr) {}
 
   // Live allocations are left alone (they may still be in use).
@@ -42,8 +45,8 @@ class PassthroughAllocator final : public DeviceAllocator {
       std::lock_guard<std::mutex> lock(mu_);
       std::string raw_msg;
       void* p = nullptr;
-      const bool over_limit = nbytes > kMaxRequest ||
-                              (limit_ != 0 && static_cast<size_t>(allocated_) + nbytes > limit_);
+      const bool over_limit =
+          nbytes > kMaxRequest || (limit_ != 0 && static_cast<size_t>(allocated_) + nbytes > limit_);
       if (over_limit || !raw_alloc_stream(raw_, device_, nbytes, stream, &p, &raw_msg)) {
         ++num_ooms_;
         std::string m = oom_message(name_, nbytes, nbytes, allocated_, allocated_, limit_);
@@ -163,8 +166,8 @@ class PassthroughAllocator final : public DeviceAllocator {
  private:
   struct Live {
     size_t nbytes;
-    tsr_stream_t* stream;              // allocation stream (free_async goes there)
-    std::vector<tsr_stream_t*> uses;   // record_stream
+    tsr_stream_t* stream;             // allocation stream (free_async goes there)
+    std::vector<tsr_stream_t*> uses;  // record_stream
   };
 
   void raw_free(void* p, size_t n, tsr_stream_t* stream) {
@@ -217,10 +220,8 @@ class PassthroughAllocator final : public DeviceAllocator {
 
 }  // namespace
 
-std::unique_ptr<DeviceAllocator> make_passthrough_allocator(const tsr_raw_allocator_t* raw,
-                                                            tsr_device_t device,
-                                                            std::string device_name,
-                                                            const AllocConf& conf,
+std::unique_ptr<DeviceAllocator> make_passthrough_allocator(const tsr_raw_allocator_t* raw, tsr_device_t device,
+                                                            std::string device_name, const AllocConf& conf,
                                                             const tsr_device_type_def_t* dev) {
   return std::make_unique<PassthroughAllocator>(raw, device, std::move(device_name), conf, dev);
 }

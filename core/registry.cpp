@@ -23,15 +23,14 @@ tsr_status_t reg_device_type(Registrar* reg, const tsr_device_type_def_t* def, i
     return reg_error(reg, TSR_INVALID_ARGUMENT, "bad device type name '" + name + "'");
   if (def->device_count < 0 || def->device_count > kMaxDevicesPerType)
     return reg_error(reg, TSR_INVALID_ARGUMENT,
-                     "device type '" + name + "': device_count " +
-                         std::to_string(def->device_count) + " outside [0, " +
+                     "device type '" + name + "': device_count " + std::to_string(def->device_count) + " outside [0, " +
                          std::to_string(kMaxDevicesPerType) + "]");
   int32_t n = rt->num_device_types.load();
   for (int32_t i = 0; i < n; ++i)
     if (rt->device_types[i].name == name && rt->device_types[i].def.copy)
-      return reg_error(reg, TSR_ALREADY_EXISTS,
-                       "device type '" + name + "' is already registered by plugin '" +
-                           rt->device_types[i].plugin + "'");
+      return reg_error(
+          reg, TSR_ALREADY_EXISTS,
+          "device type '" + name + "' is already registered by plugin '" + rt->device_types[i].plugin + "'");
   for (auto& t : reg->types)
     if (t.name == name) return reg_error(reg, TSR_ALREADY_EXISTS, "device type '" + name + "' registered twice");
   int32_t id = -1;
@@ -62,8 +61,9 @@ tsr_status_t reg_allocator(Registrar* reg, const tsr_raw_allocator_t* def) {
   if (!reg || !def || !def->name || !def->alloc || !def->free)
     return make_status(TSR_INVALID_ARGUMENT, "register_allocator: name, alloc and free are required");
   if (!type_known(reg, def->device_type))
-    return reg_error(reg, TSR_NOT_FOUND, "register_allocator '" + std::string(def->name) +
-                                             "': unknown device type " + std::to_string(def->device_type));
+    return reg_error(
+        reg, TSR_NOT_FOUND,
+        "register_allocator '" + std::string(def->name) + "': unknown device type " + std::to_string(def->device_type));
   Registrar::StagedAllocator a{def->name, tsr_raw_allocator_t{}};
   std::memcpy(&a.def, def, std::min(def->struct_size, sizeof(tsr_raw_allocator_t)));
   a.def.struct_size = sizeof(tsr_raw_allocator_t);
@@ -93,8 +93,8 @@ tsr_status_t reg_kernel(Registrar* reg, const tsr_kernel_def_t* def) {
   for (auto& o : reg->ops) op_known = op_known || o.name == op;
   if (!op_known) return reg_error(reg, TSR_NOT_FOUND, "register_kernel: unknown op '" + op + "'");
   if (!type_known(reg, def->device_type))
-    return reg_error(reg, TSR_NOT_FOUND, "register_kernel for '" + op + "': unknown device type " +
-                                             std::to_string(def->device_type));
+    return reg_error(reg, TSR_NOT_FOUND,
+                     "register_kernel for '" + op + "': unknown device type " + std::to_string(def->device_type));
   KernelRec k;
   std::memcpy(&k.def, def, std::min(def->struct_size, sizeof(tsr_kernel_def_t)));
   k.def.struct_size = sizeof(tsr_kernel_def_t);
@@ -106,7 +106,8 @@ tsr_status_t reg_kernel(Registrar* reg, const tsr_kernel_def_t* def) {
 }
 
 tsr_status_t reg_extension(Registrar* reg, const char* name, const void* table) {
-  if (!reg || !name || !table) return make_status(TSR_INVALID_ARGUMENT, "register_extension: name and table are required");
+  if (!reg || !name || !table)
+    return make_status(TSR_INVALID_ARGUMENT, "register_extension: name and table are required");
   if (reg->runtime->extensions.count(name))
     return reg_error(reg, TSR_ALREADY_EXISTS, std::string("extension '") + name + "' already exists");
   reg->extensions.emplace_back(name, table);
@@ -198,8 +199,7 @@ tsr_status_t finalize_allocators(Runtime* rt) {
         std::string why;
         tsr_status_t st = fraction_limit(rt, dev, conf.memory_fraction, &limit, &why);
         if (st) {  // e.g. no total memory: an untyped key also reaches such device types
-          log(TSR_LOG_WARN, "TESSERA_ALLOC_CONF per_process_memory_fraction ignored for " + dname +
-                                ": " + st->message);
+          log(TSR_LOG_WARN, "TESSERA_ALLOC_CONF per_process_memory_fraction ignored for " + dname + ": " + st->message);
           free_status(st);
         } else {
           dt.allocators[i]->set_limit(limit, why);
@@ -219,14 +219,14 @@ std::string dtype_mask_str(uint32_t mask) {
 }
 
 tsr_status_t no_kernel_status(Runtime* rt, const tsr_op_s* op, tsr_device_t device, int32_t dtype) {
-  std::string msg = op->schema.name + ": no kernel for device " + device_str(rt, device) +
-                    " and dtype " + dtype_name(dtype);
+  std::string msg =
+      op->schema.name + ": no kernel for device " + device_str(rt, device) + " and dtype " + dtype_name(dtype);
   std::string reg;
   if (const KernelTable* t = op->kernels.load()) {
     for (int ty = 0; ty < kMaxDeviceTypes; ++ty)
       for (const KernelRec& k : t->by_type[ty])
-        reg += (reg.empty() ? "" : "; ") + rt->device_types[ty].name + " [" +
-               dtype_mask_str(k.def.dtype_mask) + "]" + (k.def.predicate ? " (device predicate)" : "");
+        reg += (reg.empty() ? "" : "; ") + rt->device_types[ty].name + " [" + dtype_mask_str(k.def.dtype_mask) + "]" +
+               (k.def.predicate ? " (device predicate)" : "");
   }
   msg += reg.empty() ? " (no kernels are registered for it)" : " (registered: " + reg + ")";
   return make_status(TSR_UNIMPLEMENTED, msg);

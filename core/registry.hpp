@@ -59,8 +59,7 @@ inline const KernelRec* find_kernel(const tsr_op_s* op, tsr_device_t device, int
 }
 
 // "add: no kernel for cpu:0 and dtype int8 (registered: cpu [float32, float64] ...)".
-tsr_status_t no_kernel_status(Runtime* rt, const tsr_op_s* op, tsr_device_t device,
-                              int32_t dtype);
+tsr_status_t no_kernel_status(Runtime* rt, const tsr_op_s* op, tsr_device_t device, int32_t dtype);
 std::string dtype_mask_str(uint32_t mask);
 
 }  // namespace tsr::core

@@ -10,30 +10,28 @@ namespace tsr::core {
 
 std::string device_str(Runtime* rt, tsr_device_t device) {
   if (device.type == TSR_DEVICE_TYPE_HOST) return "host";
-  std::string name = (device.type >= 0 && device.type < rt->num_device_types.load() &&
-                      !rt->device_types[device.type].name.empty())
-                         ? rt->device_types[device.type].name
-                         : "device_type_" + std::to_string(device.type);
+  std::string name =
+      (device.type >= 0 && device.type < rt->num_device_types.load() && !rt->device_types[device.type].name.empty())
+          ? rt->device_types[device.type].name
+          : "device_type_" + std::to_string(device.type);
   return name + ":" + std::to_string(device.index);
 }
 
 tsr_status_t check_device(Runtime* rt, tsr_device_t device, const char* op) {
-  if (device.type < 0 || device.type >= rt->num_device_types.load() ||
-      !rt->device_types[device.type].def.copy) {
+  if (device.type < 0 || device.type >= rt->num_device_types.load() || !rt->device_types[device.type].def.copy) {
     std::string known;
     for (int32_t t = 0; t < rt->num_device_types.load(); ++t)
       if (rt->device_types[t].def.copy)
         known += (known.empty() ? "" : ", ") + rt->device_types[t].name + " (" +
                  std::to_string(rt->device_types[t].count) + ")";
-    return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": device " + device_str(rt, device) +
-                                                 " is not available (loaded device types: " +
-                                                 (known.empty() ? "none" : known) + ")");
+    return make_status(TSR_INVALID_ARGUMENT,
+                       std::string(op) + ": device " + device_str(rt, device) +
+                           " is not available (loaded device types: " + (known.empty() ? "none" : known) + ")");
   }
   if (device.index < 0 || device.index >= rt->device_types[device.type].count)
-    return make_status(TSR_INVALID_ARGUMENT,
-                       std::string(op) + ": device " + device_str(rt, device) + " does not exist (" +
-                           rt->device_types[device.type].name + " has " +
-                           std::to_string(rt->device_types[device.type].count) + " device(s))");
+    return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": device " + device_str(rt, device) +
+                                                 " does not exist (" + rt->device_types[device.type].name + " has " +
+                                                 std::to_string(rt->device_types[device.type].count) + " device(s))");
   return nullptr;
 }
 
@@ -41,14 +39,14 @@ tsr_status_t device_allocator(Runtime* rt, tsr_device_t device, const char* op, 
   TSR_RETURN_IF_ERROR(check_device(rt, device, op));
   DeviceAllocator* a = rt->device_types[device.type].allocators[device.index].get();
   if (!a)
-    return make_status(TSR_FAILED_PRECONDITION, std::string(op) + ": no allocator is registered for " +
-                                                    device_str(rt, device));
+    return make_status(TSR_FAILED_PRECONDITION,
+                       std::string(op) + ": no allocator is registered for " + device_str(rt, device));
   *out = a;
   return nullptr;
 }
 
-tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t dtype,
-                        tsr_device_t device, const char* op, Tensor** out) {
+tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t dtype, tsr_device_t device,
+                        const char* op, Tensor** out) {
   int64_t numel = 0;
   TSR_RETURN_IF_ERROR(check_shape(op, ndim, sizes, &numel));
   if (!dtype_valid(dtype))
@@ -94,8 +92,8 @@ tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int
 }
 
 // Raw memory copy between two dense buffers of possibly different devices.
-static tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, tsr_device_t src_dev,
-                                  const void* src, size_t nbytes, const char* op) {
+static tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, tsr_device_t src_dev, const void* src,
+                                  size_t nbytes, const char* op) {
   if (nbytes == 0) return nullptr;
   // The non-cpu side's device type knows how to reach host memory.
   int32_t type = dst_dev.type;
@@ -108,8 +106,8 @@ static tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, 
   tsr_status_t st = def.copy(def.self, dst_dev, dst, src_dev, src, nbytes, stream);
   // A copy with host memory on one side completes before returning, as PyTorch's blocking copy.
   if (!st && (dst_dev.type != type || src_dev.type != type)) st = sync_after_host_copy(rt, owner, stream, op);
-  return prefix_status(st, std::string(op) + ": copy " + device_str(rt, src_dev) + " -> " +
-                               device_str(rt, dst_dev) + " failed");
+  return prefix_status(
+      st, std::string(op) + ": copy " + device_str(rt, src_dev) + " -> " + device_str(rt, dst_dev) + " failed");
 }
 
 tsr_status_t copy_into(Tensor* dst, Tensor* src, const char* op) {
@@ -142,13 +140,13 @@ tsr_status_t copy_into(Tensor* dst, Tensor* src, const char* op) {
   // Same device: the "_copy" kernel converts dtype and handles strides and broadcasting.
   int nd = dst->ndim;
   if (src->ndim > nd)
-    return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": cannot copy " + describe(rt, src) +
-                                                 " into " + describe(rt, dst));
+    return make_status(TSR_INVALID_ARGUMENT,
+                       std::string(op) + ": cannot copy " + describe(rt, src) + " into " + describe(rt, dst));
   for (int d = 0; d < src->ndim; ++d) {
     int64_t s = src->sizes[d], o = dst->sizes[nd - src->ndim + d];
     if (s != o && s != 1)
-      return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": cannot copy " + describe(rt, src) +
-                                                   " into " + describe(rt, dst) + " (shapes do not broadcast)");
+      return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": cannot copy " + describe(rt, src) + " into " +
+                                                   describe(rt, dst) + " (shapes do not broadcast)");
   }
   tsr_iter_t it;
   Tensor* ops[2] = {dst, src};

@@ -30,7 +30,7 @@ struct DeviceType {
   bool has_streams = false;  // the backend implements every stream/event callback (1.2)
   // Per device index; created at commit time from the selected raw allocator.
   std::unique_ptr<DeviceAllocator> allocators[kMaxDevicesPerType];
-  std::string allocator_name;  // e.g. "caching(cpu)", same for every device of the type
+  std::string allocator_name;                       // e.g. "caching(cpu)", same for every device of the type
   std::vector<tsr_raw_allocator_t> raw_allocators;  // registered for this type (names copied)
   std::vector<std::unique_ptr<std::string>> raw_names;
 };
@@ -69,7 +69,7 @@ struct tsr_op_s {
   void (*backward)(tsr::core::GradCtx&) = nullptr;
   uint32_t save = 3;
   bool composite = false;
-  bool mutates = false;  // the schema has a Tensor(a!) argument
+  bool mutates = false;       // the schema has a Tensor(a!) argument
   std::string backward_name;  // "MulBackward": the name of its graph nodes
 };
 
@@ -126,23 +126,20 @@ const tsr_api_t* api_table();
 // Registers the built-in ops (ops_*.cpp) into a new runtime.
 tsr_status_t register_builtin_ops(Runtime* rt);
 // Adds an op from its schema; impl may be null for plugin ops (generic impl used).
-tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const OpExtra& extra,
-                    tsr_op_s** out);
+tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const OpExtra& extra, tsr_op_s** out);
 
 // Allocator of a device; status when the device does not exist.
-tsr_status_t device_allocator(Runtime* rt, tsr_device_t device, const char* op,
-                              DeviceAllocator** out);
+tsr_status_t device_allocator(Runtime* rt, tsr_device_t device, const char* op, DeviceAllocator** out);
 std::string device_str(Runtime* rt, tsr_device_t device);
 tsr_status_t check_device(Runtime* rt, tsr_device_t device, const char* op);
 
 // Allocates a contiguous tensor.
-tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t dtype,
-                        tsr_device_t device, const char* op, Tensor** out);
+tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t dtype, tsr_device_t device,
+                        const char* op, Tensor** out);
 // The same without validation, for shapes, dtypes and devices the core derived from valid
 // tensors (the hot path of every op's output): numel must match sizes, alloc the device's.
-tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int64_t numel,
-                                tsr_dtype_t dtype, tsr_device_t device, DeviceAllocator* alloc,
-                                const char* op, Tensor** out);
+tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int64_t numel, tsr_dtype_t dtype,
+                                tsr_device_t device, DeviceAllocator* alloc, const char* op, Tensor** out);
 // Copies src into dst (same shape after broadcasting), converting dtype; crosses devices.
 tsr_status_t copy_into(Tensor* dst, Tensor* src, const char* op);
 

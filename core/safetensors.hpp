@@ -41,14 +41,13 @@ struct tsr_safetensors_s {
 
 namespace tsr::core::st {
 
-tsr_status_t save(tsr_runtime_t* rt, const char* path, size_t n, const char* const* names,
-                  tsr_tensor_t* const* tensors, size_t nmeta, const char* const* keys,
-                  const char* const* values);
+tsr_status_t save(tsr_runtime_t* rt, const char* path, size_t n, const char* const* names, tsr_tensor_t* const* tensors,
+                  size_t nmeta, const char* const* keys, const char* const* values);
 tsr_status_t open(tsr_runtime_t* rt, const char* path, tsr_safetensors_t** out);
 void close(tsr_safetensors_t* f);
 size_t count(const tsr_safetensors_t* f);
-tsr_status_t entry(const tsr_safetensors_t* f, size_t i, const char** name, tsr_dtype_t* dtype,
-                   int32_t* ndim, const int64_t** sizes);
+tsr_status_t entry(const tsr_safetensors_t* f, size_t i, const char** name, tsr_dtype_t* dtype, int32_t* ndim,
+                   const int64_t** sizes);
 tsr_status_t find(const tsr_safetensors_t* f, const char* name, size_t* index);
 tsr_status_t load(const tsr_safetensors_t* f, size_t i, tsr_device_t device, tsr_tensor_t** out);
 size_t metadata_count(const tsr_safetensors_t* f);

@@ -40,13 +40,13 @@ struct NameDtype {
   const char* name;
   tsr_dtype_t dtype;
 };
-constexpr NameDtype kDtypes[] = {{"BOOL", TSR_BOOL}, {"U8", TSR_U8},   {"I8", TSR_I8},     {"I16", TSR_I16},
-                                 {"I32", TSR_I32},   {"I64", TSR_I64}, {"F16", TSR_F16},   {"BF16", TSR_BF16},
+constexpr NameDtype kDtypes[] = {{"BOOL", TSR_BOOL}, {"U8", TSR_U8},   {"I8", TSR_I8},   {"I16", TSR_I16},
+                                 {"I32", TSR_I32},   {"I64", TSR_I64}, {"F16", TSR_F16}, {"BF16", TSR_BF16},
                                  {"F32", TSR_F32},   {"F64", TSR_F64}};
 // Named by the format but without a Tessera dtype: a valid file we cannot load (UNIMPLEMENTED,
 // not DATA_LOSS, so a caller can tell "corrupt" from "too new for us").
-constexpr const char* kForeignDtypes[] = {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0",
-                                          "F6_E2M3", "F6_E3M2", "F4", "C64", "C128"};
+constexpr const char* kForeignDtypes[] = {"U16",     "U32",     "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0",
+                                          "F6_E2M3", "F6_E3M2", "F4",  "C64",     "C128"};
 
 tsr_status_t bad(const std::string& path, const std::string& what) {
   return make_status(TSR_DATA_LOSS, "safetensors: '" + path + "': " + what);
@@ -106,8 +106,8 @@ tsr_status_t parse_entry(const std::string& path, const std::string& name, const
   if (e->dtype == TSR_DTYPE_UNDEFINED) {
     for (const char* f : kForeignDtypes)
       if (dname == f)
-        return make_status(TSR_UNIMPLEMENTED, "safetensors: '" + path + "': " + where + ": dtype " + dname +
-                                                  " has no Tessera equivalent");
+        return make_status(TSR_UNIMPLEMENTED,
+                           "safetensors: '" + path + "': " + where + ": dtype " + dname + " has no Tessera equivalent");
     return bad(path, where + ": unknown dtype " + quote_name(dname));
   }
 
@@ -124,8 +124,8 @@ tsr_status_t parse_entry(const std::string& path, const std::string& name, const
     uint64_t s = 0;
     const json& js = (*shape)[static_cast<size_t>(d)];
     if (!as_count(js, &s))
-      return bad(path, where + ": shape[" + std::to_string(d) + "] = " + js.dump() +
-                           " is not a non-negative 64-bit integer");
+      return bad(path,
+                 where + ": shape[" + std::to_string(d) + "] = " + js.dump() + " is not a non-negative 64-bit integer");
     e->sizes[d] = static_cast<int64_t>(s);
     overflow |= __builtin_mul_overflow(bytes, s, &bytes);
     overflow |= __builtin_mul_overflow(stride_bytes, s ? s : 1, &stride_bytes);
@@ -154,8 +154,8 @@ tsr_status_t parse_metadata(const std::string& path, const json& v, tsr_safetens
   if (!v.is_object()) return bad(path, "__metadata__ is JSON " + std::string(v.type_name()) + ", not an object");
   for (auto it = v.begin(); it != v.end(); ++it) {
     if (!it.value().is_string())
-      return bad(path, "__metadata__ " + quote_name(it.key()) + " is JSON " + it.value().type_name() +
-                           ", not a string");
+      return bad(path,
+                 "__metadata__ " + quote_name(it.key()) + " is JSON " + it.value().type_name() + ", not a string");
     const std::string& val = it.value().get_ref<const std::string&>();
     if (it.key().find('\0') != std::string::npos || val.find('\0') != std::string::npos)
       return bad(path, "__metadata__ " + quote_name(it.key()) + " contains a NUL character");
@@ -337,7 +337,8 @@ tsr_status_t entry(const tsr_safetensors_t* f, size_t i, const char** name, tsr_
 }
 
 tsr_status_t find(const tsr_safetensors_t* f, const char* name, size_t* index) {
-  if (!f || !name || !index) return make_status(TSR_INVALID_ARGUMENT, "safetensors_find: file, name and index are required");
+  if (!f || !name || !index)
+    return make_status(TSR_INVALID_ARGUMENT, "safetensors_find: file, name and index are required");
   auto it = f->index.find(name);
   if (it == f->index.end())
     return make_status(TSR_NOT_FOUND, "safetensors: '" + f->path + "' has no entry " + quote_name(name));

@@ -22,15 +22,13 @@ namespace tsr::core::st {
 
 namespace {
 
-tsr_status_t invalid(const std::string& what) {
-  return make_status(TSR_INVALID_ARGUMENT, "safetensors_save: " + what);
-}
+tsr_status_t invalid(const std::string& what) { return make_status(TSR_INVALID_ARGUMENT, "safetensors_save: " + what); }
 
 tsr_status_t errno_status(const std::string& what, const std::string& path, int err) {
-  tsr_code_t code = err == ENOENT || err == ENOTDIR ? TSR_NOT_FOUND
+  tsr_code_t code = err == ENOENT || err == ENOTDIR                 ? TSR_NOT_FOUND
                     : err == EACCES || err == EPERM || err == EROFS ? TSR_PERMISSION_DENIED
-                    : err == ENOSPC || err == EDQUOT               ? TSR_RESOURCE_EXHAUSTED
-                                                                   : TSR_UNAVAILABLE;
+                    : err == ENOSPC || err == EDQUOT                ? TSR_RESOURCE_EXHAUSTED
+                                                                    : TSR_UNAVAILABLE;
   return make_status(code, "safetensors_save: cannot " + what + " '" + path + "': " + std::strerror(err));
 }
 
@@ -96,9 +94,8 @@ class TempFile {
 
 }  // namespace
 
-tsr_status_t save(tsr_runtime_t* rt, const char* path, size_t n, const char* const* names,
-                  tsr_tensor_t* const* tensors, size_t nmeta, const char* const* keys,
-                  const char* const* values) {
+tsr_status_t save(tsr_runtime_t* rt, const char* path, size_t n, const char* const* names, tsr_tensor_t* const* tensors,
+                  size_t nmeta, const char* const* keys, const char* const* values) {
   if (!rt || !path || !*path) return invalid("runtime and a non-empty path are required");
   if (n > 0 && (!names || !tensors)) return invalid("names and tensors are required when n > 0");
   if (nmeta > 0 && (!keys || !values)) return invalid("meta_keys and meta_values are required when nmeta > 0");
@@ -130,7 +127,8 @@ tsr_status_t save(tsr_runtime_t* rt, const char* path, size_t n, const char* con
     if (!valid_utf8(name)) return invalid("tensor name '" + name + "' is not valid UTF-8");
     const tsr_tensor_t* t = tensors[i];
     const char* dname = dtype_to_name(t->dtype);
-    if (!dname) return invalid("tensor '" + name + "' has dtype " + dtype_name(t->dtype) + ", which safetensors cannot name");
+    if (!dname)
+      return invalid("tensor '" + name + "' has dtype " + dtype_name(t->dtype) + ", which safetensors cannot name");
     uint64_t bytes = static_cast<uint64_t>(t->numel) * dtype_size(t->dtype);
     json shape = json::array();
     for (int32_t d = 0; d < t->ndim; ++d) shape.push_back(t->sizes[d]);

@@ -9,16 +9,26 @@ namespace tsr::core {
 
 const char* arg_kind_name(ArgKind k) {
   switch (k) {
-    case ArgKind::Tensor: return "Tensor";
-    case ArgKind::Int: return "int";
-    case ArgKind::Float: return "float";
-    case ArgKind::Bool: return "bool";
-    case ArgKind::IntList: return "int[]";
-    case ArgKind::TensorList: return "Tensor[]";
-    case ArgKind::Str: return "str";
-    case ArgKind::Dtype: return "ScalarType";
-    case ArgKind::Device: return "Device";
-    case ArgKind::Scalar: return "Scalar";
+    case ArgKind::Tensor:
+      return "Tensor";
+    case ArgKind::Int:
+      return "int";
+    case ArgKind::Float:
+      return "float";
+    case ArgKind::Bool:
+      return "bool";
+    case ArgKind::IntList:
+      return "int[]";
+    case ArgKind::TensorList:
+      return "Tensor[]";
+    case ArgKind::Str:
+      return "str";
+    case ArgKind::Dtype:
+      return "ScalarType";
+    case ArgKind::Device:
+      return "Device";
+    case ArgKind::Scalar:
+      return "Scalar";
   }
   return "?";
 }
@@ -123,17 +133,28 @@ tsr_status_t parse_schema(const std::string& text, Schema* out) {
       a.optional = true;
       type.pop_back();
     }
-    if (type == "Tensor") a.kind = ArgKind::Tensor;
-    else if (type == "Tensor[]") a.kind = ArgKind::TensorList;
-    else if (type == "int" || type == "SymInt") a.kind = ArgKind::Int;
-    else if (type == "float") a.kind = ArgKind::Float;
-    else if (type == "bool") a.kind = ArgKind::Bool;
-    else if (type == "int[]" || type == "SymInt[]" || type.rfind("int[", 0) == 0) a.kind = ArgKind::IntList;
-    else if (type == "str") a.kind = ArgKind::Str;
-    else if (type == "ScalarType") a.kind = ArgKind::Dtype;
-    else if (type == "Device") a.kind = ArgKind::Device;
-    else if (type == "Scalar") a.kind = ArgKind::Scalar;
-    else return fail("unknown argument type '" + type + "'");
+    if (type == "Tensor")
+      a.kind = ArgKind::Tensor;
+    else if (type == "Tensor[]")
+      a.kind = ArgKind::TensorList;
+    else if (type == "int" || type == "SymInt")
+      a.kind = ArgKind::Int;
+    else if (type == "float")
+      a.kind = ArgKind::Float;
+    else if (type == "bool")
+      a.kind = ArgKind::Bool;
+    else if (type == "int[]" || type == "SymInt[]" || type.rfind("int[", 0) == 0)
+      a.kind = ArgKind::IntList;
+    else if (type == "str")
+      a.kind = ArgKind::Str;
+    else if (type == "ScalarType")
+      a.kind = ArgKind::Dtype;
+    else if (type == "Device")
+      a.kind = ArgKind::Device;
+    else if (type == "Scalar")
+      a.kind = ArgKind::Scalar;
+    else
+      return fail("unknown argument type '" + type + "'");
     if (eq != std::string::npos) {
       if (!parse_default(trim(p.substr(eq + 1)), &a)) return fail("bad default in '" + p + "'");
       a.has_default = true;
@@ -170,8 +191,10 @@ tsr_status_t parse_schema(const std::string& text, Schema* out) {
   *out = std::move(s);
   // vector move keeps element addresses? No: re-point defaults after the move as well.
   for (ArgSpec& a : out->args) {
-    if (a.default_value.tag == TSR_VALUE_INT_LIST) a.default_value.u.ints.data = a.default_ints.data();
-    else if (a.default_value.tag == TSR_VALUE_STRING) a.default_value.u.str = a.default_str.c_str();
+    if (a.default_value.tag == TSR_VALUE_INT_LIST)
+      a.default_value.u.ints.data = a.default_ints.data();
+    else if (a.default_value.tag == TSR_VALUE_STRING)
+      a.default_value.u.str = a.default_str.c_str();
   }
   return nullptr;
 }

@@ -21,8 +21,10 @@ class SpinMutex {
   void lock() noexcept {
     while (locked_.exchange(true, std::memory_order_acquire)) {
       for (int spins = 0; locked_.load(std::memory_order_relaxed); ++spins) {
-        if (spins < 64) TSR_CPU_RELAX();
-        else std::this_thread::yield();
+        if (spins < 64)
+          TSR_CPU_RELAX();
+        else
+          std::this_thread::yield();
       }
     }
   }

@@ -42,8 +42,8 @@ std::string shape_str(const int64_t* sizes, int ndim);
 }  // namespace tsr::core
 
 // Propagate a non-NULL status.
-#define TSR_RETURN_IF_ERROR(expr)          \
-  do {                                     \
-    tsr_status_t tsr_st_ = (expr);         \
+#define TSR_RETURN_IF_ERROR(expr)           \
+  do {                                      \
+    tsr_status_t tsr_st_ = (expr);          \
     if (tsr_st_ != nullptr) return tsr_st_; \
   } while (0)

@@ -89,12 +89,12 @@ H* dummy_handle() {
 }
 
 #define TSR_STREAM_GUARD(where, body)                                                        \
-  try {                                                                                     \
-    body                                                                                    \
-  } catch (const std::bad_alloc&) {                                                         \
+  try {                                                                                      \
+    body                                                                                     \
+  } catch (const std::bad_alloc&) {                                                          \
     return make_status(TSR_RESOURCE_EXHAUSTED, std::string(where) + ": out of host memory"); \
-  } catch (const std::exception& e) {                                                       \
-    return make_status(TSR_INTERNAL, std::string(where) + ": " + e.what());                 \
+  } catch (const std::exception& e) {                                                        \
+    return make_status(TSR_INTERNAL, std::string(where) + ": " + e.what());                  \
   }
 
 tsr_status_t null_arg(const char* where, const char* what) {
@@ -194,8 +194,7 @@ tsr_status_t device_properties(tsr_runtime_t* rt, tsr_device_t device, tsr_devic
 tsr_status_t device_get_current(tsr_runtime_t* rt, int32_t type, int32_t* index) {
   if (rt == nullptr || index == nullptr) return null_arg("device_get_current", "runtime or index");
   if (type < 0 || type >= rt->num_device_types.load() || !rt->device_types[type].def.copy)
-    return make_status(TSR_INVALID_ARGUMENT,
-                       "device_get_current: unknown device type " + std::to_string(type));
+    return make_status(TSR_INVALID_ARGUMENT, "device_get_current: unknown device type " + std::to_string(type));
   *index = 0;
   for (const DeviceEntry& e : t_devices) {
     if (e.serial == rt->serial && e.type == type) *index = e.index;
@@ -203,20 +202,20 @@ tsr_status_t device_get_current(tsr_runtime_t* rt, int32_t type, int32_t* index)
   return nullptr;
 }
 
-tsr_status_t device_set_current(tsr_runtime_t* rt, tsr_device_t device) {
-  TSR_STREAM_GUARD("device_set_current", {
-    const DeviceType* dt = nullptr;
-    TSR_RETURN_IF_ERROR(device_def(rt, device, "device_set_current", &dt));
-    for (DeviceEntry& e : t_devices) {
-      if (e.serial == rt->serial && e.type == device.type) {
-        e.index = device.index;
-        return nullptr;
-      }
-    }
-    t_devices.push_back(DeviceEntry{rt->serial, device.type, device.index});
-    return nullptr;
-  })
-}
+tsr_status_t device_set_current(tsr_runtime_t* rt, tsr_device_t device){
+    TSR_STREAM_GUARD("device_set_current",
+                     {
+                       const DeviceType* dt = nullptr;
+                       TSR_RETURN_IF_ERROR(device_def(rt, device, "device_set_current", &dt));
+                       for (DeviceEntry& e : t_devices) {
+                         if (e.serial == rt->serial && e.type == device.type) {
+                           e.index = device.index;
+                           return nullptr;
+                         }
+                       }
+                       t_devices.push_back(DeviceEntry{rt->serial, device.type, device.index});
+                       return nullptr;
+                     })}
 
 tsr_status_t stream_create(tsr_runtime_t* rt, tsr_device_t device, int32_t priority, tsr_stream_t** out) {
   if (out == nullptr) return null_arg("stream_create", "out");
@@ -252,14 +251,14 @@ tsr_status_t stream_get_current(tsr_runtime_t* rt, tsr_device_t device, tsr_stre
   return nullptr;
 }
 
-tsr_status_t stream_set_current(tsr_runtime_t* rt, tsr_device_t device, tsr_stream_t* stream) {
-  TSR_STREAM_GUARD("stream_set_current", {
-    const DeviceType* dt = nullptr;
-    TSR_RETURN_IF_ERROR(device_def(rt, device, "stream_set_current", &dt));
-    set_stream_entry(rt->serial, device, stream);
-    return nullptr;
-  })
-}
+tsr_status_t stream_set_current(tsr_runtime_t* rt, tsr_device_t device, tsr_stream_t* stream){
+    TSR_STREAM_GUARD("stream_set_current",
+                     {
+                       const DeviceType* dt = nullptr;
+                       TSR_RETURN_IF_ERROR(device_def(rt, device, "stream_set_current", &dt));
+                       set_stream_entry(rt->serial, device, stream);
+                       return nullptr;
+                     })}
 
 tsr_status_t stream_synchronize(tsr_runtime_t* rt, tsr_device_t device, tsr_stream_t* stream) {
   const DeviceType* dt = nullptr;
@@ -339,8 +338,7 @@ tsr_status_t event_query(tsr_runtime_t* rt, tsr_device_t device, tsr_event_t* ev
   return dt->def.event_query(dt->def.self, device, event, done);
 }
 
-tsr_status_t event_elapsed_ms(tsr_runtime_t* rt, tsr_device_t device, tsr_event_t* start, tsr_event_t* end,
-                              float* ms) {
+tsr_status_t event_elapsed_ms(tsr_runtime_t* rt, tsr_device_t device, tsr_event_t* start, tsr_event_t* end, float* ms) {
   if (ms == nullptr) return null_arg("event_elapsed_ms", "ms");
   const DeviceType* dt = nullptr;
   TSR_RETURN_IF_ERROR(device_def(rt, device, "event_elapsed_ms", &dt));
@@ -360,21 +358,22 @@ tsr_status_t tensor_record_stream(tsr_tensor_t* t, tsr_stream_t* stream) {
   return st;
 }
 
-tsr_status_t memory_set_fraction(tsr_runtime_t* rt, tsr_device_t device, double fraction) {
-  TSR_STREAM_GUARD("memory_set_fraction", {
-    DeviceAllocator* a = nullptr;
-    if (rt == nullptr) return null_arg("memory_set_fraction", "runtime");
-    TSR_RETURN_IF_ERROR(device_allocator(rt, device, "memory_set_fraction", &a));
-    if (!(fraction > 0.0) || fraction > 1.0)
-      return make_status(TSR_INVALID_ARGUMENT,
-                         "memory_set_fraction: fraction " + std::to_string(fraction) + " is not in (0, 1]");
-    size_t limit = 0;
-    std::string why;
-    TSR_RETURN_IF_ERROR(prefix_status(fraction_limit(rt, device, fraction, &limit, &why), "memory_set_fraction"));
-    a->set_limit(limit, why);
-    return nullptr;
-  })
-}
+tsr_status_t memory_set_fraction(tsr_runtime_t* rt, tsr_device_t device, double fraction){
+    TSR_STREAM_GUARD("memory_set_fraction",
+                     {
+                       DeviceAllocator* a = nullptr;
+                       if (rt == nullptr) return null_arg("memory_set_fraction", "runtime");
+                       TSR_RETURN_IF_ERROR(device_allocator(rt, device, "memory_set_fraction", &a));
+                       if (!(fraction > 0.0) || fraction > 1.0)
+                         return make_status(TSR_INVALID_ARGUMENT, "memory_set_fraction: fraction " +
+                                                                      std::to_string(fraction) + " is not in (0, 1]");
+                       size_t limit = 0;
+                       std::string why;
+                       TSR_RETURN_IF_ERROR(
+                           prefix_status(fraction_limit(rt, device, fraction, &limit, &why), "memory_set_fraction"));
+                       a->set_limit(limit, why);
+                       return nullptr;
+                     })}
 
 tsr_status_t memory_pool_create(tsr_runtime_t* rt, tsr_device_t device, uint64_t* pool) {
   if (pool == nullptr) return null_arg("memory_pool_create", "pool");
@@ -408,8 +407,7 @@ tsr_status_t memory_pool_release(tsr_runtime_t* rt, tsr_device_t device, uint64_
 tsr_status_t precision_set(tsr_runtime_t* rt, tsr_precision_setting_t setting, int32_t enabled) {
   if (rt == nullptr) return null_arg("precision_set", "runtime");
   const int s = static_cast<int>(setting);
-  if (s < 1 || s > 4)
-    return make_status(TSR_INVALID_ARGUMENT, "precision_set: unknown setting " + std::to_string(s));
+  if (s < 1 || s > 4) return make_status(TSR_INVALID_ARGUMENT, "precision_set: unknown setting " + std::to_string(s));
   rt->precision[s].store(enabled ? 1 : 0, std::memory_order_relaxed);
   return nullptr;
 }
@@ -420,9 +418,9 @@ int32_t precision_get(tsr_runtime_t* rt, tsr_precision_setting_t setting) {
   return rt->precision[s].load(std::memory_order_relaxed);
 }
 
-tsr_status_t tensor_from_blob(tsr_runtime_t* rt, void* data, int32_t ndim, const int64_t* sizes,
-                              const int64_t* strides, tsr_dtype_t dtype, tsr_device_t device,
-                              void (*deleter)(void* ctx, void* data), void* ctx, tsr_tensor_t** out) {
+tsr_status_t tensor_from_blob(tsr_runtime_t* rt, void* data, int32_t ndim, const int64_t* sizes, const int64_t* strides,
+                              tsr_dtype_t dtype, tsr_device_t device, void (*deleter)(void* ctx, void* data), void* ctx,
+                              tsr_tensor_t** out) {
   const char* op = "from_blob";
   if (rt == nullptr || out == nullptr) return null_arg(op, "runtime or out");
   TSR_STREAM_GUARD(op, {
@@ -435,9 +433,8 @@ tsr_status_t tensor_from_blob(tsr_runtime_t* rt, void* data, int32_t ndim, const
     if (strides != nullptr) {
       for (int d = 0; d < ndim; ++d) {
         if (strides[d] < 0)
-          return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": negative stride " +
-                                                       std::to_string(strides[d]) + " in dimension " +
-                                                       std::to_string(d));
+          return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": negative stride " + std::to_string(strides[d]) +
+                                                       " in dimension " + std::to_string(d));
         st[d] = strides[d];
       }
     } else {
@@ -447,8 +444,7 @@ tsr_status_t tensor_from_blob(tsr_runtime_t* rt, void* data, int32_t ndim, const
     int64_t extent = numel == 0 ? 0 : 1;
     if (numel != 0)
       for (int d = 0; d < ndim; ++d) extent += (sizes[d] - 1) * st[d];
-    if (extent > 0 && data == nullptr)
-      return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": data is NULL");
+    if (extent > 0 && data == nullptr) return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": data is NULL");
     auto storage = std::make_unique<Storage>();
     auto t = std::make_unique<Tensor>();
     storage->data = data;

@@ -37,28 +37,23 @@ int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) {
 
 tsr_status_t check_shape(const char* op, int ndim, const int64_t* sizes, int64_t* numel) {
   if (ndim < 0 || ndim > TSR_MAX_DIMS)
-    return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": ndim " + std::to_string(ndim) +
-                                                 " is outside [0, " +
+    return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": ndim " + std::to_string(ndim) + " is outside [0, " +
                                                  std::to_string(TSR_MAX_DIMS) + "]");
-  if (ndim > 0 && sizes == nullptr)
-    return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": sizes is NULL");
+  if (ndim > 0 && sizes == nullptr) return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": sizes is NULL");
   int64_t n = 1;
   for (int i = 0; i < ndim; ++i) {
     if (sizes[i] < 0)
-      return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": negative size " +
-                                                   std::to_string(sizes[i]) + " in shape " +
-                                                   shape_str(sizes, ndim));
+      return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": negative size " + std::to_string(sizes[i]) +
+                                                   " in shape " + shape_str(sizes, ndim));
     if (sizes[i] != 0 && n > (INT64_MAX >> 4) / sizes[i])
-      return make_status(TSR_INVALID_ARGUMENT,
-                         std::string(op) + ": shape " + shape_str(sizes, ndim) + " is too large");
+      return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": shape " + shape_str(sizes, ndim) + " is too large");
     n *= sizes[i];
   }
   if (numel) *numel = n;
   return nullptr;
 }
 
-Tensor* make_view(const Tensor* t, int ndim, const int64_t* sizes, const int64_t* strides,
-                  int64_t offset) {
+Tensor* make_view(const Tensor* t, int ndim, const int64_t* sizes, const int64_t* strides, int64_t offset) {
   Tensor* v = new Tensor;
   v->runtime = t->runtime;
   v->dtype = t->dtype;
@@ -78,11 +73,10 @@ Tensor* make_view(const Tensor* t, int ndim, const int64_t* sizes, const int64_t
 tsr_status_t wrap_dim(const char* op, int64_t dim, int ndim, int* out) {
   int64_t n = ndim == 0 ? 1 : ndim;  // a 0-dim tensor accepts dim 0 / -1, as in PyTorch
   if (dim < -n || dim >= n)
-    return make_status(TSR_INVALID_ARGUMENT,
-                       std::string(op) + ": dimension " + std::to_string(dim) +
-                           " out of range (expected to be in [" + std::to_string(-n) + ", " +
-                           std::to_string(n - 1) + "] for a " + std::to_string(ndim) +
-                           "-d tensor)");
+    return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": dimension " + std::to_string(dim) +
+                                                 " out of range (expected to be in [" + std::to_string(-n) + ", " +
+                                                 std::to_string(n - 1) + "] for a " + std::to_string(ndim) +
+                                                 "-d tensor)");
   *out = static_cast<int>(dim < 0 ? dim + n : dim);
   return nullptr;
 }

@@ -39,10 +39,14 @@ struct Storage {
   // "last owner" case skips the atomic read-modify-write.
   void release() {
     if (refs.load(std::memory_order_acquire) == 1 || refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      if (allocator) allocator->deallocate(data);
-      else if (deleter) deleter(deleter_ctx, data);
-      if (free_block) free_block(this);
-      else delete this;
+      if (allocator)
+        allocator->deallocate(data);
+      else if (deleter)
+        deleter(deleter_ctx, data);
+      if (free_block)
+        free_block(this);
+      else
+        delete this;
     }
   }
 };
@@ -64,11 +68,10 @@ struct tsr_tensor_s {
   int64_t strides[TSR_MAX_DIMS];
 
   void* data() const {
-    return static_cast<char*>(storage->data) +
-           offset * static_cast<int64_t>(tsr::core::dtype_size(dtype));
+    return static_cast<char*>(storage->data) + offset * static_cast<int64_t>(tsr::core::dtype_size(dtype));
   }
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
-  bool in_block = false;  // allocated inside a TensorBlock with its storage
+  bool in_block = false;                        // allocated inside a TensorBlock with its storage
   tsr::core::AutogradMeta* autograd = nullptr;  // null unless the tensor is part of a graph
 
   void bump_version() {
@@ -115,8 +118,7 @@ int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides);
 // Validates a shape (ndim range, non-negative sizes, numel overflow); names `op` in errors.
 tsr_status_t check_shape(const char* op, int ndim, const int64_t* sizes, int64_t* numel);
 // New tensor sharing t's storage with a new geometry.
-Tensor* make_view(const Tensor* t, int ndim, const int64_t* sizes, const int64_t* strides,
-                  int64_t offset);
+Tensor* make_view(const Tensor* t, int ndim, const int64_t* sizes, const int64_t* strides, int64_t offset);
 // Wraps a negative dim; error names op and the valid range.
 tsr_status_t wrap_dim(const char* op, int64_t dim, int ndim, int* out);
 

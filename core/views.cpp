@@ -11,8 +11,8 @@ static tsr_status_t bad(const char* op, const std::string& msg) {
   return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": " + msg);
 }
 
-tsr_status_t view_as_strided(Tensor* t, int ndim, const int64_t* sizes, const int64_t* strides,
-                             int64_t offset, Tensor** out) {
+tsr_status_t view_as_strided(Tensor* t, int ndim, const int64_t* sizes, const int64_t* strides, int64_t offset,
+                             Tensor** out) {
   int64_t numel = 0;
   TSR_RETURN_IF_ERROR(check_shape("as_strided", ndim, sizes, &numel));
   if (offset < 0) return bad("as_strided", "negative storage offset " + std::to_string(offset));
@@ -176,10 +176,10 @@ tsr_status_t expand(Tensor* t, int ndim, const int64_t* want, Tensor** out) {
         sizes[d] = w;
         strides[d] = 0;
       } else {
-        return bad("expand", "the expanded size of the tensor (" + std::to_string(w) +
-                                 ") must match the existing size (" + std::to_string(s) +
-                                 ") at non-singleton dimension " + std::to_string(d) + ". Target sizes: " +
-                                 shape_str(want, ndim) + ". Tensor sizes: " + shape_str(t->sizes, t->ndim));
+        return bad("expand",
+                   "the expanded size of the tensor (" + std::to_string(w) + ") must match the existing size (" +
+                       std::to_string(s) + ") at non-singleton dimension " + std::to_string(d) +
+                       ". Target sizes: " + shape_str(want, ndim) + ". Tensor sizes: " + shape_str(t->sizes, t->ndim));
       }
     }
   }

@@ -5,8 +5,8 @@
 
 namespace tsr::core {
 
-tsr_status_t view_as_strided(Tensor* t, int ndim, const int64_t* sizes, const int64_t* strides,
-                             int64_t offset, Tensor** out);
+tsr_status_t view_as_strided(Tensor* t, int ndim, const int64_t* sizes, const int64_t* strides, int64_t offset,
+                             Tensor** out);
 tsr_status_t view_shape(Tensor* t, int ndim, const int64_t* sizes, Tensor** out);
 tsr_status_t reshape(Tensor* t, int ndim, const int64_t* sizes, Tensor** out);
 tsr_status_t permute(Tensor* t, int ndim, const int64_t* dims, Tensor** out);

@@ -73,10 +73,14 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   double check = -1;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--epochs") && i + 1 < argc) epochs = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--workers") && i + 1 < argc) workers = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--check") && i + 1 < argc) check = std::atof(argv[++i]);
+    if (!std::strcmp(argv[i], "--epochs") && i + 1 < argc)
+      epochs = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--workers") && i + 1 < argc)
+      workers = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc)
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--check") && i + 1 < argc)
+      check = std::atof(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--epochs N] [--workers W] [--seed S] [--check MIN_ACCURACY]\n", argv[0]);
       return 2;
@@ -98,10 +102,12 @@ int main(int argc, char** argv) {
     using namespace tsr::nn;
     auto model = std::make_shared<Sequential>(std::vector<std::shared_ptr<Module>>{
         std::make_shared<Conv2d>(1, 8, std::vector<int64_t>{3}, std::vector<int64_t>{1}, std::vector<int64_t>{1}),
-        std::make_shared<BatchNorm2d>(8), std::make_shared<ReLU>(), std::make_shared<MaxPool2d>(std::vector<int64_t>{2}),
+        std::make_shared<BatchNorm2d>(8), std::make_shared<ReLU>(),
+        std::make_shared<MaxPool2d>(std::vector<int64_t>{2}),
         std::make_shared<Conv2d>(8, 16, std::vector<int64_t>{3}, std::vector<int64_t>{1}, std::vector<int64_t>{1}),
-        std::make_shared<BatchNorm2d>(16), std::make_shared<ReLU>(), std::make_shared<MaxPool2d>(std::vector<int64_t>{2}),
-        std::make_shared<Flatten>(), std::make_shared<Linear>(16 * 4 * 4, Bars::kClasses)});
+        std::make_shared<BatchNorm2d>(16), std::make_shared<ReLU>(),
+        std::make_shared<MaxPool2d>(std::vector<int64_t>{2}), std::make_shared<Flatten>(),
+        std::make_shared<Linear>(16 * 4 * 4, Bars::kClasses)});
     tsr::optim::SGDOptions sgd;
     sgd.lr = 0.05;
     sgd.momentum = 0.9;

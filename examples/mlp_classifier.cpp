@@ -52,10 +52,14 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   double check = -1;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--epochs") && i + 1 < argc) epochs = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--workers") && i + 1 < argc) workers = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--check") && i + 1 < argc) check = std::atof(argv[++i]);
+    if (!std::strcmp(argv[i], "--epochs") && i + 1 < argc)
+      epochs = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--workers") && i + 1 < argc)
+      workers = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc)
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--check") && i + 1 < argc)
+      check = std::atof(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--epochs N] [--workers W] [--seed S] [--check MIN_ACCURACY]\n", argv[0]);
       return 2;
@@ -72,8 +76,8 @@ int main(int argc, char** argv) {
     opt.shuffle = true;
     opt.seed = seed;
     opt.num_workers = workers;
-    tsr::data::DataLoader loader(
-        std::make_shared<tsr::data::TensorDataset>(std::vector<Tensor>{x_train, y_train}), opt);
+    tsr::data::DataLoader loader(std::make_shared<tsr::data::TensorDataset>(std::vector<Tensor>{x_train, y_train}),
+                                 opt);
 
     using tsr::nn::Linear, tsr::nn::ReLU;
     auto model = std::make_shared<tsr::nn::Sequential>(std::vector<std::shared_ptr<tsr::nn::Module>>{

@@ -13,8 +13,7 @@ static void show(const char* label, const tsr::Tensor& t) {
   std::printf("%-28s %s = [", label, tsr::describe(t).c_str());
   bool integral = tsr::is_integral(t.dtype(), true);
   std::vector<double> v = t.to_vector<double>();
-  for (size_t i = 0; i < v.size() && i < 8; ++i)
-    std::printf(integral ? "%s%.0f" : "%s%.4f", i ? ", " : "", v[i]);
+  for (size_t i = 0; i < v.size() && i < 8; ++i) std::printf(integral ? "%s%.0f" : "%s%.4f", i ? ", " : "", v[i]);
   std::printf("%s]\n", v.size() > 8 ? ", ..." : "");
 }
 
@@ -22,8 +21,10 @@ int main(int argc, char** argv) {
   std::string device = "cpu:0";
   int steps = 200;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
-    else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc) steps = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--device") && i + 1 < argc)
+      device = argv[++i];
+    else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc)
+      steps = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--device cpu:0] [--steps N]\n", argv[0]);
       return 2;
@@ -56,9 +57,9 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     double loss = 0;
     for (int step = 0; step <= steps; ++step) {
-      tsr::Tensor err = tsr::matmul(X, w) - y;                       // [n,1]
+      tsr::Tensor err = tsr::matmul(X, w) - y;  // [n,1]
       loss = tsr::mean(err * err).item<float>();
-      tsr::Tensor grad = tsr::matmul(X.t(), err) * (2.0 / n);       // [d,1]
+      tsr::Tensor grad = tsr::matmul(X.t(), err) * (2.0 / n);  // [d,1]
       w = w - lr * grad;
       if (step % 50 == 0) std::printf("  step %4d  mse %.6f\n", step, loss);
     }

@@ -64,27 +64,27 @@ typedef struct tsr_kernel_info_t {
 /* Allocator statistics of one device (bytes unless noted). */
 typedef struct tsr_memory_stats_t {
   size_t struct_size;
-  int64_t allocated_bytes;      /* in live tensors' blocks */
+  int64_t allocated_bytes; /* in live tensors' blocks */
   int64_t peak_allocated_bytes;
-  int64_t reserved_bytes;       /* obtained from the raw allocator (cached + live) */
+  int64_t reserved_bytes; /* obtained from the raw allocator (cached + live) */
   int64_t peak_reserved_bytes;
-  int64_t num_allocs;           /* allocation requests served */
+  int64_t num_allocs; /* allocation requests served */
   int64_t num_frees;
-  int64_t num_raw_allocs;       /* calls into the raw allocator */
+  int64_t num_raw_allocs; /* calls into the raw allocator */
   int64_t num_raw_frees;
-  int64_t num_cache_hits;       /* requests served from cached blocks */
+  int64_t num_cache_hits; /* requests served from cached blocks */
   int64_t num_splits;
   int64_t num_ooms;
-  int64_t num_segments;         /* segments currently held */
-  int64_t limit_bytes;          /* configured cap; 0 = none */
+  int64_t num_segments; /* segments currently held */
+  int64_t limit_bytes;  /* configured cap; 0 = none */
 } tsr_memory_stats_t;
 
 /* Numerical precision switches (precision_set / precision_get). Values are fixed forever. */
 typedef enum tsr_precision_setting_t {
-  TSR_PRECISION_MATMUL_ALLOW_TF32 = 1,         /* f32 GEMMs may use TF32 tensor cores */
-  TSR_PRECISION_CONV_ALLOW_TF32 = 2,           /* f32 convolutions may use TF32 */
-  TSR_PRECISION_MATMUL_F16_REDUCED_REDUCTION = 3,  /* f16 GEMMs may accumulate in f16 */
-  TSR_PRECISION_MATMUL_BF16_REDUCED_REDUCTION = 4  /* bf16 GEMMs may reduce in bf16 */
+  TSR_PRECISION_MATMUL_ALLOW_TF32 = 1,            /* f32 GEMMs may use TF32 tensor cores */
+  TSR_PRECISION_CONV_ALLOW_TF32 = 2,              /* f32 convolutions may use TF32 */
+  TSR_PRECISION_MATMUL_F16_REDUCED_REDUCTION = 3, /* f16 GEMMs may accumulate in f16 */
+  TSR_PRECISION_MATMUL_BF16_REDUCED_REDUCTION = 4 /* bf16 GEMMs may reduce in bf16 */
 } tsr_precision_setting_t;
 
 /* An open safetensors file (safetensors_open); immutable, owned by whoever opened it. */
@@ -120,24 +120,22 @@ typedef struct tsr_api_t {
   /* --- devices --- */
   tsr_status_t (*device_type_lookup)(tsr_runtime_t* runtime, const char* name, int32_t* out);
   const char* (*device_type_name)(tsr_runtime_t* runtime, int32_t type); /* NULL if unknown */
-  int32_t (*device_type_count)(tsr_runtime_t* runtime); /* ids are 0..count-1 */
+  int32_t (*device_type_count)(tsr_runtime_t* runtime);                  /* ids are 0..count-1 */
   int32_t (*device_count)(tsr_runtime_t* runtime, int32_t type);
   tsr_status_t (*device_synchronize)(tsr_runtime_t* runtime, tsr_device_t device);
   /* Parses "cpu", "cpu:1", "cuda:0". */
   tsr_status_t (*device_parse)(tsr_runtime_t* runtime, const char* text, tsr_device_t* out);
 
   /* --- tensors: creation --- */
-  tsr_status_t (*tensor_empty)(tsr_runtime_t* runtime, int32_t ndim, const int64_t* sizes,
-                               tsr_dtype_t dtype, tsr_device_t device, tsr_tensor_t** out);
+  tsr_status_t (*tensor_empty)(tsr_runtime_t* runtime, int32_t ndim, const int64_t* sizes, tsr_dtype_t dtype,
+                               tsr_device_t device, tsr_tensor_t** out);
   /* Copies nbytes = numel*itemsize from host memory `data` (row-major) into a new tensor. */
-  tsr_status_t (*tensor_from_host)(tsr_runtime_t* runtime, const void* data, int32_t ndim,
-                                   const int64_t* sizes, tsr_dtype_t dtype, tsr_device_t device,
-                                   tsr_tensor_t** out);
+  tsr_status_t (*tensor_from_host)(tsr_runtime_t* runtime, const void* data, int32_t ndim, const int64_t* sizes,
+                                   tsr_dtype_t dtype, tsr_device_t device, tsr_tensor_t** out);
   /* A 0-dim tensor holding `value` (INT, DOUBLE or BOOL). `wrapped`=1 marks it as a wrapped
    * number (a C++/Python scalar) for type promotion. dtype UNDEFINED infers i64/f32/bool. */
-  tsr_status_t (*tensor_scalar)(tsr_runtime_t* runtime, const tsr_value_t* value,
-                                tsr_dtype_t dtype, tsr_device_t device, int32_t wrapped,
-                                tsr_tensor_t** out);
+  tsr_status_t (*tensor_scalar)(tsr_runtime_t* runtime, const tsr_value_t* value, tsr_dtype_t dtype,
+                                tsr_device_t device, int32_t wrapped, tsr_tensor_t** out);
   void (*tensor_retain)(tsr_tensor_t* tensor);
   void (*tensor_release)(tsr_tensor_t* tensor); /* NULL is a no-op */
 
@@ -158,26 +156,20 @@ typedef struct tsr_api_t {
   tsr_status_t (*tensor_copy_to_host)(const tsr_tensor_t* tensor, void* dst, size_t nbytes);
 
   /* --- tensors: views (share storage; new reference in *out) --- */
-  tsr_status_t (*tensor_as_strided)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes,
-                                    const int64_t* strides, int64_t offset, tsr_tensor_t** out);
+  tsr_status_t (*tensor_as_strided)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes, const int64_t* strides,
+                                    int64_t offset, tsr_tensor_t** out);
   /* view: never copies; fails when the strides cannot express the shape. -1 infers a size. */
-  tsr_status_t (*tensor_view)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes,
-                              tsr_tensor_t** out);
+  tsr_status_t (*tensor_view)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes, tsr_tensor_t** out);
   /* reshape: a view when possible, otherwise a contiguous copy. */
-  tsr_status_t (*tensor_reshape)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes,
-                                 tsr_tensor_t** out);
-  tsr_status_t (*tensor_transpose)(tsr_tensor_t* t, int64_t dim0, int64_t dim1,
-                                   tsr_tensor_t** out);
-  tsr_status_t (*tensor_permute)(tsr_tensor_t* t, int32_t ndim, const int64_t* dims,
-                                 tsr_tensor_t** out);
-  tsr_status_t (*tensor_expand)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes,
-                                tsr_tensor_t** out);
+  tsr_status_t (*tensor_reshape)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes, tsr_tensor_t** out);
+  tsr_status_t (*tensor_transpose)(tsr_tensor_t* t, int64_t dim0, int64_t dim1, tsr_tensor_t** out);
+  tsr_status_t (*tensor_permute)(tsr_tensor_t* t, int32_t ndim, const int64_t* dims, tsr_tensor_t** out);
+  tsr_status_t (*tensor_expand)(tsr_tensor_t* t, int32_t ndim, const int64_t* sizes, tsr_tensor_t** out);
   /* Python-style slice along dim: start/end clamped, negative wrap, step >= 1. */
-  tsr_status_t (*tensor_slice)(tsr_tensor_t* t, int64_t dim, int64_t start, int64_t end,
-                               int64_t step, tsr_tensor_t** out);
+  tsr_status_t (*tensor_slice)(tsr_tensor_t* t, int64_t dim, int64_t start, int64_t end, int64_t step,
+                               tsr_tensor_t** out);
   tsr_status_t (*tensor_select)(tsr_tensor_t* t, int64_t dim, int64_t index, tsr_tensor_t** out);
-  tsr_status_t (*tensor_narrow)(tsr_tensor_t* t, int64_t dim, int64_t start, int64_t length,
-                                tsr_tensor_t** out);
+  tsr_status_t (*tensor_narrow)(tsr_tensor_t* t, int64_t dim, int64_t start, int64_t length, tsr_tensor_t** out);
   /* dim = TSR_ALL_DIMS squeezes every size-1 dim. */
   tsr_status_t (*tensor_squeeze)(tsr_tensor_t* t, int64_t dim, tsr_tensor_t** out);
   tsr_status_t (*tensor_unsqueeze)(tsr_tensor_t* t, int64_t dim, tsr_tensor_t** out);
@@ -185,8 +177,7 @@ typedef struct tsr_api_t {
   tsr_status_t (*tensor_contiguous)(tsr_tensor_t* t, tsr_tensor_t** out);
   /* Copy to dtype/device (a new tensor, or a new reference when nothing changes and
    * copy == 0). dtype UNDEFINED keeps the dtype. */
-  tsr_status_t (*tensor_to)(tsr_tensor_t* t, tsr_dtype_t dtype, tsr_device_t device,
-                            int32_t copy, tsr_tensor_t** out);
+  tsr_status_t (*tensor_to)(tsr_tensor_t* t, tsr_dtype_t dtype, tsr_device_t device, int32_t copy, tsr_tensor_t** out);
   /* dst[...] = src with broadcasting, dtype conversion and cross-device copy. */
   tsr_status_t (*tensor_copy_)(tsr_tensor_t* dst, tsr_tensor_t* src);
 
@@ -197,8 +188,7 @@ typedef struct tsr_api_t {
    * to write into (out=; it must already have the right shape, dtype and device, and keeps the
    * caller's reference). On error, outs that were NULL stay NULL and out= tensors are not
    * written. Lock-free: no global lock and no string lookup on this path. */
-  tsr_status_t (*op_call)(tsr_op_t* op, const tsr_value_t* args, size_t nargs,
-                          tsr_tensor_t** outs, size_t nouts);
+  tsr_status_t (*op_call)(tsr_op_t* op, const tsr_value_t* args, size_t nargs, tsr_tensor_t** outs, size_t nouts);
   const char* (*op_name)(const tsr_op_t* op);
   const char* (*op_schema)(const tsr_op_t* op);
   size_t (*op_num_outputs)(const tsr_op_t* op);
@@ -208,16 +198,14 @@ typedef struct tsr_api_t {
   tsr_status_t (*op_kernel_info)(const tsr_op_t* op, size_t index, tsr_kernel_info_t* out);
 
   /* --- memory --- */
-  tsr_status_t (*memory_stats)(tsr_runtime_t* runtime, tsr_device_t device,
-                               tsr_memory_stats_t* out);
+  tsr_status_t (*memory_stats)(tsr_runtime_t* runtime, tsr_device_t device, tsr_memory_stats_t* out);
   /* JSON snapshot of segments and blocks; free *out with string_free. */
   tsr_status_t (*memory_snapshot)(tsr_runtime_t* runtime, tsr_device_t device, char** out);
   tsr_status_t (*empty_cache)(tsr_runtime_t* runtime, tsr_device_t device);
   void (*string_free)(char* s);
 
   /* --- registration (only with the registrar handed to a plugin's init) --- */
-  tsr_status_t (*register_device_type)(tsr_registrar_t* reg, const tsr_device_type_def_t* def,
-                                       int32_t* type_out);
+  tsr_status_t (*register_device_type)(tsr_registrar_t* reg, const tsr_device_type_def_t* def, int32_t* type_out);
   tsr_status_t (*register_allocator)(tsr_registrar_t* reg, const tsr_raw_allocator_t* def);
   tsr_status_t (*register_op)(tsr_registrar_t* reg, const tsr_op_def_t* def);
   tsr_status_t (*register_kernel)(tsr_registrar_t* reg, const tsr_kernel_def_t* def);
@@ -230,8 +218,7 @@ typedef struct tsr_api_t {
   uint64_t (*runtime_serial)(const tsr_runtime_t* runtime);
   /* Human-readable description of a device from its backend (e.g. "cpu:0 (2 threads)") into
    * buf (always NUL-terminated); the plain "type:index" when the backend gives none. */
-  tsr_status_t (*device_describe)(tsr_runtime_t* runtime, tsr_device_t device, char* buf,
-                                  size_t buf_len);
+  tsr_status_t (*device_describe)(tsr_runtime_t* runtime, tsr_device_t device, char* buf, size_t buf_len);
   /* Name of the allocator serving a device, e.g. "caching(cpu)" or "passthrough(tracking)";
    * borrowed, lives as long as the runtime. NULL when the device has none. */
   const char* (*device_allocator_name)(tsr_runtime_t* runtime, tsr_device_t device);
@@ -265,25 +252,21 @@ typedef struct tsr_api_t {
    * or passed on; fn may set *replacement to a new reference that replaces the gradient.
    * free_user (may be NULL) is called with user when the hook is dropped. */
   tsr_status_t (*tensor_register_hook)(tsr_tensor_t* tensor,
-                                       tsr_status_t (*fn)(void* user, tsr_tensor_t* grad,
-                                                          tsr_tensor_t** replacement),
+                                       tsr_status_t (*fn)(void* user, tsr_tensor_t* grad, tsr_tensor_t** replacement),
                                        void* user, void (*free_user)(void* user));
   /* Counter bumped by every in-place write to the tensor's storage (shared by its views). */
   uint32_t (*tensor_version)(const tsr_tensor_t* tensor);
   /* Backpropagates from n tensors; grads[i] may be NULL for a one-element tensor (implicit
    * ones) or grads itself NULL. retain_graph keeps saved tensors for another pass;
    * create_graph records the backward itself (higher-order gradients). */
-  tsr_status_t (*autograd_backward)(size_t n, tsr_tensor_t* const* tensors,
-                                    tsr_tensor_t* const* grads, int32_t retain_graph,
-                                    int32_t create_graph);
+  tsr_status_t (*autograd_backward)(size_t n, tsr_tensor_t* const* tensors, tsr_tensor_t* const* grads,
+                                    int32_t retain_graph, int32_t create_graph);
   /* Gradients of outputs with respect to inputs, returned in grads_out[ninputs] (new
    * references) instead of accumulated in .grad. An input the outputs do not depend on is an
    * error unless allow_unused (then its slot is NULL). */
-  tsr_status_t (*autograd_grad)(size_t noutputs, tsr_tensor_t* const* outputs,
-                                tsr_tensor_t* const* grad_outputs, size_t ninputs,
-                                tsr_tensor_t* const* inputs, int32_t retain_graph,
-                                int32_t create_graph, int32_t allow_unused,
-                                tsr_tensor_t** grads_out);
+  tsr_status_t (*autograd_grad)(size_t noutputs, tsr_tensor_t* const* outputs, tsr_tensor_t* const* grad_outputs,
+                                size_t ninputs, tsr_tensor_t* const* inputs, int32_t retain_graph, int32_t create_graph,
+                                int32_t allow_unused, tsr_tensor_t** grads_out);
   int32_t (*grad_mode_enabled)(void);
   void (*set_grad_mode)(int32_t enabled); /* this thread */
   /* Inference mode: no recording whatever grad mode says (lower per-op overhead). This
@@ -314,9 +297,8 @@ typedef struct tsr_api_t {
    * the old file or the complete new one. Nothing is written when an argument is invalid.
    * Errors: INVALID_ARGUMENT (NULL, duplicate or reserved names, strings that are not UTF-8),
    * PERMISSION_DENIED / NOT_FOUND / UNAVAILABLE from the file system, with the path. */
-  tsr_status_t (*safetensors_save)(tsr_runtime_t* runtime, const char* path, size_t n,
-                                   const char* const* names, tsr_tensor_t* const* tensors,
-                                   size_t nmeta, const char* const* meta_keys,
+  tsr_status_t (*safetensors_save)(tsr_runtime_t* runtime, const char* path, size_t n, const char* const* names,
+                                   tsr_tensor_t* const* tensors, size_t nmeta, const char* const* meta_keys,
                                    const char* const* meta_values);
   /* Opens a file for reading: maps it and validates the whole header before returning (header
    * length within the file, a JSON object, known dtypes, non-negative shapes whose byte size
@@ -328,28 +310,25 @@ typedef struct tsr_api_t {
    * The handle is immutable: any thread may use it concurrently; close it once, after the
    * last use, and before destroying the runtime. The file must not be truncated while open
    * (the mapping would fault; save replaces files by rename, which is safe). */
-  tsr_status_t (*safetensors_open)(tsr_runtime_t* runtime, const char* path,
-                                   tsr_safetensors_t** out);
+  tsr_status_t (*safetensors_open)(tsr_runtime_t* runtime, const char* path, tsr_safetensors_t** out);
   void (*safetensors_close)(tsr_safetensors_t* file); /* NULL is a no-op */
   /* Entries in the order of the file's header (excluding __metadata__). */
   size_t (*safetensors_count)(const tsr_safetensors_t* file);
   /* Name, dtype and shape of entry `index` without reading its data; any out may be NULL.
    * name and sizes are borrowed, valid until close. OUT_OF_RANGE past the end. */
-  tsr_status_t (*safetensors_entry)(const tsr_safetensors_t* file, size_t index,
-                                    const char** name, tsr_dtype_t* dtype, int32_t* ndim,
-                                    const int64_t** sizes);
+  tsr_status_t (*safetensors_entry)(const tsr_safetensors_t* file, size_t index, const char** name, tsr_dtype_t* dtype,
+                                    int32_t* ndim, const int64_t** sizes);
   /* Index of the entry called name; NOT_FOUND naming it when there is none. */
-  tsr_status_t (*safetensors_find)(const tsr_safetensors_t* file, const char* name,
-                                   size_t* index);
+  tsr_status_t (*safetensors_find)(const tsr_safetensors_t* file, const char* name, size_t* index);
   /* Copies entry `index` out of the mapping into a new contiguous tensor on `device` (the
    * caller owns the reference; it outlives the handle). DATA_LOSS for a BOOL entry holding a
    * byte other than 0 or 1. */
-  tsr_status_t (*safetensors_load)(const tsr_safetensors_t* file, size_t index,
-                                   tsr_device_t device, tsr_tensor_t** out);
+  tsr_status_t (*safetensors_load)(const tsr_safetensors_t* file, size_t index, tsr_device_t device,
+                                   tsr_tensor_t** out);
   /* The __metadata__ strings, in file order; key and value are borrowed, valid until close. */
   size_t (*safetensors_metadata_count)(const tsr_safetensors_t* file);
-  tsr_status_t (*safetensors_metadata_at)(const tsr_safetensors_t* file, size_t index,
-                                          const char** key, const char** value);
+  tsr_status_t (*safetensors_metadata_at)(const tsr_safetensors_t* file, size_t index, const char** key,
+                                          const char** value);
   /* The value of a metadata key (borrowed), or NULL when absent. */
   const char* (*safetensors_metadata_get)(const tsr_safetensors_t* file, const char* key);
 
@@ -363,42 +342,30 @@ typedef struct tsr_api_t {
    * unknown device; any status the backend reports (including errors from earlier
    * asynchronous work, naming the op). Thread-safe. */
   /* Device facts from the backend (zeros where it has none); struct_size is set by the core. */
-  tsr_status_t (*device_properties)(tsr_runtime_t* runtime, tsr_device_t device,
-                                    tsr_device_properties_t* out);
+  tsr_status_t (*device_properties)(tsr_runtime_t* runtime, tsr_device_t device, tsr_device_properties_t* out);
   /* The calling thread's current device index of a type (default 0), and setting it (checked
    * against the device count). The SDK uses it for defaults such as "cuda" = "cuda:<current>". */
   tsr_status_t (*device_get_current)(tsr_runtime_t* runtime, int32_t type, int32_t* index);
   tsr_status_t (*device_set_current)(tsr_runtime_t* runtime, tsr_device_t device);
   /* A new stream owned by the caller (destroy it after the work on it no longer matters and
    * before the runtime). priority: 0 normal, negative higher. */
-  tsr_status_t (*stream_create)(tsr_runtime_t* runtime, tsr_device_t device, int32_t priority,
-                                tsr_stream_t** out);
-  tsr_status_t (*stream_destroy)(tsr_runtime_t* runtime, tsr_device_t device,
-                                 tsr_stream_t* stream);
-  tsr_status_t (*stream_get_current)(tsr_runtime_t* runtime, tsr_device_t device,
-                                     tsr_stream_t** out);
+  tsr_status_t (*stream_create)(tsr_runtime_t* runtime, tsr_device_t device, int32_t priority, tsr_stream_t** out);
+  tsr_status_t (*stream_destroy)(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream_t* stream);
+  tsr_status_t (*stream_get_current)(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream_t** out);
   /* Makes `stream` the calling thread's current stream of `device` (NULL: the default). */
-  tsr_status_t (*stream_set_current)(tsr_runtime_t* runtime, tsr_device_t device,
-                                     tsr_stream_t* stream);
-  tsr_status_t (*stream_synchronize)(tsr_runtime_t* runtime, tsr_device_t device,
-                                     tsr_stream_t* stream);
-  tsr_status_t (*stream_query)(tsr_runtime_t* runtime, tsr_device_t device,
-                               tsr_stream_t* stream, int32_t* done);
-  tsr_status_t (*stream_wait_event)(tsr_runtime_t* runtime, tsr_device_t device,
-                                    tsr_stream_t* stream, tsr_event_t* event);
-  tsr_status_t (*event_create)(tsr_runtime_t* runtime, tsr_device_t device, uint32_t flags,
-                               tsr_event_t** out);
-  tsr_status_t (*event_destroy)(tsr_runtime_t* runtime, tsr_device_t device,
-                                tsr_event_t* event);
-  tsr_status_t (*event_record)(tsr_runtime_t* runtime, tsr_device_t device, tsr_event_t* event,
-                               tsr_stream_t* stream);
-  tsr_status_t (*event_synchronize)(tsr_runtime_t* runtime, tsr_device_t device,
+  tsr_status_t (*stream_set_current)(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream_t* stream);
+  tsr_status_t (*stream_synchronize)(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream_t* stream);
+  tsr_status_t (*stream_query)(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream_t* stream, int32_t* done);
+  tsr_status_t (*stream_wait_event)(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream_t* stream,
                                     tsr_event_t* event);
-  tsr_status_t (*event_query)(tsr_runtime_t* runtime, tsr_device_t device, tsr_event_t* event,
-                              int32_t* done);
+  tsr_status_t (*event_create)(tsr_runtime_t* runtime, tsr_device_t device, uint32_t flags, tsr_event_t** out);
+  tsr_status_t (*event_destroy)(tsr_runtime_t* runtime, tsr_device_t device, tsr_event_t* event);
+  tsr_status_t (*event_record)(tsr_runtime_t* runtime, tsr_device_t device, tsr_event_t* event, tsr_stream_t* stream);
+  tsr_status_t (*event_synchronize)(tsr_runtime_t* runtime, tsr_device_t device, tsr_event_t* event);
+  tsr_status_t (*event_query)(tsr_runtime_t* runtime, tsr_device_t device, tsr_event_t* event, int32_t* done);
   /* Milliseconds between two recorded TSR_EVENT_TIMING events (end after start). */
-  tsr_status_t (*event_elapsed_ms)(tsr_runtime_t* runtime, tsr_device_t device,
-                                   tsr_event_t* start, tsr_event_t* end, float* ms);
+  tsr_status_t (*event_elapsed_ms)(tsr_runtime_t* runtime, tsr_device_t device, tsr_event_t* start, tsr_event_t* end,
+                                   float* ms);
   /* Marks the tensor's memory as used by work on `stream` (a stream other than the one it was
    * allocated for): when the tensor is freed, the caching allocator reuses the block only after
    * the work enqueued on `stream` up to that moment has finished (as PyTorch's record_stream). */
@@ -408,23 +375,19 @@ typedef struct tsr_api_t {
    * Caps the bytes the caching allocator of `device` may reserve at fraction (0, 1] of the
    * device's total memory (device_properties); beyond it allocation fails with
    * RESOURCE_EXHAUSTED. Also settable as TESSERA_ALLOC_CONF "per_process_memory_fraction:F". */
-  tsr_status_t (*memory_set_fraction)(tsr_runtime_t* runtime, tsr_device_t device,
-                                      double fraction);
+  tsr_status_t (*memory_set_fraction)(tsr_runtime_t* runtime, tsr_device_t device, double fraction);
   /* Private memory pools (for graph capture): memory_pool_create returns a new pool id (> 0).
    * Between memory_pool_begin and memory_pool_end, allocations the caching allocator makes for
    * `stream` of `device` (from any thread) come from the pool's own segments, and blocks freed
    * into the pool are only reused by the pool. Claims are counted: memory_pool_create holds
    * one, each memory_pool_begin takes another (kept after memory_pool_end, so that a graph
    * owning the memory keeps it), and memory_pool_release drops one; the pool's segments return
-   * to the device's cache once no claim is left and all its blocks are free. FAILED_PRECONDITION when the allocator of the device is not the caching one. */
-  tsr_status_t (*memory_pool_create)(tsr_runtime_t* runtime, tsr_device_t device,
-                                     uint64_t* pool);
-  tsr_status_t (*memory_pool_begin)(tsr_runtime_t* runtime, tsr_device_t device, uint64_t pool,
-                                    tsr_stream_t* stream);
-  tsr_status_t (*memory_pool_end)(tsr_runtime_t* runtime, tsr_device_t device, uint64_t pool,
-                                  tsr_stream_t* stream);
-  tsr_status_t (*memory_pool_release)(tsr_runtime_t* runtime, tsr_device_t device,
-                                      uint64_t pool);
+   * to the device's cache once no claim is left and all its blocks are free. FAILED_PRECONDITION when the allocator of
+   * the device is not the caching one. */
+  tsr_status_t (*memory_pool_create)(tsr_runtime_t* runtime, tsr_device_t device, uint64_t* pool);
+  tsr_status_t (*memory_pool_begin)(tsr_runtime_t* runtime, tsr_device_t device, uint64_t pool, tsr_stream_t* stream);
+  tsr_status_t (*memory_pool_end)(tsr_runtime_t* runtime, tsr_device_t device, uint64_t pool, tsr_stream_t* stream);
+  tsr_status_t (*memory_pool_release)(tsr_runtime_t* runtime, tsr_device_t device, uint64_t pool);
 
   /* --- 1.2: numerical precision settings ------------------------------------------------------
    * Runtime-wide switches that backends read on every call (one atomic load), as PyTorch's
@@ -432,8 +395,7 @@ typedef struct tsr_api_t {
    * convolution TF32 on, reduced-precision reductions in f16 and bf16 GEMMs on. Also set from
    * the environment at runtime creation: TESSERA_ALLOW_TF32=0|1 sets both TF32 switches.
    * INVALID_ARGUMENT for an unknown setting. */
-  tsr_status_t (*precision_set)(tsr_runtime_t* runtime, tsr_precision_setting_t setting,
-                                int32_t enabled);
+  tsr_status_t (*precision_set)(tsr_runtime_t* runtime, tsr_precision_setting_t setting, int32_t enabled);
   int32_t (*precision_get)(tsr_runtime_t* runtime, tsr_precision_setting_t setting);
 
   /* --- 1.2: tensors over foreign memory ------------------------------------------------------
@@ -442,11 +404,9 @@ typedef struct tsr_api_t {
    * and its views is released, deleter(ctx, data) is called (deleter may be NULL: the memory
    * must then outlive every view). The memory is not counted in memory_stats. On error the
    * deleter is NOT called (the caller still owns the memory). */
-  tsr_status_t (*tensor_from_blob)(tsr_runtime_t* runtime, void* data, int32_t ndim,
-                                   const int64_t* sizes, const int64_t* strides,
-                                   tsr_dtype_t dtype, tsr_device_t device,
-                                   void (*deleter)(void* ctx, void* data), void* ctx,
-                                   tsr_tensor_t** out);
+  tsr_status_t (*tensor_from_blob)(tsr_runtime_t* runtime, void* data, int32_t ndim, const int64_t* sizes,
+                                   const int64_t* strides, tsr_dtype_t dtype, tsr_device_t device,
+                                   void (*deleter)(void* ctx, void* data), void* ctx, tsr_tensor_t** out);
 } tsr_api_t;
 
 #define TSR_ALL_DIMS INT64_MIN

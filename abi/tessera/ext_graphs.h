@@ -43,10 +43,8 @@ typedef struct tsr_graph_s tsr_graph_t; /* opaque, owned by the backend */
 typedef struct tsr_graphs_t {
   size_t struct_size; /* sizeof(tsr_graphs_t) as the plugin was built */
   uint32_t flags;     /* reserved, 0 */
-  tsr_status_t (*capture_begin)(tsr_runtime_t* runtime, tsr_device_t device,
-                                tsr_stream_t* stream, uint64_t pool);
-  tsr_status_t (*capture_end)(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream_t* stream,
-                              tsr_graph_t** out);
+  tsr_status_t (*capture_begin)(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream_t* stream, uint64_t pool);
+  tsr_status_t (*capture_end)(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream_t* stream, tsr_graph_t** out);
   /* 1 while `stream` is capturing. */
   int32_t (*is_capturing)(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream_t* stream);
   /* Enqueues one replay of the whole graph on `stream` (NULL: the default stream). */
@@ -58,8 +56,7 @@ typedef struct tsr_graphs_t {
   void (*graph_release)(tsr_graph_t* graph); /* NULL is a no-op */
 } tsr_graphs_t;
 
-#define TSR_GRAPHS_HAS(table, field) \
-  ((table)->struct_size >= offsetof(tsr_graphs_t, field) + sizeof((table)->field))
+#define TSR_GRAPHS_HAS(table, field) ((table)->struct_size >= offsetof(tsr_graphs_t, field) + sizeof((table)->field))
 
 #ifdef __cplusplus
 }

@@ -46,8 +46,8 @@ typedef struct tsr_pinned_host_t {
   /* A new contiguous tensor on the CPU device (cpu:0) whose storage is page-locked: ordinary
    * CPU ops read and write it; copies from it to the backend's device may run asynchronously.
    * One reference in *out. */
-  tsr_status_t (*tensor_empty)(tsr_runtime_t* runtime, int32_t ndim, const int64_t* sizes,
-                               tsr_dtype_t dtype, tsr_tensor_t** out);
+  tsr_status_t (*tensor_empty)(tsr_runtime_t* runtime, int32_t ndim, const int64_t* sizes, tsr_dtype_t dtype,
+                               tsr_tensor_t** out);
 } tsr_pinned_host_t;
 
 #define TSR_PINNED_HOST_HAS(table, field) \

@@ -128,10 +128,8 @@ typedef struct tsr_raw_allocator_t {
    * be used by work enqueued on `stream` after the call, and free_async returns it once the
    * work enqueued on `stream` before the call is done. The core calls these instead of
    * alloc/free when present, with the stream the tensor is allocated on. */
-  tsr_status_t (*alloc_async)(void* self, tsr_device_t device, size_t nbytes,
-                              tsr_stream_t* stream, void** out);
-  void (*free_async)(void* self, tsr_device_t device, void* ptr, size_t nbytes,
-                     tsr_stream_t* stream);
+  tsr_status_t (*alloc_async)(void* self, tsr_device_t device, size_t nbytes, tsr_stream_t* stream, void** out);
+  void (*free_async)(void* self, tsr_device_t device, void* ptr, size_t nbytes, tsr_stream_t* stream);
 } tsr_raw_allocator_t;
 
 /* ---- Device types ------------------------------------------------------------------------ */
@@ -147,8 +145,8 @@ typedef struct tsr_device_type_def_t {
   /* Copy nbytes between memories. One side is a device of this type; the other is a device
    * of this type, a cpu device or TSR_DEVICE_TYPE_HOST. Asynchronous on `stream` if the
    * device is. Required. */
-  tsr_status_t (*copy)(void* self, tsr_device_t dst_device, void* dst, tsr_device_t src_device,
-                       const void* src, size_t nbytes, tsr_stream_t* stream);
+  tsr_status_t (*copy)(void* self, tsr_device_t dst_device, void* dst, tsr_device_t src_device, const void* src,
+                       size_t nbytes, tsr_stream_t* stream);
   /* Wait for all work on the device. Optional (NULL: synchronous device). */
   tsr_status_t (*synchronize)(void* self, tsr_device_t device);
   /* Human-readable device name into buf. Optional. */
@@ -164,28 +162,21 @@ typedef struct tsr_device_type_def_t {
    * them (the backend names the op that failed). All must be thread-safe. */
   tsr_status_t (*properties)(void* self, tsr_device_t device, tsr_device_properties_t* out);
   /* priority: 0 = normal, negative = higher (as CUDA). */
-  tsr_status_t (*stream_create)(void* self, tsr_device_t device, int32_t priority,
-                                tsr_stream_t** out);
+  tsr_status_t (*stream_create)(void* self, tsr_device_t device, int32_t priority, tsr_stream_t** out);
   tsr_status_t (*stream_destroy)(void* self, tsr_device_t device, tsr_stream_t* stream);
   tsr_status_t (*stream_synchronize)(void* self, tsr_device_t device, tsr_stream_t* stream);
   /* *done = 1 when all work enqueued on the stream has finished. */
-  tsr_status_t (*stream_query)(void* self, tsr_device_t device, tsr_stream_t* stream,
-                               int32_t* done);
+  tsr_status_t (*stream_query)(void* self, tsr_device_t device, tsr_stream_t* stream, int32_t* done);
   /* Later work on `stream` waits for the event's recorded point (no host block). */
-  tsr_status_t (*stream_wait_event)(void* self, tsr_device_t device, tsr_stream_t* stream,
-                                    tsr_event_t* event);
+  tsr_status_t (*stream_wait_event)(void* self, tsr_device_t device, tsr_stream_t* stream, tsr_event_t* event);
   /* flags: TSR_EVENT_TIMING to allow event_elapsed_ms. */
-  tsr_status_t (*event_create)(void* self, tsr_device_t device, uint32_t flags,
-                               tsr_event_t** out);
+  tsr_status_t (*event_create)(void* self, tsr_device_t device, uint32_t flags, tsr_event_t** out);
   tsr_status_t (*event_destroy)(void* self, tsr_device_t device, tsr_event_t* event);
-  tsr_status_t (*event_record)(void* self, tsr_device_t device, tsr_event_t* event,
-                               tsr_stream_t* stream);
+  tsr_status_t (*event_record)(void* self, tsr_device_t device, tsr_event_t* event, tsr_stream_t* stream);
   tsr_status_t (*event_synchronize)(void* self, tsr_device_t device, tsr_event_t* event);
   /* *done = 1 when the recorded work has finished (also for a never-recorded event). */
-  tsr_status_t (*event_query)(void* self, tsr_device_t device, tsr_event_t* event,
-                              int32_t* done);
-  tsr_status_t (*event_elapsed_ms)(void* self, tsr_device_t device, tsr_event_t* start,
-                                   tsr_event_t* end, float* ms);
+  tsr_status_t (*event_query)(void* self, tsr_device_t device, tsr_event_t* event, int32_t* done);
+  tsr_status_t (*event_elapsed_ms)(void* self, tsr_device_t device, tsr_event_t* start, tsr_event_t* end, float* ms);
 } tsr_device_type_def_t;
 
 #ifdef __cplusplus

@@ -26,15 +26,14 @@ typedef struct tsr_plugin_t {
   size_t struct_size;
   uint32_t abi_version; /* TSR_ABI_VERSION the plugin was built against */
   uint32_t reserved;
-  const char* name;        /* must match the manifest's name */
-  const char* version;     /* the plugin's own version */
+  const char* name;    /* must match the manifest's name */
+  const char* version; /* the plugin's own version */
   const char* description;
   /* 0 = cannot run on this machine (write why into reason); higher = better variant. */
   int32_t (*score)(const struct tsr_api_t* api, char* reason, size_t reason_len);
   /* Register device types, allocators, ops and kernels through `reg`. *state is handed back
    * to shutdown. A non-NULL status discards everything staged. */
-  tsr_status_t (*init)(const struct tsr_api_t* api, tsr_runtime_t* runtime,
-                       tsr_registrar_t* reg, void** state);
+  tsr_status_t (*init)(const struct tsr_api_t* api, tsr_runtime_t* runtime, tsr_registrar_t* reg, void** state);
   void (*shutdown)(const struct tsr_api_t* api, void* state); /* optional */
 } tsr_plugin_t;
 

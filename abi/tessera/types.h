@@ -57,8 +57,8 @@ typedef struct tsr_registrar_s tsr_registrar_t; /* staging area of one plugin's 
 /* Properties of one device (1.2). Strings are copied in; absent facts are 0. */
 typedef struct tsr_device_properties_t {
   size_t struct_size;
-  char name[256];               /* "NVIDIA H200", "cpu" */
-  int32_t compute_major;        /* compute capability (GPUs), else 0 */
+  char name[256];        /* "NVIDIA H200", "cpu" */
+  int32_t compute_major; /* compute capability (GPUs), else 0 */
   int32_t compute_minor;
   int64_t total_memory_bytes;   /* device memory (0 = unknown / host memory) */
   int32_t multiprocessor_count; /* SMs (GPUs), cores (CPUs) */

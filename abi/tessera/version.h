@@ -29,8 +29,7 @@
 /* Size of a growable struct as the writer knows it. */
 #define TSR_STRUCT_SIZE(type) ((size_t)sizeof(type))
 /* True when a struct whose size field says `size` contains `field` of `type`. */
-#define TSR_HAS_FIELD(ptr, type, field) \
-  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
+#define TSR_HAS_FIELD(ptr, type, field) ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
 
 #if defined(_WIN32)
 #define TSR_EXPORT __declspec(dllexport)
@@ -45,7 +44,7 @@
 #endif
 
 /* Hard limits of the ABI (shared by every implementation). */
-#define TSR_MAX_DIMS 16          /* dimensions of one tensor */
-#define TSR_ITER_MAX_OPERANDS 8  /* operands of one elementwise/reduction iteration */
+#define TSR_MAX_DIMS 16         /* dimensions of one tensor */
+#define TSR_ITER_MAX_OPERANDS 8 /* operands of one elementwise/reduction iteration */
 
 #endif /* TESSERA_VERSION_H */

@@ -10,9 +10,9 @@ namespace {
 // Contiguous same-dtype copy: memcpy, split across threads for large buffers.
 void parallel_memcpy(char* dst, const char* src, int64_t nbytes) {
   constexpr int64_t kGrain = int64_t(1) << 20;  // 1 MiB per thread at least
-  parallel_for(0, nbytes, kGrain,
-               [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, static_cast<size_t>(e - b)); },
-               /*align=*/4096);
+  parallel_for(
+      0, nbytes, kGrain, [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, static_cast<size_t>(e - b)); },
+      /*align=*/4096);
 }
 
 void copy_kernel(KernelCall& c) {
@@ -46,9 +46,12 @@ void fill_kernel(KernelCall& c) {
     const TO v = static_cast<TO>(c.arg_scalar<T>(1));
     if (it.contiguous) {
       TO* p = reinterpret_cast<TO*>(it.data[0]);
-      parallel_for(0, it.numel, kParallelGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) p[i] = v;
-      }, 64);
+      parallel_for(
+          0, it.numel, kParallelGrain,
+          [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) p[i] = v;
+          },
+          64);
     } else {
       elementwise<TO>(it, kernels::ConstantOp<TO>{v});
     }

@@ -19,14 +19,14 @@ namespace tsr::cpu {
 // allocator; returns the device type id.
 int32_t register_device(Registrar& r);
 
-void register_binary_kernels(Registrar& r, int32_t device_type);           // elementwise_binary.cpp
-void register_unary_kernels(Registrar& r, int32_t device_type);            // elementwise_unary.cpp
+void register_binary_kernels(Registrar& r, int32_t device_type);               // elementwise_binary.cpp
+void register_unary_kernels(Registrar& r, int32_t device_type);                // elementwise_unary.cpp
 void register_compare_where_clamp_kernels(Registrar& r, int32_t device_type);  // compare_where_clamp.cpp
-void register_copy_fill_arange_kernels(Registrar& r, int32_t device_type); // copy_fill_arange.cpp
-void register_reduce_kernels(Registrar& r, int32_t device_type);           // reduce.cpp
-void register_softmax_kernels(Registrar& r, int32_t device_type);          // softmax.cpp
-void register_matmul_kernels(Registrar& r, int32_t device_type);           // matmul.cpp
-void register_random_kernels(Registrar& r, int32_t device_type);           // random.cpp
+void register_copy_fill_arange_kernels(Registrar& r, int32_t device_type);     // copy_fill_arange.cpp
+void register_reduce_kernels(Registrar& r, int32_t device_type);               // reduce.cpp
+void register_softmax_kernels(Registrar& r, int32_t device_type);              // softmax.cpp
+void register_matmul_kernels(Registrar& r, int32_t device_type);               // matmul.cpp
+void register_random_kernels(Registrar& r, int32_t device_type);               // random.cpp
 
 // Further kernel files register themselves (no edit elsewhere needed):
 //   TSR_CPU_KERNELS(sort) { r.kernel(...); }   // r: Registrar&, device_type: int32_t
@@ -34,10 +34,10 @@ using KernelFamilyFn = void (*)(Registrar& r, int32_t device_type);
 bool register_kernel_family(const char* name, KernelFamilyFn fn);
 void register_kernel_families(Registrar& r, int32_t device_type);
 
-#define TSR_CPU_KERNELS(family)                                                             \
-  static void tsr_cpu_kernels_##family(::tsr::Registrar& r, int32_t device_type);           \
-  [[maybe_unused]] static const bool tsr_cpu_kernels_registered_##family =                  \
-      ::tsr::cpu::register_kernel_family(#family, tsr_cpu_kernels_##family);                 \
+#define TSR_CPU_KERNELS(family)                                                   \
+  static void tsr_cpu_kernels_##family(::tsr::Registrar& r, int32_t device_type); \
+  [[maybe_unused]] static const bool tsr_cpu_kernels_registered_##family =        \
+      ::tsr::cpu::register_kernel_family(#family, tsr_cpu_kernels_##family);      \
   static void tsr_cpu_kernels_##family(::tsr::Registrar& r, [[maybe_unused]] int32_t device_type)
 
 // Integer helpers that wrap instead of overflowing (shared with the other backends).
@@ -51,8 +51,8 @@ using kernels::wrap_t;
 // `flatten` inlines every callee into each clone, so the whole loop gets the wider ISA. Use it
 // on functions called per chunk *inside* parallel regions (OpenMP-outlined bodies themselves
 // are compiled once for the baseline).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    __GNUC__ >= 11 && !defined(TSR_CPU_NO_MULTIVERSION)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && __GNUC__ >= 11 && \
+    !defined(TSR_CPU_NO_MULTIVERSION)
 #define TSR_CPU_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
 #else
 #define TSR_CPU_MULTIVERSION
@@ -77,8 +77,8 @@ void elementwise_mv(const tsr_iter_t& it, const Op& op, int64_t grain = kParalle
     return;
   }
   const bool stream = it.contiguous && it.numel * int64_t(sizeof(Out)) >= kStreamStoreBytes;
-  parallel_for(0, it.numel, grain,
-               [&](int64_t b, int64_t e) { elementwise_chunk_mv<Out, Ins...>(it, b, e, op, stream); }, 64);
+  parallel_for(
+      0, it.numel, grain, [&](int64_t b, int64_t e) { elementwise_chunk_mv<Out, Ins...>(it, b, e, op, stream); }, 64);
 }
 
 // The CPU backend's launcher for the shared elementwise kernels of tessera/kernels/

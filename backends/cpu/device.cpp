@@ -20,8 +20,7 @@ constexpr size_t kHugePage = size_t(2) << 20;
 // possibly from several runtimes at once).
 std::atomic<const tsr_api_t*> g_api{nullptr};
 
-tsr_status_t cpu_copy(void*, tsr_device_t, void* dst, tsr_device_t, const void* src, size_t nbytes,
-                      tsr_stream_t*) {
+tsr_status_t cpu_copy(void*, tsr_device_t, void* dst, tsr_device_t, const void* src, size_t nbytes, tsr_stream_t*) {
   if (nbytes == 0 || dst == src) return nullptr;
   constexpr int64_t kGrain = int64_t(1) << 20;
   char* d = static_cast<char*>(dst);
@@ -30,8 +29,9 @@ tsr_status_t cpu_copy(void*, tsr_device_t, void* dst, tsr_device_t, const void* 
     std::memmove(d, s, nbytes);
     return nullptr;
   }
-  parallel_for(0, static_cast<int64_t>(nbytes), kGrain,
-               [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, static_cast<size_t>(e - b)); }, 4096);
+  parallel_for(
+      0, static_cast<int64_t>(nbytes), kGrain,
+      [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, static_cast<size_t>(e - b)); }, 4096);
   return nullptr;
 }
 

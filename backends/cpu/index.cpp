@@ -1,7 +1,8 @@
 // Indexing kernels: index_select (row copies), gather, scatter with reductions, nonzero.
 // Contracts (docs/kernels/index.md): index tensors arrive as int64 (contiguous for
-// index_select, any strides for gather/scatter) and may hold any value; every kernel validates all indices before writing anything, so a bad index leaves the
-// output untouched. Data moves are done by item size (bit copies); reductions dispatch on dtype.
+// index_select, any strides for gather/scatter) and may hold any value; every kernel validates all indices before
+// writing anything, so a bad index leaves the output untouched. Data moves are done by item size (bit copies);
+// reductions dispatch on dtype.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -57,11 +58,20 @@ std::vector<int64_t> block_offsets(const int64_t* sizes, const int64_t* strides,
 template <class F>
 void by_itemsize(size_t size, const char* op, F&& f) {
   switch (size) {
-    case 1: f(TypeTag<uint8_t>{}); break;
-    case 2: f(TypeTag<uint16_t>{}); break;
-    case 4: f(TypeTag<uint32_t>{}); break;
-    case 8: f(TypeTag<uint64_t>{}); break;
-    default: fail(TSR_UNIMPLEMENTED, op, ": unsupported item size ", size);
+    case 1:
+      f(TypeTag<uint8_t>{});
+      break;
+    case 2:
+      f(TypeTag<uint16_t>{});
+      break;
+    case 4:
+      f(TypeTag<uint32_t>{});
+      break;
+    case 8:
+      f(TypeTag<uint64_t>{});
+      break;
+    default:
+      fail(TSR_UNIMPLEMENTED, op, ": unsupported item size ", size);
   }
 }
 
@@ -115,7 +125,8 @@ struct Blocks {
 // visited once: an expanded row index costs K checks, not K * I.
 void check_index_view(const char* op, const tsr_tensor_view_t& index, int64_t size, int64_t dim) {
   int64_t sizes[TSR_MAX_DIMS];
-  for (int d = 0; d < index.ndim; ++d) sizes[d] = index.strides[d] == 0 ? std::min<int64_t>(1, index.sizes[d]) : index.sizes[d];
+  for (int d = 0; d < index.ndim; ++d)
+    sizes[d] = index.strides[d] == 0 ? std::min<int64_t>(1, index.sizes[d]) : index.sizes[d];
   const std::vector<int64_t> off = block_offsets(sizes, index.strides, 0, index.ndim);
   const int64_t* idx = static_cast<const int64_t*>(index.data);
   for (int64_t o : off) {
@@ -231,39 +242,49 @@ void scatter_reduce_kernel(KernelCall& c) {
       for (int64_t i = 0; rows && i < I; ++i) rows = ib.i_off[i] == 0 && ob.i_off[i] == i && sb.i_off[i] == i;
       auto run = [&](auto rtag) {
         constexpr Reduce R = decltype(rtag)::value;
-        parallel_for(0, O * nblk, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, K * W)),
-                     [&](int64_t b, int64_t e) {
-          for (int64_t item = b; item < e; ++item) {
-            const int64_t o = item / nblk, i0 = (item % nblk) * W, i1 = std::min(I, i0 + W);
-            T* base = dst + ob.o_off[o];
-            const int64_t* ibase = idx + ib.o_off[o];
-            const T* sbase = src + sb.o_off[o];
-            if (reset)
-              for (int64_t k = 0; k < K; ++k)
-                for (int64_t i = i0; i < i1; ++i)
-                  base[wrap(ibase[k * ib.k_stride + ib.i_off[i]], S) * sd + ob.i_off[i]] = static_cast<T>(ident);
-            for (int64_t k = 0; k < K; ++k) {
-              const int64_t* ik = ibase + k * ib.k_stride;
-              const T* sk = sbase + k * sb.k_stride;
-              if (rows) {
-                T* drow = base + wrap(ik[0], S) * sd;
-                for (int64_t i = i0; i < i1; ++i) drow[i] = static_cast<T>(M::combine(R, C(drow[i]), C(sk[i])));
-              } else {
-                for (int64_t i = i0; i < i1; ++i) {
-                  T& d = base[wrap(ik[ib.i_off[i]], S) * sd + ob.i_off[i]];
-                  d = static_cast<T>(M::combine(R, C(d), C(sk[sb.i_off[i]])));
+        parallel_for(
+            0, O * nblk, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, K * W)), [&](int64_t b, int64_t e) {
+              for (int64_t item = b; item < e; ++item) {
+                const int64_t o = item / nblk, i0 = (item % nblk) * W, i1 = std::min(I, i0 + W);
+                T* base = dst + ob.o_off[o];
+                const int64_t* ibase = idx + ib.o_off[o];
+                const T* sbase = src + sb.o_off[o];
+                if (reset)
+                  for (int64_t k = 0; k < K; ++k)
+                    for (int64_t i = i0; i < i1; ++i)
+                      base[wrap(ibase[k * ib.k_stride + ib.i_off[i]], S) * sd + ob.i_off[i]] = static_cast<T>(ident);
+                for (int64_t k = 0; k < K; ++k) {
+                  const int64_t* ik = ibase + k * ib.k_stride;
+                  const T* sk = sbase + k * sb.k_stride;
+                  if (rows) {
+                    T* drow = base + wrap(ik[0], S) * sd;
+                    for (int64_t i = i0; i < i1; ++i) drow[i] = static_cast<T>(M::combine(R, C(drow[i]), C(sk[i])));
+                  } else {
+                    for (int64_t i = i0; i < i1; ++i) {
+                      T& d = base[wrap(ik[ib.i_off[i]], S) * sd + ob.i_off[i]];
+                      d = static_cast<T>(M::combine(R, C(d), C(sk[sb.i_off[i]])));
+                    }
+                  }
                 }
               }
-            }
-          }
-        });
+            });
       };
       switch (red) {
-        case Reduce::Assign: run(std::integral_constant<Reduce, Reduce::Assign>{}); break;
-        case Reduce::Sum: run(std::integral_constant<Reduce, Reduce::Sum>{}); break;
-        case Reduce::Prod: run(std::integral_constant<Reduce, Reduce::Prod>{}); break;
-        case Reduce::Amax: run(std::integral_constant<Reduce, Reduce::Amax>{}); break;
-        default: run(std::integral_constant<Reduce, Reduce::Amin>{}); break;
+        case Reduce::Assign:
+          run(std::integral_constant<Reduce, Reduce::Assign>{});
+          break;
+        case Reduce::Sum:
+          run(std::integral_constant<Reduce, Reduce::Sum>{});
+          break;
+        case Reduce::Prod:
+          run(std::integral_constant<Reduce, Reduce::Prod>{});
+          break;
+        case Reduce::Amax:
+          run(std::integral_constant<Reduce, Reduce::Amax>{});
+          break;
+        default:
+          run(std::integral_constant<Reduce, Reduce::Amin>{});
+          break;
       }
       return;
     }

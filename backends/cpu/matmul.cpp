@@ -77,12 +77,13 @@ void gemm_blas(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t
 
 // out[m, n] (row-major, contiguous) = a @ b for one matrix pair.
 template <class T>
-void gemm_one(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t k,
-              std::vector<float>* scratch) {
+void gemm_one(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t k, std::vector<float>* scratch) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
-    if constexpr (std::is_same<T, bool>::value) std::memset(out, 0, static_cast<size_t>(m * n));
-    else std::fill(out, out + m * n, T(0));
+    if constexpr (std::is_same<T, bool>::value)
+      std::memset(out, 0, static_cast<size_t>(m * n));
+    else
+      std::fill(out, out + m * n, T(0));
     return;
   }
   if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
@@ -118,7 +119,8 @@ void gemm_one(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t 
               if (av)
                 for (int64_t j = 0; j < len; ++j) acc[j] |= (brow[j * b.cs] != 0);
             } else {
-              for (int64_t j = 0; j < len; ++j) acc[j] += x * static_cast<uint64_t>(static_cast<int64_t>(brow[j * b.cs]));
+              for (int64_t j = 0; j < len; ++j)
+                acc[j] += x * static_cast<uint64_t>(static_cast<int64_t>(brow[j * b.cs]));
             }
           }
           for (int64_t j = 0; j < len; ++j) op[i * n + j0 + j] = static_cast<W>(acc[j]);

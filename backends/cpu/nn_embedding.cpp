@@ -10,7 +10,8 @@ namespace tsr::cpu {
 namespace {
 
 void check_index(const KernelCall& c, int64_t idx, int64_t V) {
-  if (idx < 0 || idx >= V) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": index ", idx, " is out of range for ", V, " rows");
+  if (idx < 0 || idx >= V)
+    fail(TSR_INVALID_ARGUMENT, c.op_name(), ": index ", idx, " is out of range for ", V, " rows");
 }
 
 void embedding_kernel(KernelCall& c) {

@@ -210,8 +210,10 @@ void layer_norm_backward_kernel(KernelCall& c) {
     for (int64_t j = 0; j < 2 * M; ++j) {
       CT acc = 0;
       for (int64_t b = 0; b < blocks; ++b) acc += part[static_cast<size_t>(b * 2 * M + j)];
-      if (j < M) dw[j] = static_cast<T>(acc);
-      else db[j - M] = static_cast<T>(acc);
+      if (j < M)
+        dw[j] = static_cast<T>(acc);
+      else
+        db[j - M] = static_cast<T>(acc);
     }
   });
 }
@@ -271,8 +273,8 @@ void ce_backward_kernel(KernelCall& c) {
       for (int64_t k = 0; k < C; ++k) wsum_all += double(w[k]);
     }
     parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, C)), [&](int64_t r0, int64_t r1) {
-      ce_backward_rows<T>(static_cast<const T*>(in.data), t, w, static_cast<const T*>(gp), static_cast<T*>(c.output(0).data),
-                          r0, r1, C, ignore, ls, wsum_all);
+      ce_backward_rows<T>(static_cast<const T*>(in.data), t, w, static_cast<const T*>(gp),
+                          static_cast<T*>(c.output(0).data), r0, r1, C, ignore, ls, wsum_all);
     });
   });
 }

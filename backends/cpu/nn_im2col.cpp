@@ -19,8 +19,8 @@ Geometry geometry(const KernelCall& c, const int64_t* in_sizes, size_t a_kernel,
        o = c.arg_ints(a_out);
   TSR_CHECK(k.size() == 2 && d.size() == 2 && p.size() == 2 && s.size() == 2 && o.size() == 2, TSR_INTERNAL,
             c.op_name(), ": expected 2-element kernel/dilation/padding/stride/output lists");
-  return Geometry{in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3], k[0], k[1], d[0], d[1],
-                  p[0],        p[1],        s[0],        s[1],        o[0], o[1]};
+  return Geometry{in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3], k[0], k[1], d[0],
+                  d[1],        p[0],        p[1],        s[0],        s[1], o[0], o[1]};
 }
 
 template <class T>

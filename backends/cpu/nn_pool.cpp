@@ -61,17 +61,18 @@ void max_pool_backward_kernel(KernelCall& c) {
     using CT = compute_t<T>;
     const T* g = static_cast<const T*>(gv.data);
     T* dx = static_cast<T*>(out.data);
-    parallel_for(0, planes, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, HW + L)), [&](int64_t b, int64_t e) {
-      std::vector<CT> acc(static_cast<size_t>(HW));
-      for (int64_t p = b; p < e; ++p) {
-        std::fill(acc.begin(), acc.end(), CT(0));
-        for (int64_t l = 0; l < L; ++l) {
-          const int64_t i = idx[p * L + l];
-          if (i >= 0 && i < HW) acc[static_cast<size_t>(i)] += CT(g[p * L + l]);
-        }
-        for (int64_t i = 0; i < HW; ++i) dx[p * HW + i] = static_cast<T>(acc[static_cast<size_t>(i)]);
-      }
-    });
+    parallel_for(0, planes, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, HW + L)),
+                 [&](int64_t b, int64_t e) {
+                   std::vector<CT> acc(static_cast<size_t>(HW));
+                   for (int64_t p = b; p < e; ++p) {
+                     std::fill(acc.begin(), acc.end(), CT(0));
+                     for (int64_t l = 0; l < L; ++l) {
+                       const int64_t i = idx[p * L + l];
+                       if (i >= 0 && i < HW) acc[static_cast<size_t>(i)] += CT(g[p * L + l]);
+                     }
+                     for (int64_t i = 0; i < HW; ++i) dx[p * HW + i] = static_cast<T>(acc[static_cast<size_t>(i)]);
+                   }
+                 });
   });
 }
 

@@ -44,5 +44,4 @@ void cpu_init(tsr::Registrar& r) {
 }  // namespace
 
 TSR_DEFINE_PLUGIN("cpu", TSR_CPU_PLUGIN_VERSION,
-                  "Tessera CPU backend: OpenMP kernels, OpenBLAS GEMM, huge-page allocator",
-                  nullptr, cpu_init, nullptr)
+                  "Tessera CPU backend: OpenMP kernels, OpenBLAS GEMM, huge-page allocator", nullptr, cpu_init, nullptr)

@@ -73,10 +73,14 @@ void multinomial_kernel(KernelCall& c) {
       nonzero += w > 0;
       cum[size_t(k)] = total;
     }
-    if (!(total > 0)) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": invalid multinomial distribution (sum of probabilities <= 0) in row ", r);
+    if (!(total > 0))
+      fail(TSR_INVALID_ARGUMENT, c.op_name(), ": invalid multinomial distribution (sum of probabilities <= 0) in row ",
+           r);
     if (!replacement && nonzero < ns)
-      fail(TSR_INVALID_ARGUMENT, c.op_name(), ": invalid multinomial distribution (with replacement=False, not enough non-zero "
-           "categories to sample): row ", r, " has ", nonzero, " for ", ns, " samples");
+      fail(TSR_INVALID_ARGUMENT, c.op_name(),
+           ": invalid multinomial distribution (with replacement=False, not enough non-zero "
+           "categories to sample): row ",
+           r, " has ", nonzero, " for ", ns, " samples");
     int64_t* orow = out + r * ns;
     if (replacement) {
       int64_t last = cats - 1;

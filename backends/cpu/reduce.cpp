@@ -39,8 +39,10 @@ struct SumReducer {
   static constexpr bool kVerticalF32 = is_float_type<T>::value && !std::is_same<T, double>::value;
   acc_t init() const { return acc_t(0); }
   acc_t step(acc_t a, T x) const {
-    if constexpr (is_float_type<T>::value) return a + double(C<T>(x));
-    else return a + static_cast<uint64_t>(static_cast<int64_t>(x));
+    if constexpr (is_float_type<T>::value)
+      return a + double(C<T>(x));
+    else
+      return a + static_cast<uint64_t>(static_cast<int64_t>(x));
   }
   acc_t combine(acc_t a, acc_t b) const { return a + b; }
   acc_t run(const char* base, int64_t n, int64_t stride) const {
@@ -186,71 +188,69 @@ void reduce_vertical(const tsr_iter_t& it, const R& r) {
   rb.strides = it.strides[1];
   rb.numel = blk;
   const int64_t work_per_item = std::max<int64_t>(1, blk * std::min(inner, tile));
-  parallel_for(0, outer * ntiles, std::max<int64_t>(1, kParallelGrain / work_per_item),
-               [&](int64_t b, int64_t e) {
-                 acc_t acc[kVerticalTile];
-                 ReduceBlock blk_local = rb;
-                 for (int64_t item = b; item < e; ++item) {
-                   const int64_t o = item / ntiles, t = item % ntiles;
-                   const int64_t j0 = t * tile;
-                   const int64_t len = std::min(tile, inner - j0);
-                   int64_t out_off, in_off;
-                   offsets_of(it, nr + 1, o, out_off, in_off);
-                   T* out = reinterpret_cast<T*>(it.data[0] + out_off) + j0;
-                   blk_local.data = it.data[1] + in_off + j0 * int64_t(sizeof(T));
-                   for (int64_t j = 0; j < len; ++j) acc[j] = r.init();
-                   if constexpr (has_vertical_f32<R>::value) {
-                     float facc[kVerticalTile];
-                     for (int64_t j = 0; j < len; ++j) facc[j] = 0.0f;
-                     int64_t rows = 0;
-                     auto flush = [&] {
-                       for (int64_t j = 0; j < len; ++j) {
-                         acc[j] += double(facc[j]);
-                         facc[j] = 0.0f;
-                       }
-                       rows = 0;
-                     };
-                     blk_local.for_each_run([&](const char* p, int64_t n, int64_t stride) {
-                       int64_t i = 0;
-                       // Four rows per pass: four memory streams in flight, a quarter of the
-                       // accumulator traffic.
-                       for (; i + 4 <= n; i += 4) {
-                         const T* r0 = reinterpret_cast<const T*>(p + i * stride);
-                         const T* r1 = reinterpret_cast<const T*>(p + (i + 1) * stride);
-                         const T* r2 = reinterpret_cast<const T*>(p + (i + 2) * stride);
-                         const T* r3 = reinterpret_cast<const T*>(p + (i + 3) * stride);
-                         for (int64_t j = 0; j < len; ++j)
-                           facc[j] += (float(r0[j]) + float(r1[j])) + (float(r2[j]) + float(r3[j]));
-                         rows += 4;
-                         if (rows >= kVerticalFlush) flush();
-                       }
-                       for (; i < n; ++i) {
-                         const T* row = reinterpret_cast<const T*>(p + i * stride);
-                         for (int64_t j = 0; j < len; ++j) facc[j] += float(row[j]);
-                         if (++rows >= kVerticalFlush) flush();
-                       }
-                     });
-                     for (int64_t j = 0; j < len; ++j) acc[j] += double(facc[j]);
-                   } else {
-                     blk_local.for_each_run([&](const char* p, int64_t n, int64_t stride) {
-                       int64_t i = 0;
-                       for (; i + 4 <= n; i += 4) {
-                         const T* r0 = reinterpret_cast<const T*>(p + i * stride);
-                         const T* r1 = reinterpret_cast<const T*>(p + (i + 1) * stride);
-                         const T* r2 = reinterpret_cast<const T*>(p + (i + 2) * stride);
-                         const T* r3 = reinterpret_cast<const T*>(p + (i + 3) * stride);
-                         for (int64_t j = 0; j < len; ++j)
-                           acc[j] = r.step(r.step(r.step(r.step(acc[j], r0[j]), r1[j]), r2[j]), r3[j]);
-                       }
-                       for (; i < n; ++i) {
-                         const T* row = reinterpret_cast<const T*>(p + i * stride);
-                         for (int64_t j = 0; j < len; ++j) acc[j] = r.step(acc[j], row[j]);
-                       }
-                     });
-                   }
-                   for (int64_t j = 0; j < len; ++j) out[j] = r.finish(acc[j], blk);
-                 }
-               });
+  parallel_for(0, outer * ntiles, std::max<int64_t>(1, kParallelGrain / work_per_item), [&](int64_t b, int64_t e) {
+    acc_t acc[kVerticalTile];
+    ReduceBlock blk_local = rb;
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t o = item / ntiles, t = item % ntiles;
+      const int64_t j0 = t * tile;
+      const int64_t len = std::min(tile, inner - j0);
+      int64_t out_off, in_off;
+      offsets_of(it, nr + 1, o, out_off, in_off);
+      T* out = reinterpret_cast<T*>(it.data[0] + out_off) + j0;
+      blk_local.data = it.data[1] + in_off + j0 * int64_t(sizeof(T));
+      for (int64_t j = 0; j < len; ++j) acc[j] = r.init();
+      if constexpr (has_vertical_f32<R>::value) {
+        float facc[kVerticalTile];
+        for (int64_t j = 0; j < len; ++j) facc[j] = 0.0f;
+        int64_t rows = 0;
+        auto flush = [&] {
+          for (int64_t j = 0; j < len; ++j) {
+            acc[j] += double(facc[j]);
+            facc[j] = 0.0f;
+          }
+          rows = 0;
+        };
+        blk_local.for_each_run([&](const char* p, int64_t n, int64_t stride) {
+          int64_t i = 0;
+          // Four rows per pass: four memory streams in flight, a quarter of the
+          // accumulator traffic.
+          for (; i + 4 <= n; i += 4) {
+            const T* r0 = reinterpret_cast<const T*>(p + i * stride);
+            const T* r1 = reinterpret_cast<const T*>(p + (i + 1) * stride);
+            const T* r2 = reinterpret_cast<const T*>(p + (i + 2) * stride);
+            const T* r3 = reinterpret_cast<const T*>(p + (i + 3) * stride);
+            for (int64_t j = 0; j < len; ++j) facc[j] += (float(r0[j]) + float(r1[j])) + (float(r2[j]) + float(r3[j]));
+            rows += 4;
+            if (rows >= kVerticalFlush) flush();
+          }
+          for (; i < n; ++i) {
+            const T* row = reinterpret_cast<const T*>(p + i * stride);
+            for (int64_t j = 0; j < len; ++j) facc[j] += float(row[j]);
+            if (++rows >= kVerticalFlush) flush();
+          }
+        });
+        for (int64_t j = 0; j < len; ++j) acc[j] += double(facc[j]);
+      } else {
+        blk_local.for_each_run([&](const char* p, int64_t n, int64_t stride) {
+          int64_t i = 0;
+          for (; i + 4 <= n; i += 4) {
+            const T* r0 = reinterpret_cast<const T*>(p + i * stride);
+            const T* r1 = reinterpret_cast<const T*>(p + (i + 1) * stride);
+            const T* r2 = reinterpret_cast<const T*>(p + (i + 2) * stride);
+            const T* r3 = reinterpret_cast<const T*>(p + (i + 3) * stride);
+            for (int64_t j = 0; j < len; ++j)
+              acc[j] = r.step(r.step(r.step(r.step(acc[j], r0[j]), r1[j]), r2[j]), r3[j]);
+          }
+          for (; i < n; ++i) {
+            const T* row = reinterpret_cast<const T*>(p + i * stride);
+            for (int64_t j = 0; j < len; ++j) acc[j] = r.step(acc[j], row[j]);
+          }
+        });
+      }
+      for (int64_t j = 0; j < len; ++j) out[j] = r.finish(acc[j], blk);
+    }
+  });
 }
 
 template <class T, class R>
@@ -262,9 +262,8 @@ void reduce_generic(const tsr_iter_t& it, const R& r) {
   const int nr = std::min(it.nreduce, it.ndim);
 
   // Vertical: reduced dims strided, first kept dim contiguous in input and output.
-  if (nr >= 1 && nr < it.ndim && blk > 1 && it.sizes[nr] > 1 &&
-      it.strides[1][0] != int64_t(sizeof(T)) && it.strides[1][nr] == int64_t(sizeof(T)) &&
-      it.strides[0][nr] == int64_t(sizeof(T))) {
+  if (nr >= 1 && nr < it.ndim && blk > 1 && it.sizes[nr] > 1 && it.strides[1][0] != int64_t(sizeof(T)) &&
+      it.strides[1][nr] == int64_t(sizeof(T)) && it.strides[0][nr] == int64_t(sizeof(T))) {
     reduce_vertical<T>(it, r);
     return;
   }
@@ -303,8 +302,9 @@ void reduce_generic(const tsr_iter_t& it, const R& r) {
     parallel_for(0, nchunks, 1, [&](int64_t c0, int64_t c1) {
       for (int64_t ch = c0; ch < c1; ++ch) {
         acc_t acc = r.init();
-        for_each_run<1>(sub, ch * kChunk, std::min(blk, (ch + 1) * kChunk),
-                        [&](char* const* p, const int64_t* s, int64_t n) { acc = r.combine(acc, r.run(p[0], n, s[0])); });
+        for_each_run<1>(
+            sub, ch * kChunk, std::min(blk, (ch + 1) * kChunk),
+            [&](char* const* p, const int64_t* s, int64_t n) { acc = r.combine(acc, r.run(p[0], n, s[0])); });
         partial[static_cast<size_t>(ch)] = acc;
       }
     });

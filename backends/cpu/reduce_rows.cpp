@@ -64,9 +64,11 @@ void sort_rows_kernel(KernelCall& c) {
       for (int64_t j = 0; j < r.n; ++j) v[static_cast<size_t>(j)] = {CT(xr[j]), j};
       // Always stable: ties keep their input order, which is also a valid unstable result.
       if (descending)
-        std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return less_nan_last(b.first, a.first); });
+        std::stable_sort(v.begin(), v.end(),
+                         [](const auto& a, const auto& b) { return less_nan_last(b.first, a.first); });
       else
-        std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return less_nan_last(a.first, b.first); });
+        std::stable_sort(v.begin(), v.end(),
+                         [](const auto& a, const auto& b) { return less_nan_last(a.first, b.first); });
       for (int64_t j = 0; j < r.n; ++j) {
         y[row * r.n + j] = xr[v[static_cast<size_t>(j)].second];
         ix[row * r.n + j] = v[static_cast<size_t>(j)].second;
@@ -125,7 +127,8 @@ void mode_rows_kernel(KernelCall& c) {
       std::vector<std::pair<CT, int64_t>> v(static_cast<size_t>(r.n));
       const T* xr = x + row * r.n;
       for (int64_t j = 0; j < r.n; ++j) v[static_cast<size_t>(j)] = {CT(xr[j]), j};
-      std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return less_nan_last(a.first, b.first); });
+      std::stable_sort(v.begin(), v.end(),
+                       [](const auto& a, const auto& b) { return less_nan_last(a.first, b.first); });
       int64_t best = 0, best_count = 0, count = 0;
       for (size_t j = 0; j < v.size(); ++j) {
         count = (j > 0 && v[j].first == v[j - 1].first) ? count + 1 : 1;
@@ -177,7 +180,8 @@ void cumulative_rows_kernel(KernelCall& c) {
   const tsr_tensor_view_t& in = c.input(0);
   const int64_t kind = c.arg_int(1);
   const Rows r = rows_of(in);
-  if (kind == 2 && !is_floating(c.dtype())) fail(TSR_INVALID_ARGUMENT, "logcumsumexp: expected a floating point tensor");
+  if (kind == 2 && !is_floating(c.dtype()))
+    fail(TSR_INVALID_ARGUMENT, "logcumsumexp: expected a floating point tensor");
   dispatch_numeric(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in.data);
@@ -252,10 +256,18 @@ void gather_typed(const KernelCall& c) {
 
 void gather_rows_kernel(KernelCall& c) {
   switch (itemsize(c.dtype())) {
-    case 1: gather_typed<uint8_t>(c); break;
-    case 2: gather_typed<uint16_t>(c); break;
-    case 4: gather_typed<uint32_t>(c); break;
-    default: gather_typed<uint64_t>(c); break;
+    case 1:
+      gather_typed<uint8_t>(c);
+      break;
+    case 2:
+      gather_typed<uint16_t>(c);
+      break;
+    case 4:
+      gather_typed<uint32_t>(c);
+      break;
+    default:
+      gather_typed<uint64_t>(c);
+      break;
   }
 }
 
@@ -275,8 +287,10 @@ void scatter_add_rows_kernel(KernelCall& c) {
       for (int64_t j = 0; j < rs.n; ++j) {
         const int64_t k = idx[row * rs.n + j];
         if (k < 0 || k >= ro.n) continue;  // checked by the core before the launch
-        if constexpr (std::is_same<T, bool>::value) yr[k] = yr[k] || s[row * rs.n + j];
-        else yr[k] = static_cast<T>(C<T>(yr[k]) + C<T>(s[row * rs.n + j]));
+        if constexpr (std::is_same<T, bool>::value)
+          yr[k] = yr[k] || s[row * rs.n + j];
+        else
+          yr[k] = static_cast<T>(C<T>(yr[k]) + C<T>(s[row * rs.n + j]));
       }
     });
   });

@@ -12,11 +12,20 @@ namespace {
 template <class F>
 void by_itemsize(int32_t dtype, const char* op, F&& f) {
   switch (itemsize(dtype)) {
-    case 1: f(uint8_t{}); break;
-    case 2: f(uint16_t{}); break;
-    case 4: f(uint32_t{}); break;
-    case 8: f(uint64_t{}); break;
-    default: fail(TSR_UNIMPLEMENTED, op, ": unsupported element size ", itemsize(dtype));
+    case 1:
+      f(uint8_t{});
+      break;
+    case 2:
+      f(uint16_t{});
+      break;
+    case 4:
+      f(uint32_t{});
+      break;
+    case 8:
+      f(uint64_t{});
+      break;
+    default:
+      fail(TSR_UNIMPLEMENTED, op, ": unsupported element size ", itemsize(dtype));
   }
 }
 

@@ -138,9 +138,12 @@ void softmax_impl(KernelCall& c) {
     fail(TSR_INVALID_ARGUMENT, c.op_name(), ": dim ", dim, " out of range for ", ndim, "-d input");
   int64_t outer = 1, D = 1, inner = 1;
   for (int32_t d = 0; d < ndim; ++d) {
-    if (d < dim) outer *= in.sizes[d];
-    else if (d == dim) D = in.sizes[d];
-    else inner *= in.sizes[d];
+    if (d < dim)
+      outer *= in.sizes[d];
+    else if (d == dim)
+      D = in.sizes[d];
+    else
+      inner *= in.sizes[d];
   }
   if (outer == 0 || D == 0 || inner == 0) return;
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {

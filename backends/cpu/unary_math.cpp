@@ -56,7 +56,8 @@ void sincos_kernel(KernelCall& c) {
     sincos_f32_chunk<COS>(it, 0, it.numel);
     return;
   }
-  parallel_for(0, it.numel, kParallelGrain, [&](int64_t b, int64_t e) { sincos_f32_chunk<COS>(it, b, e); }, 64);
+  parallel_for(
+      0, it.numel, kParallelGrain, [&](int64_t b, int64_t e) { sincos_f32_chunk<COS>(it, b, e); }, 64);
 }
 
 }  // namespace

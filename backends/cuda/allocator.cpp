@@ -113,8 +113,8 @@ void prepare_pool(int dev) {
   cudaMemPool_t pool = nullptr;
   TSR_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev), "cuda_async allocator", dev);
   uint64_t threshold = UINT64_MAX;
-  TSR_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
-                 "cuda_async allocator", dev);
+  TSR_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold), "cuda_async allocator",
+                 dev);
   (*g_pool_ready)[static_cast<size_t>(dev)] = true;
 }
 

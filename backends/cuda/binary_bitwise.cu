@@ -1,5 +1,5 @@
-// logical_and/or/xor/not, bitwise_and/or/xor/not, bitwise shifts: the shared kernels of tessera/kernels/compare_ops.hpp (the same per-element code and dtype rules as
-// the CPU backend), launched by elementwise.cuh.
+// logical_and/or/xor/not, bitwise_and/or/xor/not, bitwise shifts: the shared kernels of tessera/kernels/compare_ops.hpp
+// (the same per-element code and dtype rules as the CPU backend), launched by elementwise.cuh.
 #include "elementwise.cuh"
 #include "tessera/kernels/compare_ops.hpp"
 

@@ -124,8 +124,8 @@ void ce_fwd(KernelCall& c) {
     T* wsum = static_cast<T*>(c.output(1).data);
     if (Cn <= red::kWarpRowMax) {
       constexpr int rpb = red::RowGroup<32>::kRowsPerBlock;
-      ce_kernel<T, 32><<<red::row_grid(N, rpb), dim3(32, rpb), 0, stream>>>(x, t, w, loss, wsum, N, Cn, ignore, ls,
-                                                                            rec, op_id);
+      ce_kernel<T, 32>
+          <<<red::row_grid(N, rpb), dim3(32, rpb), 0, stream>>>(x, t, w, loss, wsum, N, Cn, ignore, ls, rec, op_id);
     } else {
       ce_kernel<T, 512><<<red::row_grid(N, 1), 512, 0, stream>>>(x, t, w, loss, wsum, N, Cn, ignore, ls, rec, op_id);
     }

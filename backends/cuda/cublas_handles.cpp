@@ -113,16 +113,20 @@ cudnnHandle_t cudnn_handle(int device) {
 
 void throw_cublas_error(cublasStatus_t st, const char* op, const char* what, int device) {
   tsr_code_t code = TSR_INTERNAL;
-  if (st == CUBLAS_STATUS_ALLOC_FAILED) code = TSR_RESOURCE_EXHAUSTED;
-  else if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE) code = TSR_INVALID_ARGUMENT;
-  fail(code, op, ": ", what, " failed on cuda:", device, ": ", cublasGetStatusName(st), " (",
-       cublasGetStatusString(st), ")");
+  if (st == CUBLAS_STATUS_ALLOC_FAILED)
+    code = TSR_RESOURCE_EXHAUSTED;
+  else if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE)
+    code = TSR_INVALID_ARGUMENT;
+  fail(code, op, ": ", what, " failed on cuda:", device, ": ", cublasGetStatusName(st), " (", cublasGetStatusString(st),
+       ")");
 }
 
 void throw_cusolver_error(cusolverStatus_t st, const char* op, const char* what, int device) {
   tsr_code_t code = TSR_INTERNAL;
-  if (st == CUSOLVER_STATUS_ALLOC_FAILED) code = TSR_RESOURCE_EXHAUSTED;
-  else if (st == CUSOLVER_STATUS_NOT_SUPPORTED || st == CUSOLVER_STATUS_INVALID_VALUE) code = TSR_INVALID_ARGUMENT;
+  if (st == CUSOLVER_STATUS_ALLOC_FAILED)
+    code = TSR_RESOURCE_EXHAUSTED;
+  else if (st == CUSOLVER_STATUS_NOT_SUPPORTED || st == CUSOLVER_STATUS_INVALID_VALUE)
+    code = TSR_INVALID_ARGUMENT;
   fail(code, op, ": ", what, " failed on cuda:", device, ": cusolver status ", int(st));
 }
 
@@ -133,10 +137,13 @@ void throw_cudnn_error(cudnnStatus_t st, const char* op, const char* what, int d
   tsr_code_t code = TSR_INTERNAL;
   // cuDNN 9 status codes come in categories of 1000 (BAD_PARAM_*, NOT_SUPPORTED_*, ...). A
   // configuration cuDNN does not support is UNIMPLEMENTED so that a caller can fall back.
-  if (st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED || st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+  if (st == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+      st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
     code = TSR_RESOURCE_EXHAUSTED;
-  else if (int(st) / 1000 == int(CUDNN_STATUS_NOT_SUPPORTED) / 1000) code = TSR_UNIMPLEMENTED;
-  else if (int(st) / 1000 == int(CUDNN_STATUS_BAD_PARAM) / 1000) code = TSR_INVALID_ARGUMENT;
+  else if (int(st) / 1000 == int(CUDNN_STATUS_NOT_SUPPORTED) / 1000)
+    code = TSR_UNIMPLEMENTED;
+  else if (int(st) / 1000 == int(CUDNN_STATUS_BAD_PARAM) / 1000)
+    code = TSR_INVALID_ARGUMENT;
   fail(code, op, ": ", what, " failed on cuda:", device, ": ", cudnnGetErrorString(st));
 }
 }  // namespace tsr::cuda

@@ -33,25 +33,24 @@ cudnnHandle_t cudnn_handle(int device);
 [[noreturn]] void throw_cusolver_error(cusolverStatus_t st, const char* op, const char* what, int device);
 [[noreturn]] void throw_cudnn_error(cudnnStatus_t st, const char* op, const char* what, int device);
 
-#define TSR_CUBLAS_CHECK(expr, op, device)                                   \
-  do {                                                                       \
-    const cublasStatus_t tsr_cublas_st_ = (expr);                            \
-    if (tsr_cublas_st_ != CUBLAS_STATUS_SUCCESS)                             \
+#define TSR_CUBLAS_CHECK(expr, op, device)                                    \
+  do {                                                                        \
+    const cublasStatus_t tsr_cublas_st_ = (expr);                             \
+    if (tsr_cublas_st_ != CUBLAS_STATUS_SUCCESS)                              \
       ::tsr::cuda::throw_cublas_error(tsr_cublas_st_, (op), #expr, (device)); \
   } while (0)
 
-#define TSR_CUSOLVER_CHECK(expr, op, device)                                     \
-  do {                                                                           \
-    const cusolverStatus_t tsr_cusolver_st_ = (expr);                            \
-    if (tsr_cusolver_st_ != CUSOLVER_STATUS_SUCCESS)                             \
+#define TSR_CUSOLVER_CHECK(expr, op, device)                                      \
+  do {                                                                            \
+    const cusolverStatus_t tsr_cusolver_st_ = (expr);                             \
+    if (tsr_cusolver_st_ != CUSOLVER_STATUS_SUCCESS)                              \
       ::tsr::cuda::throw_cusolver_error(tsr_cusolver_st_, (op), #expr, (device)); \
   } while (0)
 
-#define TSR_CUDNN_CHECK(expr, op, device)                                    \
-  do {                                                                       \
-    const cudnnStatus_t tsr_cudnn_st_ = (expr);                              \
-    if (tsr_cudnn_st_ != CUDNN_STATUS_SUCCESS)                               \
-      ::tsr::cuda::throw_cudnn_error(tsr_cudnn_st_, (op), #expr, (device));   \
+#define TSR_CUDNN_CHECK(expr, op, device)                                                                            \
+  do {                                                                                                               \
+    const cudnnStatus_t tsr_cudnn_st_ = (expr);                                                                      \
+    if (tsr_cudnn_st_ != CUDNN_STATUS_SUCCESS) ::tsr::cuda::throw_cudnn_error(tsr_cudnn_st_, (op), #expr, (device)); \
   } while (0)
 
 }  // namespace tsr::cuda

@@ -33,10 +33,10 @@ using KernelFamilyFn = void (*)(Registrar& r, int32_t device_type);
 bool register_kernel_family(const char* name, KernelFamilyFn fn);
 void register_kernel_families(Registrar& r, int32_t device_type);
 
-#define TSR_CUDA_KERNELS(family)                                                            \
-  static void tsr_cuda_kernels_##family(::tsr::Registrar& r, int32_t device_type);          \
-  [[maybe_unused]] static const bool tsr_cuda_kernels_registered_##family =                 \
-      ::tsr::cuda::register_kernel_family(#family, tsr_cuda_kernels_##family);               \
+#define TSR_CUDA_KERNELS(family)                                                   \
+  static void tsr_cuda_kernels_##family(::tsr::Registrar& r, int32_t device_type); \
+  [[maybe_unused]] static const bool tsr_cuda_kernels_registered_##family =        \
+      ::tsr::cuda::register_kernel_family(#family, tsr_cuda_kernels_##family);     \
   static void tsr_cuda_kernels_##family(::tsr::Registrar& r, [[maybe_unused]] int32_t device_type)
 
 // ---- streams, devices, errors -------------------------------------------------------------
@@ -48,11 +48,10 @@ inline cudaEvent_t as_cuda(tsr_event_t* e) { return reinterpret_cast<cudaEvent_t
 // Throws tsr::Error (code from the CUDA error: RESOURCE_EXHAUSTED for out of memory, INTERNAL
 // otherwise) "OP: WHAT failed on cuda:DEV: <cudaGetErrorString>".
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* op, const char* what, int device);
-#define TSR_CUDA_CHECK(expr, op, device)                                   \
-  do {                                                                     \
-    const cudaError_t tsr_cuda_err_ = (expr);                              \
-    if (tsr_cuda_err_ != cudaSuccess)                                      \
-      ::tsr::cuda::throw_cuda_error(tsr_cuda_err_, (op), #expr, (device)); \
+#define TSR_CUDA_CHECK(expr, op, device)                                                                   \
+  do {                                                                                                     \
+    const cudaError_t tsr_cuda_err_ = (expr);                                                              \
+    if (tsr_cuda_err_ != cudaSuccess) ::tsr::cuda::throw_cuda_error(tsr_cuda_err_, (op), #expr, (device)); \
   } while (0)
 
 // Makes `device` the calling thread's current CUDA device while alive (restores the previous).
@@ -88,9 +87,9 @@ void sync_for_host(const KernelCall& c);
 
 // ---- device-side checks -------------------------------------------------------------------
 
-// A device-side error (an index out of range or an integer divisor of zero, found by a kernel). Kernels write the first one
-// into the device's record (mapped host memory, see device_error.cuh); the next synchronizing
-// call on the device turns it into a status naming the op, the index and the bound.
+// A device-side error (an index out of range or an integer divisor of zero, found by a kernel). Kernels write the first
+// one into the device's record (mapped host memory, see device_error.cuh); the next synchronizing call on the device
+// turns it into a status naming the op, the index and the bound.
 struct DeviceErrorRecord {
   int32_t code;   // 0 = none, else a DeviceErrorCode
   int32_t op_id;  // error_op_id() of the op that found it

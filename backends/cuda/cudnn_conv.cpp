@@ -88,26 +88,37 @@ ChoiceCache& choices() {
 
 cudnnDataType_t data_type(const KernelCall& c) {
   switch (c.dtype()) {
-    case TSR_F32: return CUDNN_DATA_FLOAT;
-    case TSR_F64: return CUDNN_DATA_DOUBLE;
-    case TSR_F16: return CUDNN_DATA_HALF;
-    case TSR_BF16: return CUDNN_DATA_BFLOAT16;
-    default: c.unsupported_dtype();
+    case TSR_F32:
+      return CUDNN_DATA_FLOAT;
+    case TSR_F64:
+      return CUDNN_DATA_DOUBLE;
+    case TSR_F16:
+      return CUDNN_DATA_HALF;
+    case TSR_BF16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      c.unsupported_dtype();
   }
 }
 
 // RAII descriptors.
 struct TensorDesc {
   cudnnTensorDescriptor_t d = nullptr;
-  ~TensorDesc() { if (d) cudnnDestroyTensorDescriptor(d); }
+  ~TensorDesc() {
+    if (d) cudnnDestroyTensorDescriptor(d);
+  }
 };
 struct FilterDesc {
   cudnnFilterDescriptor_t d = nullptr;
-  ~FilterDesc() { if (d) cudnnDestroyFilterDescriptor(d); }
+  ~FilterDesc() {
+    if (d) cudnnDestroyFilterDescriptor(d);
+  }
 };
 struct ConvDesc {
   cudnnConvolutionDescriptor_t d = nullptr;
-  ~ConvDesc() { if (d) cudnnDestroyConvolutionDescriptor(d); }
+  ~ConvDesc() {
+    if (d) cudnnDestroyConvolutionDescriptor(d);
+  }
 };
 
 int32_t to_int(const KernelCall& c, int64_t v, const char* what) {
@@ -155,9 +166,12 @@ struct Conv {
     pb.stride_h = to_int(c, stride[0], "stride"), pb.stride_w = to_int(c, stride[1], "stride");
     pb.pad_h = to_int(c, padding[0], "padding"), pb.pad_w = to_int(c, padding[1], "padding");
     pb.dil_h = to_int(c, dilation[0], "dilation"), pb.dil_w = to_int(c, dilation[1], "dilation");
-    if (c.dtype() == TSR_F64) math = CUDNN_DEFAULT_MATH;
-    else if (c.dtype() == TSR_F32) math = allow_tf32_conv(c) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
-    else math = CUDNN_TENSOR_OP_MATH;
+    if (c.dtype() == TSR_F64)
+      math = CUDNN_DEFAULT_MATH;
+    else if (c.dtype() == TSR_F32)
+      math = allow_tf32_conv(c) ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+    else
+      math = CUDNN_TENSOR_OP_MATH;
     pb.math = int32_t(math);
 
     const char* op = c.op_name();
@@ -210,18 +224,16 @@ struct Conv {
       }
       case Dir::BackwardData: {
         cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        TSR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w.d, y.d, conv.d, x.d,
-                                                                    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned,
-                                                                    perf),
+        TSR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                            h, w.d, y.d, conv.d, x.d, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf),
                         op, dev);
         ch = pick(perf, returned);
         break;
       }
       case Dir::BackwardFilter: {
         cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        TSR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x.d, y.d, conv.d, w.d,
-                                                                      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                                      &returned, perf),
+        TSR_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                            h, x.d, y.d, conv.d, w.d, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf),
                         op, dev);
         ch = pick(perf, returned);
         break;
@@ -232,9 +244,9 @@ struct Conv {
     size_t ws = 0;
     switch (Dir(pb.dir)) {
       case Dir::Forward:
-        TSR_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, x.d, w.d, conv.d, y.d,
-                                                                cudnnConvolutionFwdAlgo_t(ch.algo), &ws),
-                        op, dev);
+        TSR_CUDNN_CHECK(
+            cudnnGetConvolutionForwardWorkspaceSize(h, x.d, w.d, conv.d, y.d, cudnnConvolutionFwdAlgo_t(ch.algo), &ws),
+            op, dev);
         break;
       case Dir::BackwardData:
         TSR_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, w.d, y.d, conv.d, x.d,
@@ -271,21 +283,21 @@ struct Conv {
     const void* zero = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
     switch (Dir(pb.dir)) {
       case Dir::Forward:
-        TSR_CUDNN_CHECK(cudnnConvolutionForward(h, one, x.d, a, w.d, b, conv.d, cudnnConvolutionFwdAlgo_t(ch.algo),
-                                                wsp, ch.workspace, zero, y.d, out),
+        TSR_CUDNN_CHECK(cudnnConvolutionForward(h, one, x.d, a, w.d, b, conv.d, cudnnConvolutionFwdAlgo_t(ch.algo), wsp,
+                                                ch.workspace, zero, y.d, out),
                         op, dev);
         break;
       case Dir::BackwardData:
-        TSR_CUDNN_CHECK(cudnnConvolutionBackwardData(h, one, w.d, b, y.d, a, conv.d,
-                                                     cudnnConvolutionBwdDataAlgo_t(ch.algo), wsp, ch.workspace, zero,
-                                                     x.d, out),
-                        op, dev);
+        TSR_CUDNN_CHECK(
+            cudnnConvolutionBackwardData(h, one, w.d, b, y.d, a, conv.d, cudnnConvolutionBwdDataAlgo_t(ch.algo), wsp,
+                                         ch.workspace, zero, x.d, out),
+            op, dev);
         break;
       case Dir::BackwardFilter:
-        TSR_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, one, x.d, a, y.d, b, conv.d,
-                                                       cudnnConvolutionBwdFilterAlgo_t(ch.algo), wsp, ch.workspace,
-                                                       zero, w.d, out),
-                        op, dev);
+        TSR_CUDNN_CHECK(
+            cudnnConvolutionBackwardFilter(h, one, x.d, a, y.d, b, conv.d, cudnnConvolutionBwdFilterAlgo_t(ch.algo),
+                                           wsp, ch.workspace, zero, w.d, out),
+            op, dev);
         break;
     }
   }

@@ -62,10 +62,9 @@ tsr_status_t cuda_copy(void* self, tsr_device_t dst_device, void* dst, tsr_devic
     if (to_cuda && from_cuda && dst_device.index != src_device.index)
       err = cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes, s);
     else
-      err = cudaMemcpyAsync(dst, src, nbytes,
-                            to_cuda ? (from_cuda ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
-                                    : cudaMemcpyDeviceToHost,
-                            s);
+      err = cudaMemcpyAsync(
+          dst, src, nbytes,
+          to_cuda ? (from_cuda ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice) : cudaMemcpyDeviceToHost, s);
     if (err != cudaSuccess) throw_cuda_error_on(s, err, what.c_str(), "cudaMemcpyAsync", dev);
     if (to_cuda && !from_cuda) {
       (void)pinned_record_use(src, dev, s);
@@ -145,7 +144,8 @@ tsr_status_t cuda_stream_destroy(void* self, tsr_device_t device, tsr_stream_t* 
     const int dev = cuda_index(self, device, "stream_destroy");
     if (!stream) return;  // the default stream is not ours to destroy
     if (stream_is_capturing(dev, as_cuda(stream)))
-      fail(TSR_FAILED_PRECONDITION, "cuda:", dev, " stream_destroy: the stream is capturing a CUDA graph (end the capture first)");
+      fail(TSR_FAILED_PRECONDITION, "cuda:", dev,
+           " stream_destroy: the stream is capturing a CUDA graph (end the capture first)");
     DeviceGuard guard(dev);
     // Work already enqueued still completes (CUDA releases the stream afterwards).
     TSR_CUDA_CHECK(cudaStreamDestroy(as_cuda(stream)), "stream_destroy", dev);
@@ -247,8 +247,7 @@ tsr_status_t cuda_event_query(void* self, tsr_device_t device, tsr_event_t* even
   });
 }
 
-tsr_status_t cuda_event_elapsed_ms(void* self, tsr_device_t device, tsr_event_t* start, tsr_event_t* end,
-                                   float* ms) {
+tsr_status_t cuda_event_elapsed_ms(void* self, tsr_device_t device, tsr_event_t* start, tsr_event_t* end, float* ms) {
   return guarded("cuda event_elapsed_ms", [&] {
     const int dev = cuda_index(self, device, "event_elapsed_ms");
     if (!start || !end) fail(TSR_INVALID_ARGUMENT, "cuda:", dev, " event_elapsed_ms: event is NULL");
@@ -257,11 +256,13 @@ tsr_status_t cuda_event_elapsed_ms(void* self, tsr_device_t device, tsr_event_t*
     const cudaError_t err = cudaEventElapsedTime(&v, as_cuda(start), as_cuda(end));
     if (err == cudaErrorNotReady) {
       (void)cudaGetLastError();
-      fail(TSR_FAILED_PRECONDITION, "cuda:", dev, " event_elapsed_ms: the events have not completed yet (synchronize the end event first)");
+      fail(TSR_FAILED_PRECONDITION, "cuda:", dev,
+           " event_elapsed_ms: the events have not completed yet (synchronize the end event first)");
     }
     if (err == cudaErrorInvalidResourceHandle) {
       (void)cudaGetLastError();
-      fail(TSR_INVALID_ARGUMENT, "cuda:", dev, " event_elapsed_ms: both events must be created with TSR_EVENT_TIMING and recorded (",
+      fail(TSR_INVALID_ARGUMENT, "cuda:", dev,
+           " event_elapsed_ms: both events must be created with TSR_EVENT_TIMING and recorded (",
            cudaGetErrorString(err), ")");
     }
     if (err != cudaSuccess) throw_cuda_error(err, "event_elapsed_ms", "cudaEventElapsedTime", dev);

@@ -17,8 +17,8 @@ __device__ inline void report_device_error(DeviceErrorRecord* rec, int32_t code,
   }
 }
 
-__device__ inline void report_index_error(DeviceErrorRecord* rec, int32_t op_id, int64_t value,
-                                          int64_t bound, int32_t dim) {
+__device__ inline void report_index_error(DeviceErrorRecord* rec, int32_t op_id, int64_t value, int64_t bound,
+                                          int32_t dim) {
   report_device_error(rec, kDeviceErrorIndex, op_id, value, bound, dim);
 }
 

@@ -102,8 +102,8 @@ class RelaxedCaptureMode {
 // ---- allocators and pinned host memory ------------------------------------------------------
 
 void register_allocators(Registrar& r, int32_t type);  // allocator.cpp
-void register_pinned_host(Registrar& r);                // pinned_host.cpp
-void register_graphs(Registrar& r);                     // graphs.cpp
+void register_pinned_host(Registrar& r);               // pinned_host.cpp
+void register_graphs(Registrar& r);                    // graphs.cpp
 
 // pinned_host.cpp: when [ptr, ptr+nbytes) lies in a live block of the pinned host allocator,
 // records an event on `stream` (of `device`) so that the block is reused only after the work

@@ -217,8 +217,8 @@ void for_each_offset(const KernelCall& c, const tsr_iter_t& it, const F& f) {
     ewd::strided_kernel<N, int32_t, F><<<grid_for(it.numel, kBlock, 4), kBlock, 0, s>>>(
         f, ewd::make_strided_args<N, int32_t>(it), static_cast<int32_t>(it.numel));
   } else {
-    ewd::strided_kernel<N, int64_t, F><<<grid_for(it.numel, kBlock, 4), kBlock, 0, s>>>(
-        f, ewd::make_strided_args<N, int64_t>(it), it.numel);
+    ewd::strided_kernel<N, int64_t, F>
+        <<<grid_for(it.numel, kBlock, 4), kBlock, 0, s>>>(f, ewd::make_strided_args<N, int64_t>(it), it.numel);
   }
   after_launch(c);
 }
@@ -251,8 +251,10 @@ void launch_elementwise(const KernelCall& c, const Op& op) {
     const size_t sizes[N] = {sizeof(Out), sizeof(Ins)...};
     for (int k = 1; k < N && flat; ++k) {
       if (ewd::operand_dense(it, k, int64_t(sizes[k]))) continue;
-      if (ewd::operand_scalar(it, k)) scalar_mask |= 1u << (k - 1);
-      else flat = false;
+      if (ewd::operand_scalar(it, k))
+        scalar_mask |= 1u << (k - 1);
+      else
+        flat = false;
     }
   }
   if (flat) {
@@ -320,8 +322,10 @@ struct CudaRun {
               ": any_zero expects operand 1 or 2 of 3");
     DeviceErrorRecord* rec = device_error_record(c.device().index);
     const int32_t op_id = error_op_id(c.op_name());
-    if (operand == 1) for_each_offset<3>(c, it, ewd::ZeroDivisorCheckAt<T, 1>{rec, op_id});
-    else for_each_offset<3>(c, it, ewd::ZeroDivisorCheckAt<T, 2>{rec, op_id});
+    if (operand == 1)
+      for_each_offset<3>(c, it, ewd::ZeroDivisorCheckAt<T, 1>{rec, op_id});
+    else
+      for_each_offset<3>(c, it, ewd::ZeroDivisorCheckAt<T, 2>{rec, op_id});
     return false;
   }
 };

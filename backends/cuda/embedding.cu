@@ -18,8 +18,8 @@ namespace {
 using idx::ErrorSink;
 
 template <class U>
-__global__ void embedding_k(const U* __restrict__ w, const int64_t* __restrict__ ix, U* __restrict__ out,
-                            int64_t total, int64_t D, int64_t V, ErrorSink err) {
+__global__ void embedding_k(const U* __restrict__ w, const int64_t* __restrict__ ix, U* __restrict__ out, int64_t total,
+                            int64_t D, int64_t V, ErrorSink err) {
   for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < total; n += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = n / D, d = n % D;
     const int64_t v = ix[i];
@@ -44,9 +44,9 @@ void embedding_kernel(KernelCall& c) {
   const ErrorSink err = idx::error_sink(c);
   idx::by_itemsize(itemsize(w.dtype), c.op_name(), [&](auto tag) {
     using U = typename decltype(tag)::type;
-    embedding_k<U><<<idx::blocks_for(total), kBlock, 0, stream_of(c)>>>(
-        static_cast<const U*>(w.data), static_cast<const int64_t*>(ix.data), static_cast<U*>(out.data), total, D, V,
-        err);
+    embedding_k<U><<<idx::blocks_for(total), kBlock, 0, stream_of(c)>>>(static_cast<const U*>(w.data),
+                                                                        static_cast<const int64_t*>(ix.data),
+                                                                        static_cast<U*>(out.data), total, D, V, err);
   });
   after_launch(c);
 }
@@ -99,11 +99,11 @@ void embedding_backward_kernel(KernelCall& c) {
   int end_bit = 1;
   while (end_bit < 64 && (static_cast<unsigned long long>(V) >> end_bit) != 0) ++end_bit;  // keys in [0, V]
   size_t sort_bytes = 0;
-  TSR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const unsigned long long*>(nullptr),
-                                                 static_cast<unsigned long long*>(nullptr),
-                                                 static_cast<const int64_t*>(nullptr), static_cast<int64_t*>(nullptr),
-                                                 M, 0, end_bit, s),
-                 c.op_name(), c.device().index);
+  TSR_CUDA_CHECK(
+      cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const unsigned long long*>(nullptr),
+                                      static_cast<unsigned long long*>(nullptr), static_cast<const int64_t*>(nullptr),
+                                      static_cast<int64_t*>(nullptr), M, 0, end_bit, s),
+      c.op_name(), c.device().index);
   const size_t sort_room = (sort_bytes + 255) / 256 * 256;
   const size_t arr = static_cast<size_t>(M) * 8;
   Scratch scratch(c, sort_room + 4 * arr);
@@ -113,10 +113,11 @@ void embedding_backward_kernel(KernelCall& c) {
   auto* pos_in = reinterpret_cast<int64_t*>(base + sort_room + 2 * arr);
   auto* pos_out = reinterpret_cast<int64_t*>(base + sort_room + 3 * arr);
   embedding_keys_k<<<idx::blocks_for(M), kBlock, 0, s>>>(static_cast<const int64_t*>(ix.data), M, V, pad, keys_in,
-                                                          pos_in, idx::error_sink(c));
+                                                         pos_in, idx::error_sink(c));
   after_launch(c);
-  TSR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(base, sort_bytes, keys_in, keys_out, pos_in, pos_out, M, 0, end_bit, s),
-                 c.op_name(), c.device().index);
+  TSR_CUDA_CHECK(
+      cub::DeviceRadixSort::SortPairs(base, sort_bytes, keys_in, keys_out, pos_in, pos_out, M, 0, end_bit, s),
+      c.op_name(), c.device().index);
   dispatch_floating(out.dtype, c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     embedding_sum_k<T><<<idx::blocks_for(M * D), kBlock, 0, s>>>(static_cast<const T*>(g.data), keys_out, pos_out,

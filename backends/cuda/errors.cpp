@@ -74,8 +74,8 @@ std::string device_name(int device) { return "cuda:" + std::to_string(device); }
 
 std::string async_error_message(int device, cudaError_t err) {
   const std::string op = device >= 0 && device < g_count.load() ? last_op(device) : std::string();
-  std::string msg = device_name(device) + ": an earlier asynchronous operation failed: " +
-                    cudaGetErrorString(err) + " (" + cudaGetErrorName(err) + ")";
+  std::string msg = device_name(device) + ": an earlier asynchronous operation failed: " + cudaGetErrorString(err) +
+                    " (" + cudaGetErrorName(err) + ")";
   msg += op.empty() ? std::string(" (no op launched by tessera yet)") : " (last op launched: '" + op + "')";
   msg += "; the CUDA context is unusable now, restart the process";
   return msg;
@@ -156,9 +156,8 @@ bool is_async_error(cudaError_t err) {
 void throw_cuda_error(cudaError_t err, const char* op, const char* what, int device) {
   if (is_async_error(err)) fail(TSR_INTERNAL, async_error_message(device, err));
   tsr_code_t code = TSR_INTERNAL;
-  std::string msg = str_cat(op ? op : "cuda", ": ", what ? what : "CUDA call", " failed on ",
-                            device_name(device), ": ", cudaGetErrorString(err), " (",
-                            cudaGetErrorName(err), ")");
+  std::string msg = str_cat(op ? op : "cuda", ": ", what ? what : "CUDA call", " failed on ", device_name(device), ": ",
+                            cudaGetErrorString(err), " (", cudaGetErrorName(err), ")");
   if (err == cudaErrorMemoryAllocation) {
     code = TSR_RESOURCE_EXHAUSTED;
     (void)cudaGetLastError();  // not sticky: clear it so the next launch check does not see it
@@ -168,8 +167,8 @@ void throw_cuda_error(cudaError_t err, const char* op, const char* what, int dev
   } else if (err == cudaErrorNoKernelImageForDevice) {
     msg += str_cat(" (the plugin was built for CUDA architectures ", TSR_CUDA_ARCHITECTURES,
                    "; rebuild with TESSERA_CUDA_ARCHITECTURES including this GPU)");
-  } else if (err == cudaErrorInvalidValue || err == cudaErrorInvalidConfiguration ||
-             err == cudaErrorInvalidDevice || err == cudaErrorInvalidResourceHandle) {
+  } else if (err == cudaErrorInvalidValue || err == cudaErrorInvalidConfiguration || err == cudaErrorInvalidDevice ||
+             err == cudaErrorInvalidResourceHandle) {
     code = TSR_INVALID_ARGUMENT;
   }
   fail(code, msg);
@@ -235,8 +234,8 @@ void after_launch(const KernelCall& c) {
     if (is_async_error(err)) {
       msg = async_error_message(device, err);
     } else {
-      msg = str_cat(c.op_name(), ": kernel launch failed on ", device_name(device), ": ",
-                    cudaGetErrorString(err), " (", cudaGetErrorName(err), ")");
+      msg = str_cat(c.op_name(), ": kernel launch failed on ", device_name(device), ": ", cudaGetErrorString(err), " (",
+                    cudaGetErrorName(err), ")");
       if (err == cudaErrorNoKernelImageForDevice)
         msg += str_cat(" (the plugin was built for CUDA architectures ", TSR_CUDA_ARCHITECTURES, ")");
       if (err == cudaErrorMemoryAllocation) code = TSR_RESOURCE_EXHAUSTED;
@@ -256,8 +255,8 @@ DeviceErrorRecord* device_error_record(int device) {
     void* host = nullptr;
     // Portable: every device's context sees it as pinned; mapped: kernels write it directly,
     // so a kernel that finds a bad index records it without a trap that would kill the context.
-    TSR_CUDA_CHECK(cudaHostAlloc(&host, sizeof(DeviceErrorRecord), cudaHostAllocMapped | cudaHostAllocPortable),
-                   "cuda", device);
+    TSR_CUDA_CHECK(cudaHostAlloc(&host, sizeof(DeviceErrorRecord), cudaHostAllocMapped | cudaHostAllocPortable), "cuda",
+                   device);
     std::memset(host, 0, sizeof(DeviceErrorRecord));
     void* dev = nullptr;
     const cudaError_t e = cudaHostGetDevicePointer(&dev, host, 0);
@@ -296,12 +295,12 @@ void check_sync(int device, cudaError_t err, const char* what, const char* cuda_
     if (op.rfind("cross_entropy", 0) == 0 || op.rfind("nll_loss", 0) == 0)
       fail(TSR_INVALID_ARGUMENT, op, ": target ", value, " is out of bounds for ", bound, " classes", where);
     if (dim >= 0)
-      fail(TSR_OUT_OF_RANGE, op, ": index ", value, " is out of bounds for dimension ", dim, " with size ",
-           bound, where);
+      fail(TSR_OUT_OF_RANGE, op, ": index ", value, " is out of bounds for dimension ", dim, " with size ", bound,
+           where);
     fail(TSR_OUT_OF_RANGE, op, ": index ", value, " is out of bounds for size ", bound, where);
   }
-  fail(TSR_INTERNAL, op, ": device-side check failed (code ", code, ", value ", value, ", bound ", bound,
-       ", dim ", dim, ")", where);
+  fail(TSR_INTERNAL, op, ": device-side check failed (code ", code, ", value ", value, ", bound ", bound, ", dim ", dim,
+       ")", where);
 }
 
 // ---- captures -----------------------------------------------------------------------------------
@@ -326,9 +325,7 @@ std::string capture_finished(int device, cudaStream_t stream) {
   return std::string();
 }
 
-bool device_is_capturing(int device) {
-  return state(device).ncapturing.load(std::memory_order_acquire) > 0;
-}
+bool device_is_capturing(int device) { return state(device).ncapturing.load(std::memory_order_acquire) > 0; }
 
 bool stream_is_capturing(int device, cudaStream_t stream) {
   DeviceState& d = state(device);
@@ -348,8 +345,7 @@ void refuse_if_capturing(int device, const char* what) {
     if (d.captures.empty()) return;
     char addr[32];
     std::snprintf(addr, sizeof(addr), "%p", static_cast<void*>(d.captures.front().stream));
-    msg = str_cat(device_name(device), " ", what, ": not allowed while stream ", addr,
-                  " is capturing a CUDA graph");
+    msg = str_cat(device_name(device), " ", what, ": not allowed while stream ", addr, " is capturing a CUDA graph");
     const std::thread::id self = std::this_thread::get_id();
     for (Capture& c : d.captures)
       if (c.thread == self && c.failure.empty()) c.failure = msg;

@@ -1,5 +1,5 @@
-// add, sub, mul, div, maximum, minimum, pow: the shared kernels of tessera/kernels/binary_ops.hpp (the same per-element code and dtype rules as
-// the CPU backend), launched by elementwise.cuh.
+// add, sub, mul, div, maximum, minimum, pow: the shared kernels of tessera/kernels/binary_ops.hpp (the same per-element
+// code and dtype rules as the CPU backend), launched by elementwise.cuh.
 #include "elementwise.cuh"
 #include "tessera/kernels/binary_ops.hpp"
 

@@ -1,5 +1,6 @@
-// neg, abs, relu, exp, log, sqrt, rsqrt, tanh, sigmoid, silu, gelu, _gelu_backward: the shared kernels of tessera/kernels/unary_ops.hpp (the same per-element code and dtype rules as
-// the CPU backend), launched by elementwise.cuh.
+// neg, abs, relu, exp, log, sqrt, rsqrt, tanh, sigmoid, silu, gelu, _gelu_backward: the shared kernels of
+// tessera/kernels/unary_ops.hpp (the same per-element code and dtype rules as the CPU backend), launched by
+// elementwise.cuh.
 #include "elementwise.cuh"
 #include "tessera/kernels/unary_ops.hpp"
 

@@ -33,7 +33,7 @@ void arange_kernel(KernelCall& c) {
   dispatch_numeric(c.dtype(), "arange", [&](auto tag) {
     using T = typename decltype(tag)::type;
     arange_kernel_dev<T><<<grid_for(n, kBlock, 4), kBlock, 0, stream_of(c)>>>(static_cast<T*>(out.data), n, stride,
-                                                                            kernels::make_arange_op<T>(c));
+                                                                              kernels::make_arange_op<T>(c));
     after_launch(c);
   });
 }

@@ -43,8 +43,8 @@ struct CaptureInfo {
 };
 
 std::mutex g_mu;
-std::vector<CaptureInfo>* g_captures = nullptr;      // captures in flight (leaked)
-std::vector<tsr_graph_s*>* g_deferred = nullptr;     // releases waiting for no capture (leaked)
+std::vector<CaptureInfo>* g_captures = nullptr;   // captures in flight (leaked)
+std::vector<tsr_graph_s*>* g_deferred = nullptr;  // releases waiting for no capture (leaked)
 
 const tsr_api_t* api_with_pools(const char* what) {
   const tsr_api_t* api = core_api();
@@ -86,9 +86,11 @@ tsr_status_t capture_begin(tsr_runtime_t* runtime, tsr_device_t device, tsr_stre
   return guarded("cuda graph capture_begin", [&] {
     const int dev = graph_device(runtime, device, "capture_begin");
     if (!stream)
-      fail(TSR_INVALID_ARGUMENT, "cuda:", dev, " capture_begin: the default stream cannot capture; create a stream and make it current");
+      fail(TSR_INVALID_ARGUMENT, "cuda:", dev,
+           " capture_begin: the default stream cannot capture; create a stream and make it current");
     const cudaStream_t s = as_cuda(stream);
-    if (stream_is_capturing(dev, s)) fail(TSR_FAILED_PRECONDITION, "cuda:", dev, " capture_begin: the stream is already capturing");
+    if (stream_is_capturing(dev, s))
+      fail(TSR_FAILED_PRECONDITION, "cuda:", dev, " capture_begin: the stream is already capturing");
     const tsr_api_t* api = api_with_pools("capture_begin");
     graphs_process_deferred();
     DeviceGuard guard(dev);
@@ -143,7 +145,9 @@ tsr_status_t capture_end(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream
         }
       }
     }
-    if (!found) fail(TSR_FAILED_PRECONDITION, "cuda:", dev, " capture_end: the stream is not capturing (call capture_begin first)");
+    if (!found)
+      fail(TSR_FAILED_PRECONDITION, "cuda:", dev,
+           " capture_end: the stream is not capturing (call capture_begin first)");
     const tsr_api_t* api = core_api();
     DeviceGuard guard(dev);
     cudaGraph_t graph = nullptr;
@@ -176,7 +180,8 @@ tsr_status_t capture_end(tsr_runtime_t* runtime, tsr_device_t device, tsr_stream
     g->nodes = static_cast<int64_t>(nodes);
     const cudaError_t ierr = cudaGraphInstantiate(&g->exec, graph, 0);
     if (ierr != cudaSuccess)
-      give_up(TSR_INTERNAL, str_cat("cuda:", dev, " capture_end: cudaGraphInstantiate failed: ", cudaGetErrorString(ierr)));
+      give_up(TSR_INTERNAL,
+              str_cat("cuda:", dev, " capture_end: cudaGraphInstantiate failed: ", cudaGetErrorString(ierr)));
     *out = g.release();
     graphs_process_deferred();
   });
@@ -199,7 +204,8 @@ tsr_status_t graph_replay(tsr_graph_t* graph, tsr_stream_t* stream) {
     const cudaError_t err = cudaGraphLaunch(graph->exec, s);
     if (err != cudaSuccess) throw_cuda_error_on(s, err, "graph_replay", "cudaGraphLaunch", dev);
     set_last_op(dev, "graph_replay");
-    if (!graph->done) TSR_CUDA_CHECK(cudaEventCreateWithFlags(&graph->done, cudaEventDisableTiming), "graph_replay", dev);
+    if (!graph->done)
+      TSR_CUDA_CHECK(cudaEventCreateWithFlags(&graph->done, cudaEventDisableTiming), "graph_replay", dev);
     TSR_CUDA_CHECK(cudaEventRecord(graph->done, s), "graph_replay", dev);
   });
 }
@@ -223,7 +229,7 @@ void graph_release(tsr_graph_t* graph) {
   }
 }
 
-const tsr_graphs_t kGraphs = {sizeof(tsr_graphs_t), 0u,         &capture_begin,    &capture_end, &is_capturing,
+const tsr_graphs_t kGraphs = {sizeof(tsr_graphs_t), 0u,          &capture_begin,    &capture_end,  &is_capturing,
                               &graph_replay,        &graph_pool, &graph_node_count, &graph_release};
 
 }  // namespace

@@ -24,8 +24,8 @@ Geometry geometry(const KernelCall& c, const int64_t* in_sizes, size_t a_kernel,
             c.op_name(), ": expected 2-element kernel/dilation/padding/stride/output lists");
   TSR_CHECK(s[0] > 0 && s[1] > 0, TSR_INVALID_ARGUMENT, c.op_name(), ": stride must be positive, got [", s[0], ", ",
             s[1], "]");
-  return Geometry{in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3], k[0], k[1], d[0], d[1],
-                  p[0],        p[1],        s[0],        s[1],        o[0], o[1]};
+  return Geometry{in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3], k[0], k[1], d[0],
+                  d[1],        p[0],        p[1],        s[0],        s[1], o[0], o[1]};
 }
 
 // col[(nc*K + k), oh*OW + ow] = x[nc, ih, iw] or pad.
@@ -101,7 +101,7 @@ void col2im_kernel(KernelCall& c) {
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     col2im_k<T><<<idx::blocks_for(total), kBlock, 0, stream_of(c)>>>(static_cast<const T*>(in.data),
-                                                                      static_cast<T*>(out.data), total, g);
+                                                                     static_cast<T*>(out.data), total, g);
   });
   after_launch(c);
 }

@@ -99,11 +99,20 @@ struct UIntOf<8> {
 template <class F>
 void by_itemsize(size_t size, const char* op, F&& f) {
   switch (size) {
-    case 1: f(TypeTag<uint8_t>{}); break;
-    case 2: f(TypeTag<uint16_t>{}); break;
-    case 4: f(TypeTag<uint32_t>{}); break;
-    case 8: f(TypeTag<unsigned long long>{}); break;
-    default: fail(TSR_UNIMPLEMENTED, op, ": unsupported item size ", size, " on cuda");
+    case 1:
+      f(TypeTag<uint8_t>{});
+      break;
+    case 2:
+      f(TypeTag<uint16_t>{});
+      break;
+    case 4:
+      f(TypeTag<uint32_t>{});
+      break;
+    case 8:
+      f(TypeTag<unsigned long long>{});
+      break;
+    default:
+      fail(TSR_UNIMPLEMENTED, op, ": unsupported item size ", size, " on cuda");
   }
 }
 

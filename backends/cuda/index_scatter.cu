@@ -165,11 +165,21 @@ void run_scatter(KernelCall& c, Reduce red, bool include_self, const ScatterArgs
     return;
   }
   switch (red) {
-    case Reduce::Assign: scatter_k<Reduce::Assign, T><<<blocks, kBlock, 0, s>>>(ip, sp, op, nullptr, total, a, err); break;
-    case Reduce::Sum: scatter_k<Reduce::Sum, T><<<blocks, kBlock, 0, s>>>(ip, sp, op, nullptr, total, a, err); break;
-    case Reduce::Prod: scatter_k<Reduce::Prod, T><<<blocks, kBlock, 0, s>>>(ip, sp, op, nullptr, total, a, err); break;
-    case Reduce::Amax: scatter_k<Reduce::Amax, T><<<blocks, kBlock, 0, s>>>(ip, sp, op, nullptr, total, a, err); break;
-    default: scatter_k<Reduce::Amin, T><<<blocks, kBlock, 0, s>>>(ip, sp, op, nullptr, total, a, err); break;
+    case Reduce::Assign:
+      scatter_k<Reduce::Assign, T><<<blocks, kBlock, 0, s>>>(ip, sp, op, nullptr, total, a, err);
+      break;
+    case Reduce::Sum:
+      scatter_k<Reduce::Sum, T><<<blocks, kBlock, 0, s>>>(ip, sp, op, nullptr, total, a, err);
+      break;
+    case Reduce::Prod:
+      scatter_k<Reduce::Prod, T><<<blocks, kBlock, 0, s>>>(ip, sp, op, nullptr, total, a, err);
+      break;
+    case Reduce::Amax:
+      scatter_k<Reduce::Amax, T><<<blocks, kBlock, 0, s>>>(ip, sp, op, nullptr, total, a, err);
+      break;
+    default:
+      scatter_k<Reduce::Amin, T><<<blocks, kBlock, 0, s>>>(ip, sp, op, nullptr, total, a, err);
+      break;
   }
   after_launch(c);
 }
@@ -188,8 +198,8 @@ void scatter_reduce_kernel(KernelCall& c) {
     fail(TSR_INVALID_ARGUMENT, c.op_name(), ": reduce='mean' is not supported for bool tensors");
   const int64_t total = idx::numel_of(index.sizes, nd);
   if (total == 0) return;
-  TSR_CHECK(red != Reduce::Mean || total < (int64_t(1) << 31),
-            TSR_UNIMPLEMENTED, c.op_name(), ": reduce='mean' counts need fewer than 2^31 updates on cuda");
+  TSR_CHECK(red != Reduce::Mean || total < (int64_t(1) << 31), TSR_UNIMPLEMENTED, c.op_name(),
+            ": reduce='mean' counts need fewer than 2^31 updates on cuda");
   ScatterArgs a;
   a.g.nd = nd;
   a.dim = dim;

@@ -53,7 +53,8 @@ struct Solver<float> {
   static cusolverStatus_t potrf_ws(cusolverDnHandle_t h, cublasFillMode_t u, int n, float* a, int* lw) {
     return cusolverDnSpotrf_bufferSize(h, u, n, a, n, lw);
   }
-  static cusolverStatus_t potrf(cusolverDnHandle_t h, cublasFillMode_t u, int n, float* a, float* w, int lw, int* info) {
+  static cusolverStatus_t potrf(cusolverDnHandle_t h, cublasFillMode_t u, int n, float* a, float* w, int lw,
+                                int* info) {
     return cusolverDnSpotrf(h, u, n, a, n, w, lw, info);
   }
 };
@@ -170,8 +171,8 @@ void solve_impl(KernelCall& c) {
   int* infop = static_cast<int*>(info.data());
   getrf_batch<T>(s, lup, pivp, infop, batch, int(n));
   for (int64_t b = 0; b < batch; ++b)
-    TSR_CUSOLVER_CHECK(Solver<T>::getrs(s.h, CUBLAS_OP_T, int(n), int(k), lup + b * n * n, pivp + b * n,
-                                        xp + b * n * k, infop + batch + b),
+    TSR_CUSOLVER_CHECK(Solver<T>::getrs(s.h, CUBLAS_OP_T, int(n), int(k), lup + b * n * n, pivp + b * n, xp + b * n * k,
+                                        infop + batch + b),
                        c.op_name(), s.dev);
   launch_transpose(f64, xp, O.data, batch, k, n, s.stream);  // column-major X -> row-major [n, k]
   after_launch(c);
@@ -203,8 +204,9 @@ void cholesky_impl(KernelCall& c) {
   Scratch work(c, sizeof(T) * size_t(std::max(lwork, 1))), info(c, sizeof(int) * size_t(batch));
   int* infop = static_cast<int*>(info.data());
   for (int64_t b = 0; b < batch; ++b)
-    TSR_CUSOLVER_CHECK(Solver<T>::potrf(s.h, uplo, int(n), m + b * n * n, static_cast<T*>(work.data()), lwork, infop + b),
-                       c.op_name(), s.dev);
+    TSR_CUSOLVER_CHECK(
+        Solver<T>::potrf(s.h, uplo, int(n), m + b * n * n, static_cast<T*>(work.data()), lwork, infop + b), c.op_name(),
+        s.dev);
   launch_zero_triangle(f64, m, batch, n, upper, s.stream);
   after_launch(c);
   const std::vector<int> inf = s.host_info(infop, batch);
@@ -244,19 +246,30 @@ void det_impl(KernelCall& c) {
 template <template <class> class F>
 void by_dtype(KernelCall& c) {
   switch (c.dtype()) {
-    case TSR_F32: return F<float>::run(c);
-    case TSR_F64: return F<double>::run(c);
-    default: c.unsupported_dtype();
+    case TSR_F32:
+      return F<float>::run(c);
+    case TSR_F64:
+      return F<double>::run(c);
+    default:
+      c.unsupported_dtype();
   }
 }
 template <class T>
-struct Inverse { static void run(KernelCall& c) { inverse_impl<T>(c); } };
+struct Inverse {
+  static void run(KernelCall& c) { inverse_impl<T>(c); }
+};
 template <class T>
-struct Solve { static void run(KernelCall& c) { solve_impl<T>(c); } };
+struct Solve {
+  static void run(KernelCall& c) { solve_impl<T>(c); }
+};
 template <class T>
-struct Cholesky { static void run(KernelCall& c) { cholesky_impl<T>(c); } };
+struct Cholesky {
+  static void run(KernelCall& c) { cholesky_impl<T>(c); }
+};
 template <class T>
-struct Det { static void run(KernelCall& c) { det_impl<T>(c); } };
+struct Det {
+  static void run(KernelCall& c) { det_impl<T>(c); }
+};
 
 void inverse_kernel(KernelCall& c) { by_dtype<Inverse>(c); }
 void solve_kernel(KernelCall& c) { by_dtype<Solve>(c); }

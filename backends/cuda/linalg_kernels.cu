@@ -84,27 +84,33 @@ __global__ void det_kernel(const T* __restrict__ lu, const int* __restrict__ ipi
 
 void launch_sym_from_lower(bool f64, const void* src, void* dst, int64_t batch, int64_t n, cudaStream_t s) {
   const unsigned g = grid_for(batch * n * n);
-  if (f64) sym_from_lower_kernel<<<g, kBlock, 0, s>>>(static_cast<const double*>(src), static_cast<double*>(dst), batch, n);
-  else sym_from_lower_kernel<<<g, kBlock, 0, s>>>(static_cast<const float*>(src), static_cast<float*>(dst), batch, n);
+  if (f64)
+    sym_from_lower_kernel<<<g, kBlock, 0, s>>>(static_cast<const double*>(src), static_cast<double*>(dst), batch, n);
+  else
+    sym_from_lower_kernel<<<g, kBlock, 0, s>>>(static_cast<const float*>(src), static_cast<float*>(dst), batch, n);
 }
 
 void launch_zero_triangle(bool f64, void* m, int64_t batch, int64_t n, bool upper, cudaStream_t s) {
   const unsigned g = grid_for(batch * n * n);
-  if (f64) zero_triangle_kernel<<<g, kBlock, 0, s>>>(static_cast<double*>(m), batch, n, upper);
-  else zero_triangle_kernel<<<g, kBlock, 0, s>>>(static_cast<float*>(m), batch, n, upper);
+  if (f64)
+    zero_triangle_kernel<<<g, kBlock, 0, s>>>(static_cast<double*>(m), batch, n, upper);
+  else
+    zero_triangle_kernel<<<g, kBlock, 0, s>>>(static_cast<float*>(m), batch, n, upper);
 }
 
 void launch_fill_identity(bool f64, void* m, int64_t batch, int64_t n, cudaStream_t s) {
   const unsigned g = grid_for(batch * n * n);
-  if (f64) identity_kernel<<<g, kBlock, 0, s>>>(static_cast<double*>(m), batch, n);
-  else identity_kernel<<<g, kBlock, 0, s>>>(static_cast<float*>(m), batch, n);
+  if (f64)
+    identity_kernel<<<g, kBlock, 0, s>>>(static_cast<double*>(m), batch, n);
+  else
+    identity_kernel<<<g, kBlock, 0, s>>>(static_cast<float*>(m), batch, n);
 }
 
-void launch_transpose(bool f64, const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols,
-                      cudaStream_t s) {
+void launch_transpose(bool f64, const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, cudaStream_t s) {
   const unsigned g = grid_for(batch * rows * cols);
   if (f64)
-    transpose_kernel<<<g, kBlock, 0, s>>>(static_cast<const double*>(src), static_cast<double*>(dst), batch, rows, cols);
+    transpose_kernel<<<g, kBlock, 0, s>>>(static_cast<const double*>(src), static_cast<double*>(dst), batch, rows,
+                                          cols);
   else
     transpose_kernel<<<g, kBlock, 0, s>>>(static_cast<const float*>(src), static_cast<float*>(dst), batch, rows, cols);
 }

@@ -149,15 +149,21 @@ AlgoCache& algo_cache() {
 // RAII owners of the Lt descriptors (created per call: host-only and cheap).
 struct LtDesc {
   cublasLtMatmulDesc_t d = nullptr;
-  ~LtDesc() { if (d) cublasLtMatmulDescDestroy(d); }
+  ~LtDesc() {
+    if (d) cublasLtMatmulDescDestroy(d);
+  }
 };
 struct LtLayout {
   cublasLtMatrixLayout_t l = nullptr;
-  ~LtLayout() { if (l) cublasLtMatrixLayoutDestroy(l); }
+  ~LtLayout() {
+    if (l) cublasLtMatrixLayoutDestroy(l);
+  }
 };
 struct LtPref {
   cublasLtMatmulPreference_t p = nullptr;
-  ~LtPref() { if (p) cublasLtMatmulPreferenceDestroy(p); }
+  ~LtPref() {
+    if (p) cublasLtMatmulPreferenceDestroy(p);
+  }
 };
 
 // One column-major strided-batched GEMM: D[n', m'] = op(A) op(B) (+ bias[row] when bias is set:
@@ -183,9 +189,9 @@ void make_layout(LtLayout& L, cudaDataType_t type, int64_t rows, int64_t cols, i
     const int32_t count = int32_t(batch);
     TSR_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(L.l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
                      op, dev);
-    TSR_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(L.l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                                                      sizeof(stride)),
-                     op, dev);
+    TSR_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(L.l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)), op,
+        dev);
   }
 }
 
@@ -194,8 +200,8 @@ bool fits_int(int64_t v) { return v >= 0 && v <= int64_t(INT32_MAX); }
 // cublasGemmStridedBatchedEx: for what Lt has no algorithm for.
 void run_cublas(const KernelCall& c, const Gemm& g, cudaStream_t stream, int dev) {
   const char* op = c.op_name();
-  if (!fits_int(g.m) || !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.lda) || !fits_int(g.ldb) ||
-      !fits_int(g.ldd) || !fits_int(g.batch))
+  if (!fits_int(g.m) || !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.lda) || !fits_int(g.ldb) || !fits_int(g.ldd) ||
+      !fits_int(g.batch))
     fail(TSR_INVALID_ARGUMENT, op, ": sizes [", g.n, ", ", g.k, "] x [", g.k, ", ", g.m, "] (batch ", g.batch,
          ") exceed cuBLAS's 32-bit range and cuBLASLt has no algorithm for them (", dtype_name(c.dtype()),
          ", cuda:", dev, ")");
@@ -215,13 +221,12 @@ void run_cublas(const KernelCall& c, const Gemm& g, cudaStream_t stream, int dev
     launch_pack_matrix(g.bias, g.d, 1, g.n, g.m, 0, 0, 1, int(itemsize(c.dtype())), stream);
     after_launch(c);
   }
-  const void* beta = g.bias ? (f64 ? static_cast<const void*>(&one_d) : &one_f)
-                            : (f64 ? static_cast<const void*>(&zero_d) : &zero_f);
+  const void* beta =
+      g.bias ? (f64 ? static_cast<const void*>(&one_d) : &one_f) : (f64 ? static_cast<const void*>(&zero_d) : &zero_f);
   TSR_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, g.opa, g.opb, int(g.m), int(g.n), int(g.k),
                                               f64 ? static_cast<const void*>(&one_d) : &one_f, g.a, g.t.data,
-                                              int(g.lda), g.sa, g.b, g.t.data, int(g.ldb), g.sb, beta, g.d,
-                                              g.t.data, int(g.ldd), g.sd, int(g.batch), g.t.compute,
-                                              CUBLAS_GEMM_DEFAULT),
+                                              int(g.lda), g.sa, g.b, g.t.data, int(g.ldb), g.sb, beta, g.d, g.t.data,
+                                              int(g.ldd), g.sd, int(g.batch), g.t.compute, CUBLAS_GEMM_DEFAULT),
                    op, dev);
 }
 
@@ -261,10 +266,10 @@ void run_gemm(const KernelCall& c, const Gemm& g, cudaStream_t stream, int dev) 
   TSR_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSA, &g.opa, sizeof(g.opa)), op, dev);
   TSR_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_TRANSB, &g.opb, sizeof(g.opb)), op, dev);
   if (g.bias) {  // the bias data type defaults to D's
-    TSR_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)), op, dev);
-    TSR_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)), op, dev);
+    TSR_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
+                     op, dev);
+    TSR_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)),
+                     op, dev);
   }
   LtLayout la, lb, ld;
   make_layout(la, g.t.data, g.a_rows, g.a_cols, g.lda, g.batch, g.sa, op, dev);
@@ -277,9 +282,9 @@ void run_gemm(const KernelCall& c, const Gemm& g, cudaStream_t stream, int dev) 
     LtPref pref;
     TSR_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.p), op, dev);
     const uint64_t max_ws = kMaxWorkspace;
-    TSR_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws,
-                                                          sizeof(max_ws)),
-                     op, dev);
+    TSR_CUBLAS_CHECK(
+        cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof(max_ws)),
+        op, dev);
     const uint32_t aligns[3] = {key.align_a, key.align_b, key.align_c};
     TSR_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                                                           &aligns[0], sizeof(uint32_t)),
@@ -295,9 +300,9 @@ void run_gemm(const KernelCall& c, const Gemm& g, cudaStream_t stream, int dev) 
                      op, dev);
     if (g.t.restrict_reduction) {
       const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-      TSR_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask,
-                                                            sizeof(mask)),
-                       op, dev);
+      TSR_CUBLAS_CHECK(
+          cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask)),
+          op, dev);
     }
     cublasLtMatmulHeuristicResult_t res{};
     int count = 0;
@@ -319,10 +324,9 @@ void run_gemm(const KernelCall& c, const Gemm& g, cudaStream_t stream, int dev) 
   const bool f64 = g.t.scale == CUDA_R_64F;
   std::optional<Scratch> ws;
   if (e.workspace) ws.emplace(c, e.workspace);
-  const cublasStatus_t st =
-      cublasLtMatmul(lt, desc.d, f64 ? static_cast<const void*>(&one_d) : &one_f, g.a, la.l, g.b, lb.l,
-                     f64 ? static_cast<const void*>(&zero_d) : &zero_f, g.d, ld.l, g.d, ld.l, &e.algo,
-                     ws ? ws->data() : nullptr, e.workspace, stream);
+  const cublasStatus_t st = cublasLtMatmul(lt, desc.d, f64 ? static_cast<const void*>(&one_d) : &one_f, g.a, la.l, g.b,
+                                           lb.l, f64 ? static_cast<const void*>(&zero_d) : &zero_f, g.d, ld.l, g.d,
+                                           ld.l, &e.algo, ws ? ws->data() : nullptr, e.workspace, stream);
   if (st == CUBLAS_STATUS_NOT_SUPPORTED) return run_cublas(c, g, stream, dev);
   if (st != CUBLAS_STATUS_SUCCESS) throw_cublas_error(st, op, "cublasLtMatmul", dev);
 }
@@ -339,8 +343,8 @@ void matmul(KernelCall& c, Operand A, Operand B, void* out, int64_t out_bs, int6
   const tsr_tensor_view_t& O = c.output(0);
   // The core allocates a dense output (into_dense); everything below relies on it.
   const int32_t od = O.ndim;
-  const bool dense = (n <= 1 || O.strides[od - 1] == 1) && (m <= 1 || O.strides[od - 2] == n) &&
-                     (batch <= 1 || out_bs == m * n);
+  const bool dense =
+      (n <= 1 || O.strides[od - 1] == 1) && (m <= 1 || O.strides[od - 2] == n) && (batch <= 1 || out_bs == m * n);
   if (!dense)
     fail(TSR_INTERNAL, c.op_name(), ": expected a dense output on cuda:", dev, ", got strides ", O.strides[0], ", ",
          O.strides[1]);
@@ -408,8 +412,8 @@ void mm_kernel(KernelCall& c) {
   check_rank(c, B, 2);
   check_rank(c, O, 2);
   const int64_t m = A.sizes[0], k = A.sizes[1], n = B.sizes[1];
-  matmul(c, {A.data, m, k, A.strides[0], A.strides[1], 0}, {B.data, k, n, B.strides[0], B.strides[1], 0}, O.data,
-         m * n, 1, m, n, k);
+  matmul(c, {A.data, m, k, A.strides[0], A.strides[1], 0}, {B.data, k, n, B.strides[0], B.strides[1], 0}, O.data, m * n,
+         1, m, n, k);
 }
 
 void bmm_kernel(KernelCall& c) {
@@ -436,8 +440,8 @@ void linear_kernel(KernelCall& c) {
   check_rank(c, B, 1);
   check_rank(c, O, 2);
   const int64_t m = X.sizes[0], k = X.sizes[1], n = W.sizes[0];
-  matmul(c, {X.data, m, k, X.strides[0], X.strides[1], 0}, {W.data, k, n, W.strides[1], W.strides[0], 0}, O.data,
-         m * n, 1, m, n, k, B.data);
+  matmul(c, {X.data, m, k, X.strides[0], X.strides[1], 0}, {W.data, k, n, W.strides[1], W.strides[0], 0}, O.data, m * n,
+         1, m, n, k, B.data);
 }
 
 }  // namespace

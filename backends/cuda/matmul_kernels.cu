@@ -9,8 +9,8 @@ namespace tsr::cuda {
 namespace {
 
 template <class E>
-__global__ void pack_kernel(const E* __restrict__ src, E* __restrict__ dst, int64_t total, int64_t rows,
-                            int64_t cols, int64_t bs, int64_t rs, int64_t cs) {
+__global__ void pack_kernel(const E* __restrict__ src, E* __restrict__ dst, int64_t total, int64_t rows, int64_t cols,
+                            int64_t bs, int64_t rs, int64_t cs) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t c = i % cols;
     const int64_t t = i / cols;
@@ -57,27 +57,27 @@ void int_gemm(const IntGemmArgs& p, cudaStream_t s) {
 
 }  // namespace
 
-void launch_pack_matrix(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, int64_t bs,
-                        int64_t rs, int64_t cs, int elem_size, cudaStream_t stream) {
+void launch_pack_matrix(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, int64_t bs, int64_t rs,
+                        int64_t cs, int elem_size, cudaStream_t stream) {
   const int64_t total = batch * rows * cols;
   if (total == 0) return;
   const unsigned g = grid_for(total);
   switch (elem_size) {
     case 1:
-      pack_kernel<<<g, kBlock, 0, stream>>>(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), total,
-                                            rows, cols, bs, rs, cs);
+      pack_kernel<<<g, kBlock, 0, stream>>>(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), total, rows,
+                                            cols, bs, rs, cs);
       break;
     case 2:
-      pack_kernel<<<g, kBlock, 0, stream>>>(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), total,
-                                            rows, cols, bs, rs, cs);
+      pack_kernel<<<g, kBlock, 0, stream>>>(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), total, rows,
+                                            cols, bs, rs, cs);
       break;
     case 4:
-      pack_kernel<<<g, kBlock, 0, stream>>>(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), total,
-                                            rows, cols, bs, rs, cs);
+      pack_kernel<<<g, kBlock, 0, stream>>>(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), total, rows,
+                                            cols, bs, rs, cs);
       break;
     case 8:
-      pack_kernel<<<g, kBlock, 0, stream>>>(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), total,
-                                            rows, cols, bs, rs, cs);
+      pack_kernel<<<g, kBlock, 0, stream>>>(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), total, rows,
+                                            cols, bs, rs, cs);
       break;
     default:
       fail(TSR_INTERNAL, "pack_matrix: unsupported element size ", elem_size);
@@ -87,13 +87,20 @@ void launch_pack_matrix(const void* src, void* dst, int64_t batch, int64_t rows,
 void launch_int_gemm(tsr_dtype_t dtype, const IntGemmArgs& p, cudaStream_t s) {
   if (p.batch * p.m * p.n == 0) return;
   switch (dtype) {
-    case TSR_BOOL: return int_gemm<uint8_t, true>(p, s);
-    case TSR_U8: return int_gemm<uint8_t>(p, s);
-    case TSR_I8: return int_gemm<int8_t>(p, s);
-    case TSR_I16: return int_gemm<int16_t>(p, s);
-    case TSR_I32: return int_gemm<int32_t>(p, s);
-    case TSR_I64: return int_gemm<int64_t>(p, s);
-    default: fail(TSR_INTERNAL, "int_gemm: unsupported dtype ", dtype_name(dtype));
+    case TSR_BOOL:
+      return int_gemm<uint8_t, true>(p, s);
+    case TSR_U8:
+      return int_gemm<uint8_t>(p, s);
+    case TSR_I8:
+      return int_gemm<int8_t>(p, s);
+    case TSR_I16:
+      return int_gemm<int16_t>(p, s);
+    case TSR_I32:
+      return int_gemm<int32_t>(p, s);
+    case TSR_I64:
+      return int_gemm<int64_t>(p, s);
+    default:
+      fail(TSR_INTERNAL, "int_gemm: unsupported dtype ", dtype_name(dtype));
   }
 }
 

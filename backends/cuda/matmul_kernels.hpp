@@ -13,8 +13,8 @@ namespace tsr::cuda {
 
 // A strided [batch, rows, cols] matrix (element strides bs, rs, cs) of elem_size-byte
 // elements (1, 2, 4 or 8) copied into dense row-major dst [batch, rows, cols].
-void launch_pack_matrix(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, int64_t bs,
-                        int64_t rs, int64_t cs, int elem_size, cudaStream_t stream);
+void launch_pack_matrix(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, int64_t bs, int64_t rs,
+                        int64_t cs, int elem_size, cudaStream_t stream);
 
 // out[b] (dense row-major [batch, m, n]) = a[b] @ b[b] for integer dtypes (wrapping, as the
 // dtype's arithmetic) and bool (logical or of ands), with arbitrary element strides.

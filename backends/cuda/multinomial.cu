@@ -85,8 +85,10 @@ __global__ void sample_replacement_k(const double* __restrict__ cum, const RowIn
     int64_t lo = 0, hi = cats;  // upper_bound: first k with cum[k] > t
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
-      if (!(t < cr[mid])) lo = mid + 1;
-      else hi = mid;
+      if (!(t < cr[mid]))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     out[n] = lo < info[r].last ? lo : info[r].last;
   }
@@ -159,9 +161,12 @@ void multinomial_kernel(KernelCall& c) {
       fail(TSR_INVALID_ARGUMENT, c.op_name(), ": probability tensor contains either inf, nan or element < 0 (row ", r,
            ", category ", ri.bad_cat, " = ", ri.bad_value, ")");
     if (ri.code == 2)
-      fail(TSR_INVALID_ARGUMENT, c.op_name(), ": invalid multinomial distribution (sum of probabilities <= 0) in row ", r);
-    fail(TSR_INVALID_ARGUMENT, c.op_name(), ": invalid multinomial distribution (with replacement=False, not enough non-zero "
-         "categories to sample): row ", r, " has ", ri.nonzero, " for ", ns, " samples");
+      fail(TSR_INVALID_ARGUMENT, c.op_name(), ": invalid multinomial distribution (sum of probabilities <= 0) in row ",
+           r);
+    fail(TSR_INVALID_ARGUMENT, c.op_name(),
+         ": invalid multinomial distribution (with replacement=False, not enough non-zero "
+         "categories to sample): row ",
+         r, " has ", ri.nonzero, " for ", ns, " samples");
   }
 
   // 2. sampling.
@@ -174,11 +179,12 @@ void multinomial_kernel(KernelCall& c) {
   TSR_CHECK(total < (int64_t(1) << 31), TSR_UNIMPLEMENTED, c.op_name(), ": without replacement, rows * categories (",
             rows, " * ", cats, ") must be below 2^31 on cuda");
   size_t sort_bytes = 0;
-  TSR_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
-                     nullptr, sort_bytes, static_cast<const double*>(nullptr), static_cast<double*>(nullptr),
-                     static_cast<const int64_t*>(nullptr), static_cast<int64_t*>(nullptr), static_cast<int>(total),
-                     static_cast<int>(rows), static_cast<const int*>(nullptr), static_cast<const int*>(nullptr), 0, 64, s),
-                 c.op_name(), dev);
+  TSR_CUDA_CHECK(
+      cub::DeviceSegmentedRadixSort::SortPairs(
+          nullptr, sort_bytes, static_cast<const double*>(nullptr), static_cast<double*>(nullptr),
+          static_cast<const int64_t*>(nullptr), static_cast<int64_t*>(nullptr), static_cast<int>(total),
+          static_cast<int>(rows), static_cast<const int*>(nullptr), static_cast<const int*>(nullptr), 0, 64, s),
+      c.op_name(), dev);
   const size_t sort_room = (sort_bytes + 255) / 256 * 256;
   const size_t arr = static_cast<size_t>(total) * 8;
   Scratch ss(c, sort_room + 4 * arr + static_cast<size_t>(rows + 1) * sizeof(int));
@@ -190,10 +196,10 @@ void multinomial_kernel(KernelCall& c) {
   auto* seg = reinterpret_cast<int*>(base + sort_room + 4 * arr);
   keys_k<<<idx::blocks_for(total), kBlock, 0, s>>>(p, rows, cats, seed, offset, keys_in, vals_in, seg);
   after_launch(c);
-  TSR_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(base, sort_bytes, keys_in, keys_out, vals_in, vals_out,
-                                                          static_cast<int>(total), static_cast<int>(rows), seg, seg + 1,
-                                                          0, 64, s),
-                 c.op_name(), dev);
+  TSR_CUDA_CHECK(
+      cub::DeviceSegmentedRadixSort::SortPairs(base, sort_bytes, keys_in, keys_out, vals_in, vals_out,
+                                               static_cast<int>(total), static_cast<int>(rows), seg, seg + 1, 0, 64, s),
+      c.op_name(), dev);
   take_k<<<idx::blocks_for(rows * ns), kBlock, 0, s>>>(vals_out, rows, cats, ns, out);
   after_launch(c);
 }

@@ -27,8 +27,8 @@ __device__ __forceinline__ int is_nz(const U* x, int64_t i, U mask) {
 }
 
 template <class U>
-__global__ void __launch_bounds__(kThreads) count_tiles_k(const U* __restrict__ x, int64_t total, U mask,
-                                                          int64_t* __restrict__ tile_count) {
+__global__ void __launch_bounds__(kThreads)
+    count_tiles_k(const U* __restrict__ x, int64_t total, U mask, int64_t* __restrict__ tile_count) {
   using Reduce = cub::BlockReduce<int, kThreads>;
   __shared__ typename Reduce::TempStorage tmp;
   const int64_t base = int64_t(blockIdx.x) * kTile + int64_t(threadIdx.x) * kItems;
@@ -46,9 +46,9 @@ struct Shape {
 };
 
 template <class U>
-__global__ void __launch_bounds__(kThreads) write_coords_k(const U* __restrict__ x, int64_t total, U mask,
-                                                           const int64_t* __restrict__ tile_start, int64_t rows,
-                                                           Shape shape, int64_t* __restrict__ out) {
+__global__ void __launch_bounds__(kThreads)
+    write_coords_k(const U* __restrict__ x, int64_t total, U mask, const int64_t* __restrict__ tile_start, int64_t rows,
+                   Shape shape, int64_t* __restrict__ out) {
   using Scan = cub::BlockScan<int, kThreads>;
   __shared__ typename Scan::TempStorage tmp;
   const int64_t base = int64_t(blockIdx.x) * kTile + int64_t(threadIdx.x) * kItems;
@@ -82,7 +82,8 @@ void run_nonzero(KernelCall& c, const tsr_tensor_view_t& self, const tsr_tensor_
   const int64_t rows = out.sizes[0];
   if (total == 0 || rows == 0) return;
   const int64_t tiles = (total + kTile - 1) / kTile;
-  TSR_CHECK(tiles < (int64_t(1) << 31), TSR_UNIMPLEMENTED, "nonzero: input of ", total, " elements is too large on cuda");
+  TSR_CHECK(tiles < (int64_t(1) << 31), TSR_UNIMPLEMENTED, "nonzero: input of ", total,
+            " elements is too large on cuda");
   const cudaStream_t s = stream_of(c);
   const U* x = static_cast<const U*>(self.data);
   size_t scan_bytes = 0;
@@ -117,22 +118,35 @@ void nonzero_kernel(KernelCall& c) {
   switch (self.dtype) {
     case TSR_BOOL:
     case TSR_U8:
-    case TSR_I8: run_nonzero<uint8_t>(c, self, out, 0xffu); break;
-    case TSR_I16: run_nonzero<uint16_t>(c, self, out, 0xffffu); break;
+    case TSR_I8:
+      run_nonzero<uint8_t>(c, self, out, 0xffu);
+      break;
+    case TSR_I16:
+      run_nonzero<uint16_t>(c, self, out, 0xffffu);
+      break;
     case TSR_F16:
-    case TSR_BF16: run_nonzero<uint16_t>(c, self, out, 0x7fffu); break;
-    case TSR_I32: run_nonzero<uint32_t>(c, self, out, 0xffffffffu); break;
-    case TSR_F32: run_nonzero<uint32_t>(c, self, out, 0x7fffffffu); break;
-    case TSR_I64: run_nonzero<unsigned long long>(c, self, out, ~0ull); break;
-    case TSR_F64: run_nonzero<unsigned long long>(c, self, out, 0x7fffffffffffffffull); break;
-    default: c.unsupported_dtype();
+    case TSR_BF16:
+      run_nonzero<uint16_t>(c, self, out, 0x7fffu);
+      break;
+    case TSR_I32:
+      run_nonzero<uint32_t>(c, self, out, 0xffffffffu);
+      break;
+    case TSR_F32:
+      run_nonzero<uint32_t>(c, self, out, 0x7fffffffu);
+      break;
+    case TSR_I64:
+      run_nonzero<unsigned long long>(c, self, out, ~0ull);
+      break;
+    case TSR_F64:
+      run_nonzero<unsigned long long>(c, self, out, 0x7fffffffffffffffull);
+      break;
+    default:
+      c.unsupported_dtype();
   }
 }
 
 }  // namespace
 
-TSR_CUDA_KERNELS(nonzero) {
-  r.kernel("nonzero", "cuda::nonzero", device_type, kAllMask, TSR_KERNEL(nonzero_kernel));
-}
+TSR_CUDA_KERNELS(nonzero) { r.kernel("nonzero", "cuda::nonzero", device_type, kAllMask, TSR_KERNEL(nonzero_kernel)); }
 
 }  // namespace tsr::cuda

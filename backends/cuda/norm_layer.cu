@@ -98,10 +98,9 @@ __global__ void __launch_bounds__(THREADS == 32 ? red::kRowBlock : THREADS)
 // Partial column sums of g * xhat and g over the rows of chunk blockIdx.y: part[(s * 2 + 0) * M
 // + j] and part[(s * 2 + 1) * M + j]. Block (32, 8): 32 columns, 8 row lanes.
 template <class T>
-__global__ void __launch_bounds__(256) layer_norm_backward_cols_kernel(const T* __restrict__ x, const T* __restrict__ g,
-                                                                       const C<T>* __restrict__ stats,
-                                                                       C<T>* __restrict__ part, int64_t rows,
-                                                                       int64_t M, int64_t chunk) {
+__global__ void __launch_bounds__(256)
+    layer_norm_backward_cols_kernel(const T* __restrict__ x, const T* __restrict__ g, const C<T>* __restrict__ stats,
+                                    C<T>* __restrict__ part, int64_t rows, int64_t M, int64_t chunk) {
   using CT = C<T>;
   __shared__ CT sw[8][32];
   __shared__ CT sb[8][32];
@@ -137,8 +136,8 @@ __global__ void __launch_bounds__(256) layer_norm_backward_cols_kernel(const T* 
 }
 
 template <class T>
-__global__ void layer_norm_backward_finish_kernel(const C<T>* __restrict__ part, T* __restrict__ dw,
-                                                  T* __restrict__ db, int64_t M, int64_t nsplit) {
+__global__ void layer_norm_backward_finish_kernel(const C<T>* __restrict__ part, T* __restrict__ dw, T* __restrict__ db,
+                                                  int64_t M, int64_t nsplit) {
   using CT = C<T>;
   for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < M; j += int64_t(gridDim.x) * blockDim.x) {
     CT aw = 0, ab = 0;

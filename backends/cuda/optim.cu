@@ -30,8 +30,10 @@ void sgd_step_kernel(KernelCall& c) {
   const bool momentum = c.num_outputs() == 2;
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (momentum) step_typed<kernels::SgdStepOp<T, true>, T>(c);
-    else step_typed<kernels::SgdStepOp<T, false>, T>(c);
+    if (momentum)
+      step_typed<kernels::SgdStepOp<T, true>, T>(c);
+    else
+      step_typed<kernels::SgdStepOp<T, false>, T>(c);
   });
 }
 
@@ -39,8 +41,10 @@ void adam_step_kernel(KernelCall& c) {
   const bool amsgrad = c.num_outputs() == 4;
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (amsgrad) step_typed<kernels::AdamStepOp<T, true>, T>(c);
-    else step_typed<kernels::AdamStepOp<T, false>, T>(c);
+    if (amsgrad)
+      step_typed<kernels::AdamStepOp<T, true>, T>(c);
+    else
+      step_typed<kernels::AdamStepOp<T, false>, T>(c);
   });
 }
 

@@ -180,9 +180,9 @@ class PinnedCache {
   }
 
   std::mutex mu_;
-  std::map<uintptr_t, Block*> blocks_;     // every block, by address
-  std::multimap<size_t, Block*> free_;     // reusable now, by size
-  std::vector<Block*> pending_;            // freed, copies still in flight
+  std::map<uintptr_t, Block*> blocks_;                // every block, by address
+  std::multimap<size_t, Block*> free_;                // reusable now, by size
+  std::vector<Block*> pending_;                       // freed, copies still in flight
   std::vector<std::vector<cudaEvent_t>> event_pool_;  // per device
 };
 
@@ -210,7 +210,8 @@ tsr_status_t pinned_tensor_empty(tsr_runtime_t* runtime, int32_t ndim, const int
     const tsr_api_t* api = core_api();
     if (!TSR_HAS_FIELD(api, tsr_api_t, tensor_from_blob) || !api->tensor_from_blob)
       fail(TSR_UNIMPLEMENTED, "pinned host tensor_empty: the core lacks tensor_from_blob (ABI 1.2)");
-    if (ndim < 0 || ndim > TSR_MAX_DIMS) fail(TSR_INVALID_ARGUMENT, "pinned host tensor_empty: rank ", ndim, " out of range");
+    if (ndim < 0 || ndim > TSR_MAX_DIMS)
+      fail(TSR_INVALID_ARGUMENT, "pinned host tensor_empty: rank ", ndim, " out of range");
     const size_t item = itemsize(dtype);
     if (item == 0) fail(TSR_INVALID_ARGUMENT, "pinned host tensor_empty: invalid dtype ", static_cast<int>(dtype));
     size_t nbytes = item;
@@ -221,8 +222,8 @@ tsr_status_t pinned_tensor_empty(tsr_runtime_t* runtime, int32_t ndim, const int
       nbytes *= static_cast<size_t>(sizes[d]);
     }
     void* p = cache().alloc(nbytes);
-    tsr_status_t st = api->tensor_from_blob(runtime, p, ndim, sizes, nullptr, dtype, tsr_device_t{TSR_DEVICE_TYPE_CPU, 0},
-                                            &pinned_deleter, nullptr, out);
+    tsr_status_t st = api->tensor_from_blob(runtime, p, ndim, sizes, nullptr, dtype,
+                                            tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, &pinned_deleter, nullptr, out);
     if (st) {
       cache().free(p);  // on error the deleter is not called: the memory is still ours
       check(api, st);

@@ -8,8 +8,8 @@ namespace tsr::cuda {
 namespace {
 
 template <class T, bool NORMAL>
-__global__ void __launch_bounds__(kBlock) random_kernel_dev(T* out, int64_t n, int64_t nblocks, uint64_t seed,
-                                                            uint64_t offset, float below_one) {
+__global__ void __launch_bounds__(kBlock)
+    random_kernel_dev(T* out, int64_t n, int64_t nblocks, uint64_t seed, uint64_t offset, float below_one) {
   for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < nblocks; j += int64_t(gridDim.x) * blockDim.x)
     kernels::random_block<T, NORMAL>(out, n, seed, offset, j, below_one);
 }
@@ -28,7 +28,7 @@ void random_kernel(KernelCall& c) {
     const int64_t nblocks = kernels::random_blocks<T, NORMAL>(n);
     const float below_one = is_reduced_float<T>::value ? kernels::rand_below_one<T>() : 1.0f;
     random_kernel_dev<T, NORMAL><<<grid_for(nblocks), kBlock, 0, stream_of(c)>>>(static_cast<T*>(out.data), n, nblocks,
-                                                                                seed, offset, below_one);
+                                                                                 seed, offset, below_one);
     after_launch(c);
   });
 }

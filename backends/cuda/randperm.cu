@@ -37,11 +37,11 @@ void randperm_kernel(KernelCall& c) {
   const cudaStream_t s = stream_of(c);
   const bool direct = out.dtype == TSR_I64;  // sort the values straight into the output
   size_t sort_bytes = 0;
-  TSR_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const unsigned long long*>(nullptr),
-                                                 static_cast<unsigned long long*>(nullptr),
-                                                 static_cast<const int64_t*>(nullptr), static_cast<int64_t*>(nullptr),
-                                                 n, 0, 53, s),
-                 c.op_name(), c.device().index);
+  TSR_CUDA_CHECK(
+      cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const unsigned long long*>(nullptr),
+                                      static_cast<unsigned long long*>(nullptr), static_cast<const int64_t*>(nullptr),
+                                      static_cast<int64_t*>(nullptr), n, 0, 53, s),
+      c.op_name(), c.device().index);
   const size_t sort_room = (sort_bytes + 255) / 256 * 256;
   const size_t arr = static_cast<size_t>(n) * 8;
   Scratch scratch(c, sort_room + (direct ? 3 : 4) * arr);

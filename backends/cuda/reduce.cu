@@ -19,15 +19,20 @@ struct SumR {
   using acc_t = std::conditional_t<is_float_type<T>::value, double, unsigned long long>;
   __device__ acc_t init() const { return acc_t(0); }
   __device__ void step(acc_t& a, T x, int64_t) const {
-    if constexpr (is_float_type<T>::value) a += double(C<T>(x));
-    else a += static_cast<unsigned long long>(static_cast<long long>(x));
+    if constexpr (is_float_type<T>::value)
+      a += double(C<T>(x));
+    else
+      a += static_cast<unsigned long long>(static_cast<long long>(x));
   }
   __device__ acc_t combine(acc_t a, acc_t b) const { return a + b; }
   __device__ void finish(int64_t, char* out, acc_t a, int64_t count) const {
     T v;
-    if constexpr (MEAN) v = static_cast<T>(static_cast<C<T>>(double(a) / double(count)));
-    else if constexpr (is_float_type<T>::value) v = static_cast<T>(static_cast<C<T>>(a));
-    else v = static_cast<T>(a);  // wraps modulo 2^bits
+    if constexpr (MEAN)
+      v = static_cast<T>(static_cast<C<T>>(double(a) / double(count)));
+    else if constexpr (is_float_type<T>::value)
+      v = static_cast<T>(static_cast<C<T>>(a));
+    else
+      v = static_cast<T>(a);  // wraps modulo 2^bits
     *reinterpret_cast<T*>(out) = v;
   }
 };

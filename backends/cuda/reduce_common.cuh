@@ -27,8 +27,10 @@ using Elem = std::conditional_t<std::is_same<T0, bool>::value, uint8_t, T0>;
 
 template <class CT>
 __host__ __device__ __forceinline__ bool is_nan(CT v) {
-  if constexpr (std::is_floating_point<CT>::value) return v != v;
-  else return false;
+  if constexpr (std::is_floating_point<CT>::value)
+    return v != v;
+  else
+    return false;
 }
 
 // NaN-propagating max/min (as the CPU's max_nan/min_nan).
@@ -43,38 +45,48 @@ __device__ __forceinline__ CT min_nan(CT a, CT b) {
 
 template <class CT>
 __host__ __device__ constexpr CT lowest_or_neg_inf() {
-  if constexpr (std::is_floating_point<CT>::value) return -std::numeric_limits<CT>::infinity();
-  else return std::numeric_limits<CT>::lowest();
+  if constexpr (std::is_floating_point<CT>::value)
+    return -std::numeric_limits<CT>::infinity();
+  else
+    return std::numeric_limits<CT>::lowest();
 }
 template <class CT>
 __host__ __device__ constexpr CT highest_or_inf() {
-  if constexpr (std::is_floating_point<CT>::value) return std::numeric_limits<CT>::infinity();
-  else return std::numeric_limits<CT>::max();
+  if constexpr (std::is_floating_point<CT>::value)
+    return std::numeric_limits<CT>::infinity();
+  else
+    return std::numeric_limits<CT>::max();
 }
 
 // Math in the compute type (float or double) with CUDA's accurate library functions.
 template <class CT>
 __device__ __forceinline__ CT exp_c(CT x) {
-  if constexpr (std::is_same<CT, float>::value) return expf(x);
-  else return ::exp(x);
+  if constexpr (std::is_same<CT, float>::value)
+    return expf(x);
+  else
+    return ::exp(x);
 }
 template <class CT>
 __device__ __forceinline__ CT log_c(CT x) {
-  if constexpr (std::is_same<CT, float>::value) return logf(x);
-  else return ::log(x);
+  if constexpr (std::is_same<CT, float>::value)
+    return logf(x);
+  else
+    return ::log(x);
 }
 template <class CT>
 __device__ __forceinline__ CT sqrt_c(CT x) {
-  if constexpr (std::is_same<CT, float>::value) return sqrtf(x);
-  else return ::sqrt(x);
+  if constexpr (std::is_same<CT, float>::value)
+    return sqrtf(x);
+  else
+    return ::sqrt(x);
 }
 
 // Warp shuffles of any trivially copyable scalar up to 8 bytes (small integers go through int).
 template <class V>
 __device__ __forceinline__ V shfl_down(V v, int delta, unsigned mask = 0xffffffffu) {
-  if constexpr (std::is_same<V, float>::value || std::is_same<V, double>::value ||
-                std::is_same<V, int>::value || std::is_same<V, unsigned>::value ||
-                std::is_same<V, long long>::value || std::is_same<V, unsigned long long>::value) {
+  if constexpr (std::is_same<V, float>::value || std::is_same<V, double>::value || std::is_same<V, int>::value ||
+                std::is_same<V, unsigned>::value || std::is_same<V, long long>::value ||
+                std::is_same<V, unsigned long long>::value) {
     return __shfl_down_sync(mask, v, delta);
   } else if constexpr (sizeof(V) == 8) {
     long long x;
@@ -90,9 +102,9 @@ __device__ __forceinline__ V shfl_down(V v, int delta, unsigned mask = 0xfffffff
 }
 template <class V>
 __device__ __forceinline__ V shfl_up(V v, int delta, unsigned mask = 0xffffffffu) {
-  if constexpr (std::is_same<V, float>::value || std::is_same<V, double>::value ||
-                std::is_same<V, int>::value || std::is_same<V, unsigned>::value ||
-                std::is_same<V, long long>::value || std::is_same<V, unsigned long long>::value) {
+  if constexpr (std::is_same<V, float>::value || std::is_same<V, double>::value || std::is_same<V, int>::value ||
+                std::is_same<V, unsigned>::value || std::is_same<V, long long>::value ||
+                std::is_same<V, unsigned long long>::value) {
     return __shfl_up_sync(mask, v, delta);
   } else if constexpr (sizeof(V) == 8) {
     long long x;
@@ -108,9 +120,9 @@ __device__ __forceinline__ V shfl_up(V v, int delta, unsigned mask = 0xffffffffu
 }
 template <class V>
 __device__ __forceinline__ V shfl_idx(V v, int lane, unsigned mask = 0xffffffffu) {
-  if constexpr (std::is_same<V, float>::value || std::is_same<V, double>::value ||
-                std::is_same<V, int>::value || std::is_same<V, unsigned>::value ||
-                std::is_same<V, long long>::value || std::is_same<V, unsigned long long>::value) {
+  if constexpr (std::is_same<V, float>::value || std::is_same<V, double>::value || std::is_same<V, int>::value ||
+                std::is_same<V, unsigned>::value || std::is_same<V, long long>::value ||
+                std::is_same<V, unsigned long long>::value) {
     return __shfl_sync(mask, v, lane);
   } else if constexpr (sizeof(V) == 8) {
     long long x;
@@ -163,11 +175,15 @@ struct RowGroup {
 
 struct SumOp {
   template <class V>
-  __device__ V operator()(V a, V b) const { return a + b; }
+  __device__ V operator()(V a, V b) const {
+    return a + b;
+  }
 };
 struct MaxNanOp {
   template <class V>
-  __device__ V operator()(V a, V b) const { return max_nan(a, b); }
+  __device__ V operator()(V a, V b) const {
+    return max_nan(a, b);
+  }
 };
 
 // Launches a row kernel: rows split in groups of THREADS threads. Picks a warp per row for rows

@@ -130,13 +130,15 @@ __device__ __forceinline__ void contig_range(const R& r, const typename R::T* ba
 
 template <int G>
 __device__ __forceinline__ void group_sync() {
-  if constexpr (G == 32) __syncwarp();
-  else if constexpr (G > 32) __syncthreads();
+  if constexpr (G == 32)
+    __syncwarp();
+  else if constexpr (G > 32)
+    __syncthreads();
 }
 
 template <class R, int G>
-__global__ void __launch_bounds__(256) reduce_inner_kernel(const ReduceParams p, const R r,
-                                                           typename R::acc_t* partial, bool contig) {
+__global__ void __launch_bounds__(256)
+    reduce_inner_kernel(const ReduceParams p, const R r, typename R::acc_t* partial, bool contig) {
   using T = typename R::T;
   using acc_t = typename R::acc_t;
   constexpr int GPB = 256 / G;  // groups per block
@@ -173,16 +175,18 @@ __global__ void __launch_bounds__(256) reduce_inner_kernel(const ReduceParams p,
       acc = smem[gi * G];
     }
     if (valid && t == 0) {
-      if (p.nsplit == 1) r.finish(o, p.out + oo, acc, p.blk);
-      else partial[s * p.nout + o] = acc;
+      if (p.nsplit == 1)
+        r.finish(o, p.out + oo, acc, p.blk);
+      else
+        partial[s * p.nout + o] = acc;
     }
     group_sync<G>();  // smem is rewritten by the next batch
   }
 }
 
 template <class R>
-__global__ void __launch_bounds__(256) reduce_outer_kernel(const ReduceParams p, const R r,
-                                                           typename R::acc_t* partial) {
+__global__ void __launch_bounds__(256)
+    reduce_outer_kernel(const ReduceParams p, const R r, typename R::acc_t* partial) {
   using T = typename R::T;
   using acc_t = typename R::acc_t;
   __shared__ acc_t smem[8][32];
@@ -207,8 +211,10 @@ __global__ void __launch_bounds__(256) reduce_outer_kernel(const ReduceParams p,
     __syncthreads();
   }
   if (valid && ty == 0) {
-    if (p.nsplit == 1) r.finish(o, p.out + oo, smem[0][tx], p.blk);
-    else partial[s * p.nout + o] = smem[0][tx];
+    if (p.nsplit == 1)
+      r.finish(o, p.out + oo, smem[0][tx], p.blk);
+    else
+      partial[s * p.nout + o] = smem[0][tx];
   }
 }
 
@@ -250,8 +256,8 @@ void run_reduce(const KernelCall& c, ReduceParams p, const R& r) {
   if (p.nout == 0) return;
   const cudaStream_t stream = stream_of(c);
   const int64_t esz = int64_t(sizeof(T));
-  const bool outer = p.nr >= 1 && p.nr < p.ndim && p.blk > 1 && p.sizes[p.nr] > 1 && p.is[0] != esz &&
-                     p.is[p.nr] == esz;
+  const bool outer =
+      p.nr >= 1 && p.nr < p.ndim && p.blk > 1 && p.sizes[p.nr] > 1 && p.is[0] != esz && p.is[p.nr] == esz;
   int G = 0;
   if (outer) {
     p.nsplit = pick_split(ceil_div(p.nout, 32) * 256, p.blk, 8);
@@ -269,16 +275,19 @@ void run_reduce(const KernelCall& c, ReduceParams p, const R& r) {
   }
   if (outer) {
     const dim3 grid(static_cast<unsigned>(ceil_div(p.nout, 32)), static_cast<unsigned>(p.nsplit));
-    TSR_CHECK(int64_t(grid.x) == ceil_div(p.nout, 32), TSR_INVALID_ARGUMENT, c.op_name(), ": too many outputs (", p.nout,
-              ") on cuda");
+    TSR_CHECK(int64_t(grid.x) == ceil_div(p.nout, 32), TSR_INVALID_ARGUMENT, c.op_name(), ": too many outputs (",
+              p.nout, ") on cuda");
     reduce_outer_kernel<R><<<grid, dim3(32, 8), 0, stream>>>(p, r, partial);
   } else {
     const bool contig = p.nr == 1 && p.is[0] == esz;
     const int64_t groups = p.nout * p.nsplit;
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(ceil_div(groups, 256 / G), int64_t(1) << 20));
-    if (G == 1) reduce_inner_kernel<R, 1><<<grid, 256, 0, stream>>>(p, r, partial, false);
-    else if (G == 32) reduce_inner_kernel<R, 32><<<grid, 256, 0, stream>>>(p, r, partial, contig);
-    else reduce_inner_kernel<R, 256><<<grid, 256, 0, stream>>>(p, r, partial, contig);
+    if (G == 1)
+      reduce_inner_kernel<R, 1><<<grid, 256, 0, stream>>>(p, r, partial, false);
+    else if (G == 32)
+      reduce_inner_kernel<R, 32><<<grid, 256, 0, stream>>>(p, r, partial, contig);
+    else
+      reduce_inner_kernel<R, 256><<<grid, 256, 0, stream>>>(p, r, partial, contig);
   }
   after_launch(c);
   if (p.nsplit > 1) {

@@ -35,13 +35,17 @@ struct ProdR {
   using acc_t = std::conditional_t<is_float_type<T>::value, double, unsigned long long>;
   __device__ acc_t init() const { return acc_t(1); }
   __device__ void step(acc_t& a, T x, int64_t) const {
-    if constexpr (is_float_type<T>::value) a *= double(C<T>(x));
-    else a *= static_cast<unsigned long long>(static_cast<long long>(x));
+    if constexpr (is_float_type<T>::value)
+      a *= double(C<T>(x));
+    else
+      a *= static_cast<unsigned long long>(static_cast<long long>(x));
   }
   __device__ acc_t combine(acc_t a, acc_t b) const { return a * b; }
   __device__ void finish(int64_t, char* out, acc_t a, int64_t) const {
-    if constexpr (is_float_type<T>::value) *reinterpret_cast<T*>(out) = static_cast<T>(static_cast<C<T>>(a));
-    else *reinterpret_cast<T*>(out) = static_cast<T>(a);  // wraps modulo 2^bits
+    if constexpr (is_float_type<T>::value)
+      *reinterpret_cast<T*>(out) = static_cast<T>(static_cast<C<T>>(a));
+    else
+      *reinterpret_cast<T*>(out) = static_cast<T>(a);  // wraps modulo 2^bits
   }
 };
 
@@ -59,9 +63,7 @@ struct ExtremeR {
   using acc_t = ValIdx<CT>;
   T* y;
   int64_t* ix;
-  __device__ acc_t init() const {
-    return {MAX ? red::lowest_or_neg_inf<CT>() : red::highest_or_inf<CT>(), INT64_MAX};
-  }
+  __device__ acc_t init() const { return {MAX ? red::lowest_or_neg_inf<CT>() : red::highest_or_inf<CT>(), INT64_MAX}; }
   __device__ void step(acc_t& a, T x, int64_t k) const { a = combine(a, acc_t{CT(x), k}); }
   __device__ acc_t combine(acc_t a, acc_t b) const {
     const bool an = red::is_nan(a.v), bn = red::is_nan(b.v);
@@ -85,8 +87,7 @@ void prod_rows_kernel(KernelCall& c) {
   DeviceGuard guard(c.device().index);
   dispatch_numeric(c.dtype(), "prod", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    red::run_reduce(c, red::params_of_rows(in.data, c.output(0).data, r.rows, r.n, sizeof(T), sizeof(T)),
-                    ProdR<T>{});
+    red::run_reduce(c, red::params_of_rows(in.data, c.output(0).data, r.rows, r.n, sizeof(T), sizeof(T)), ProdR<T>{});
   });
 }
 
@@ -100,8 +101,10 @@ void extreme_rows_kernel(KernelCall& c) {
     T* y = static_cast<T*>(c.output(0).data);
     int64_t* ix = static_cast<int64_t*>(c.output(1).data);
     const red::ReduceParams p = red::params_of_rows(in.data, y, r.rows, r.n, sizeof(T), sizeof(T));
-    if (is_max) red::run_reduce(c, p, ExtremeR<T, true>{y, ix});
-    else red::run_reduce(c, p, ExtremeR<T, false>{y, ix});
+    if (is_max)
+      red::run_reduce(c, p, ExtremeR<T, true>{y, ix});
+    else
+      red::run_reduce(c, p, ExtremeR<T, false>{y, ix});
   });
 }
 
@@ -131,26 +134,37 @@ void gather_typed(const KernelCall& c) {
   const int64_t total = ri.rows * ri.n;
   if (total == 0) return;
   gather_rows_kernel_impl<U><<<grid_for(total), kBlock, 0, stream_of(c)>>>(
-      static_cast<const U*>(in.data), static_cast<const int64_t*>(index.data), static_cast<U*>(c.output(0).data),
-      total, ri.n, n, red::error_record_of(c), error_op_id(c.op_name()));
+      static_cast<const U*>(in.data), static_cast<const int64_t*>(index.data), static_cast<U*>(c.output(0).data), total,
+      ri.n, n, red::error_record_of(c), error_op_id(c.op_name()));
   after_launch(c);
 }
 
 void gather_rows_kernel(KernelCall& c) {
   DeviceGuard guard(c.device().index);
   switch (itemsize(c.dtype())) {
-    case 1: gather_typed<uint8_t>(c); break;
-    case 2: gather_typed<uint16_t>(c); break;
-    case 4: gather_typed<uint32_t>(c); break;
-    case 8: gather_typed<unsigned long long>(c); break;
-    default: c.unsupported_dtype();
+    case 1:
+      gather_typed<uint8_t>(c);
+      break;
+    case 2:
+      gather_typed<uint16_t>(c);
+      break;
+    case 4:
+      gather_typed<uint32_t>(c);
+      break;
+    case 8:
+      gather_typed<unsigned long long>(c);
+      break;
+    default:
+      c.unsupported_dtype();
   }
 }
 
 template <class T>
 __device__ __forceinline__ T add_elem(T a, T b) {
-  if constexpr (std::is_same<T, bool>::value) return a || b;
-  else return static_cast<T>(C<T>(a) + C<T>(b));
+  if constexpr (std::is_same<T, bool>::value)
+    return a || b;
+  else
+    return static_cast<T>(C<T>(a) + C<T>(b));
 }
 
 // a += v for 1- and 2-byte types: compare-and-swap on the aligned 32-bit word holding *a.

@@ -32,14 +32,20 @@ __global__ void __launch_bounds__(red::kRowBlock)
   const T* xr = x + row * n;
   T* yr = y + row * n;
   auto op = [](A a, A b) -> A {
-    if constexpr (KIND == 0) return a + b;
-    else if constexpr (KIND == 1) return a * b;
-    else return log_add_exp(a, b);
+    if constexpr (KIND == 0)
+      return a + b;
+    else if constexpr (KIND == 1)
+      return a * b;
+    else
+      return log_add_exp(a, b);
   };
   A identity;
-  if constexpr (KIND == 0) identity = A(0);
-  else if constexpr (KIND == 1) identity = A(1);
-  else identity = -std::numeric_limits<double>::infinity();
+  if constexpr (KIND == 0)
+    identity = A(0);
+  else if constexpr (KIND == 1)
+    identity = A(1);
+  else
+    identity = -std::numeric_limits<double>::infinity();
   // Each lane scans kItems consecutive elements serially, the warp scans the lane totals, and
   // the running total carries to the next tile of 32 * kItems elements.
   constexpr int kItems = 4;
@@ -53,8 +59,10 @@ __global__ void __launch_bounds__(red::kRowBlock)
       const int64_t j = j0 + q;
       A v = identity;
       if (j < n) {
-        if constexpr (is_float_type<T>::value) v = double(C<T>(xr[j]));
-        else v = static_cast<unsigned long long>(static_cast<long long>(xr[j]));
+        if constexpr (is_float_type<T>::value)
+          v = double(C<T>(xr[j]));
+        else
+          v = static_cast<unsigned long long>(static_cast<long long>(xr[j]));
       }
       run = q == 0 ? v : op(run, v);
       loc[q] = run;
@@ -72,8 +80,10 @@ __global__ void __launch_bounds__(red::kRowBlock)
       const int64_t j = j0 + q;
       if (j < n) {
         const A v = op(prefix, loc[q]);
-        if constexpr (is_float_type<T>::value) yr[j] = static_cast<T>(static_cast<C<T>>(v));
-        else yr[j] = static_cast<T>(v);  // wraps modulo 2^bits
+        if constexpr (is_float_type<T>::value)
+          yr[j] = static_cast<T>(static_cast<C<T>>(v));
+        else
+          yr[j] = static_cast<T>(v);  // wraps modulo 2^bits
       }
     }
     carry = op(carry, red::shfl_idx(tot, 31));
@@ -168,7 +178,8 @@ void cumulative_rows_kernel(KernelCall& c) {
     } else if (kind == 1) {
       cumulative_rows_kernel_impl<T, 1><<<grid, block, 0, stream>>>(x, y, r.rows, r.n);
     } else {
-      if constexpr (is_float_type<T>::value) cumulative_rows_kernel_impl<T, 2><<<grid, block, 0, stream>>>(x, y, r.rows, r.n);
+      if constexpr (is_float_type<T>::value)
+        cumulative_rows_kernel_impl<T, 2><<<grid, block, 0, stream>>>(x, y, r.rows, r.n);
     }
     after_launch(c);
   });
@@ -188,8 +199,10 @@ void cumextreme_rows_kernel(KernelCall& c) {
     const T* x = static_cast<const T*>(in.data);
     T* y = static_cast<T*>(c.output(0).data);
     int64_t* ix = static_cast<int64_t*>(c.output(1).data);
-    if (is_max) cumextreme_rows_kernel_impl<T, true><<<grid, block, 0, stream>>>(x, y, ix, r.rows, r.n);
-    else cumextreme_rows_kernel_impl<T, false><<<grid, block, 0, stream>>>(x, y, ix, r.rows, r.n);
+    if (is_max)
+      cumextreme_rows_kernel_impl<T, true><<<grid, block, 0, stream>>>(x, y, ix, r.rows, r.n);
+    else
+      cumextreme_rows_kernel_impl<T, false><<<grid, block, 0, stream>>>(x, y, ix, r.rows, r.n);
     after_launch(c);
   });
 }

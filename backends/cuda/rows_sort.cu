@@ -131,11 +131,10 @@ void sort_rows_by_key(const KernelCall& c, const T* x, int64_t rows, int64_t n, 
   const cudaStream_t stream = stream_of(c);
   const int64_t total = rows * n;
   size_t temp_bytes = 0;
-  TSR_CUDA_CHECK((cub::DeviceSegmentedSort::StableSortPairs(nullptr, temp_bytes, static_cast<const K*>(nullptr),
-                                                             static_cast<K*>(nullptr), static_cast<const int64_t*>(nullptr),
-                                                             static_cast<int64_t*>(nullptr), total, rows,
-                                                             static_cast<const int64_t*>(nullptr),
-                                                             static_cast<const int64_t*>(nullptr), stream)),
+  TSR_CUDA_CHECK((cub::DeviceSegmentedSort::StableSortPairs(
+                     nullptr, temp_bytes, static_cast<const K*>(nullptr), static_cast<K*>(nullptr),
+                     static_cast<const int64_t*>(nullptr), static_cast<int64_t*>(nullptr), total, rows,
+                     static_cast<const int64_t*>(nullptr), static_cast<const int64_t*>(nullptr), stream)),
                  c.op_name(), c.device().index);
   const size_t keys_bytes = align_up(size_t(total) * sizeof(K));
   const size_t vals_bytes = align_up(size_t(total) * sizeof(int64_t));
@@ -151,8 +150,8 @@ void sort_rows_by_key(const KernelCall& c, const T* x, int64_t rows, int64_t n, 
                                                                                   rows, n, descending);
   after_launch(c);
   TSR_CUDA_CHECK((cub::DeviceSegmentedSort::StableSortPairs(temp, temp_bytes, keys_in, keys_out, vals_in, order, total,
-                                                             rows, static_cast<const int64_t*>(offsets),
-                                                             static_cast<const int64_t*>(offsets) + 1, stream)),
+                                                            rows, static_cast<const int64_t*>(offsets),
+                                                            static_cast<const int64_t*>(offsets) + 1, stream)),
                  c.op_name(), c.device().index);
   after_launch(c);
   then(keys_out);

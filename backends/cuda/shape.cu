@@ -16,18 +16,27 @@ struct ShapeArgs {
 template <class F>
 void by_itemsize(int32_t dtype, const char* op, F&& f) {
   switch (itemsize(dtype)) {
-    case 1: f(uint8_t{}); break;
-    case 2: f(uint16_t{}); break;
-    case 4: f(uint32_t{}); break;
-    case 8: f(uint64_t{}); break;
-    default: fail(TSR_UNIMPLEMENTED, op, ": unsupported element size ", itemsize(dtype));
+    case 1:
+      f(uint8_t{});
+      break;
+    case 2:
+      f(uint16_t{});
+      break;
+    case 4:
+      f(uint32_t{});
+      break;
+    case 8:
+      f(uint64_t{});
+      break;
+    default:
+      fail(TSR_UNIMPLEMENTED, op, ": unsupported element size ", itemsize(dtype));
   }
 }
 
 // MODE 0: flip (dims in `mask` reversed); 1: tril; 2: triu (diagonal k).
 template <int MODE, class W, class index_t>
-__global__ void __launch_bounds__(kBlock) shape_kernel(W* dst, const W* src, ShapeArgs<index_t> a, index_t n,
-                                                       int64_t mask, int64_t k) {
+__global__ void __launch_bounds__(kBlock)
+    shape_kernel(W* dst, const W* src, ShapeArgs<index_t> a, index_t n, int64_t mask, int64_t k) {
   const index_t nthreads = index_t(gridDim.x) * index_t(blockDim.x);
   for (index_t i = index_t(blockIdx.x) * index_t(blockDim.x) + index_t(threadIdx.x); i < n; i += nthreads) {
     index_t rem = i, off = 0;
@@ -76,8 +85,10 @@ void shape_op(KernelCall& c) {
           static_cast<W*>(out.data), static_cast<const W*>(in.data), a, index_t(n), MODE == 0 ? arg : 0,
           MODE == 0 ? 0 : arg);
     };
-    if (n < (int64_t(1) << 30) && extent < (int64_t(1) << 30)) launch(int32_t{});
-    else launch(int64_t{});
+    if (n < (int64_t(1) << 30) && extent < (int64_t(1) << 30))
+      launch(int32_t{});
+    else
+      launch(int64_t{});
     after_launch(c);
   });
 }

@@ -1,5 +1,6 @@
-// sign, sgn, square, floor, ceil, trunc, round, hardtanh, nan_to_num and the float predicates: the shared kernels of tessera/kernels/unary_ops.hpp (the same per-element code and dtype rules as
-// the CPU backend), launched by elementwise.cuh.
+// sign, sgn, square, floor, ceil, trunc, round, hardtanh, nan_to_num and the float predicates: the shared kernels of
+// tessera/kernels/unary_ops.hpp (the same per-element code and dtype rules as the CPU backend), launched by
+// elementwise.cuh.
 #include "elementwise.cuh"
 #include "tessera/kernels/unary_ops.hpp"
 

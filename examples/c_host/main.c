@@ -22,8 +22,7 @@ static const tsr_api_t* api;
 /* Reports a failed status (and frees it); returns 1 when st was an error. */
 static int failed(tsr_status_t st, const char* what) {
   if (!st) return 0;
-  fprintf(stderr, "c_host: %s failed: [code %d] %s\n", what, (int)api->status_code(st),
-          api->status_message(st));
+  fprintf(stderr, "c_host: %s failed: [code %d] %s\n", what, (int)api->status_code(st), api->status_message(st));
   api->status_free(st);
   return 1;
 }
@@ -45,8 +44,7 @@ static tsr_value_t int_arg(int64_t i) {
 }
 
 /* Looks up `name` and calls it with `args`, returning its single output in *out (a new reference). */
-static int call1(tsr_runtime_t* rt, const char* name, const tsr_value_t* args, size_t nargs,
-                 tsr_tensor_t** out) {
+static int call1(tsr_runtime_t* rt, const char* name, const tsr_value_t* args, size_t nargs, tsr_tensor_t** out) {
   tsr_op_t* op = NULL;
   char what[128];
   snprintf(what, sizeof what, "op_find(\"%s\")", name);
@@ -70,8 +68,8 @@ static int check_close(const char* label, const float* got, const float* want, i
   int64_t i;
   for (i = 0; i < n; ++i)
     if (fabsf(got[i] - want[i]) > 1e-5f * (1.0f + fabsf(want[i]))) {
-      fprintf(stderr, "c_host: %s: element %lld is %g, expected %g\n", label, (long long)i,
-              (double)got[i], (double)want[i]);
+      fprintf(stderr, "c_host: %s: element %lld is %g, expected %g\n", label, (long long)i, (double)got[i],
+              (double)want[i]);
       return 1;
     }
   return 0;
@@ -137,8 +135,7 @@ int main(int argc, char** argv) {
 
   if (failed(api->tensor_from_host(rt, a_data, 2, a_sizes, TSR_F32, cpu, &a), "tensor_from_host(a)")) goto out;
   if (failed(api->tensor_from_host(rt, b_data, 2, b_sizes, TSR_F32, cpu, &b), "tensor_from_host(b)")) goto out;
-  if (failed(api->tensor_from_host(rt, bias_data, 2, a_sizes, TSR_F32, cpu, &bias), "tensor_from_host(bias)"))
-    goto out;
+  if (failed(api->tensor_from_host(rt, bias_data, 2, a_sizes, TSR_F32, cpu, &bias), "tensor_from_host(bias)")) goto out;
 
   /* add(a, bias): alpha is left out and takes its default (1). */
   {

@@ -36,21 +36,30 @@ enum : size_t { kArgA = 0, kArgB = 1, kArgBias = 2, kArgAct = 3 };
 enum class Act { None, Relu, Gelu, Silu };
 
 bool parse_act(const char* s, Act* out) {
-  if (!std::strcmp(s, "none")) *out = Act::None;
-  else if (!std::strcmp(s, "relu")) *out = Act::Relu;
-  else if (!std::strcmp(s, "gelu")) *out = Act::Gelu;
-  else if (!std::strcmp(s, "silu")) *out = Act::Silu;
-  else return false;
+  if (!std::strcmp(s, "none"))
+    *out = Act::None;
+  else if (!std::strcmp(s, "relu"))
+    *out = Act::Relu;
+  else if (!std::strcmp(s, "gelu"))
+    *out = Act::Gelu;
+  else if (!std::strcmp(s, "silu"))
+    *out = Act::Silu;
+  else
+    return false;
   return true;
 }
 
 template <class Acc>
 Acc apply_act(Act act, Acc x) {
   switch (act) {
-    case Act::None: return x;
-    case Act::Relu: return x < Acc(0) ? Acc(0) : x;  // NaN stays NaN, as in PyTorch
-    case Act::Gelu: return Acc(0.5) * x * (Acc(1) + std::erf(x * Acc(0.70710678118654752440)));
-    case Act::Silu: return x / (Acc(1) + std::exp(-x));
+    case Act::None:
+      return x;
+    case Act::Relu:
+      return x < Acc(0) ? Acc(0) : x;  // NaN stays NaN, as in PyTorch
+    case Act::Gelu:
+      return Acc(0.5) * x * (Acc(1) + std::erf(x * Acc(0.70710678118654752440)));
+    case Act::Silu:
+      return x / (Acc(1) + std::exp(-x));
   }
   return x;
 }
@@ -70,15 +79,15 @@ void gemm_bias_act_meta(tsr::MetaCall& c) {
   const int64_t* as = c.tensor_sizes(kArgA);
   const int64_t* bs = c.tensor_sizes(kArgB);
   const std::string a_str = shape_str(a_nd, as), b_str = shape_str(b_nd, bs);
-  TSR_CHECK(a_nd == 2 && b_nd == 2, TSR_INVALID_ARGUMENT, op, ": expected 2-D a and b, got a ", a_str,
-            " and b ", b_str);
-  TSR_CHECK(as[1] == bs[0], TSR_INVALID_ARGUMENT, op, ": a ", a_str, " and b ", b_str,
-            " cannot be multiplied (a has ", as[1], " columns, b has ", bs[0], " rows)");
+  TSR_CHECK(a_nd == 2 && b_nd == 2, TSR_INVALID_ARGUMENT, op, ": expected 2-D a and b, got a ", a_str, " and b ",
+            b_str);
+  TSR_CHECK(as[1] == bs[0], TSR_INVALID_ARGUMENT, op, ": a ", a_str, " and b ", b_str, " cannot be multiplied (a has ",
+            as[1], " columns, b has ", bs[0], " rows)");
   const tsr_dtype_t dt = c.tensor_dtype(kArgA);
   TSR_CHECK(c.tensor_dtype(kArgB) == dt, TSR_INVALID_ARGUMENT, op, ": a ", a_str, " is ", tsr::dtype_name(dt),
             " but b ", b_str, " is ", tsr::dtype_name(c.tensor_dtype(kArgB)), " (same dtype required)");
-  TSR_CHECK(tsr::is_floating(dt), TSR_INVALID_ARGUMENT, op, ": expected a floating dtype, got ",
-            tsr::dtype_name(dt), " for a ", a_str, " and b ", b_str);
+  TSR_CHECK(tsr::is_floating(dt), TSR_INVALID_ARGUMENT, op, ": expected a floating dtype, got ", tsr::dtype_name(dt),
+            " for a ", a_str, " and b ", b_str);
   const int64_t m = as[0], n = bs[1];
   if (!c.arg_is_none(kArgBias)) {
     const int32_t nd = c.tensor_ndim(kArgBias);
@@ -89,8 +98,8 @@ void gemm_bias_act_meta(tsr::MetaCall& c) {
               tsr::dtype_name(c.tensor_dtype(kArgBias)), " but a and b are ", tsr::dtype_name(dt));
   }
   Act act;
-  TSR_CHECK(parse_act(c.arg_str(kArgAct), &act), TSR_INVALID_ARGUMENT, op, ": unknown act '",
-            c.arg_str(kArgAct), "' (expected none, relu, gelu or silu)");
+  TSR_CHECK(parse_act(c.arg_str(kArgAct), &act), TSR_INVALID_ARGUMENT, op, ": unknown act '", c.arg_str(kArgAct),
+            "' (expected none, relu, gelu or silu)");
   const int64_t out_sizes[2] = {m, n};
   c.set_output(0, dt, c.tensor_device(kArgA), 2, out_sizes);
   c.set_dispatch_dtype(dt);
@@ -195,5 +204,5 @@ void example_gemm_init(tsr::Registrar& r) {
 #endif
 
 TSR_DEFINE_PLUGIN("example_gemm", EXAMPLE_GEMM_VERSION,
-                  "Example vendor op library: example::gemm_bias_act = act(a @ b + bias) on cpu",
-                  nullptr, example_gemm_init, nullptr)
+                  "Example vendor op library: example::gemm_bias_act = act(a @ b + bias) on cpu", nullptr,
+                  example_gemm_init, nullptr)

@@ -27,7 +27,9 @@ inline Tensor Tensor::grad() const {
   return adopt(g);
 }
 inline void Tensor::set_grad(const Tensor& g) { check(api()->tensor_set_grad(h(), g.get())); }
-inline Tensor Tensor::detach() const { return make([&](auto** o) { return api()->tensor_detach(h(), o); }); }
+inline Tensor Tensor::detach() const {
+  return make([&](auto** o) { return api()->tensor_detach(h(), o); });
+}
 inline void Tensor::retain_grad() { check(api()->tensor_retain_grad(h())); }
 inline void Tensor::backward(const Tensor& grad, bool retain_graph, bool create_graph) const {
   tsr_tensor_t* t = h();
@@ -109,12 +111,13 @@ inline std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::v
                                 bool create_graph = false, bool allow_unused = false) {
   std::vector<tsr_tensor_t*> outs, gouts, ins;
   for (const Tensor& t : outputs) outs.push_back(t.get());
-  for (size_t i = 0; i < outputs.size(); ++i) gouts.push_back(i < grad_outputs.size() ? grad_outputs[i].get() : nullptr);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    gouts.push_back(i < grad_outputs.size() ? grad_outputs[i].get() : nullptr);
   for (const Tensor& t : inputs) ins.push_back(t.get());
   std::vector<tsr_tensor_t*> res(inputs.size(), nullptr);
   check(api()->autograd_grad(outs.size(), outs.data(), gouts.data(), ins.size(), ins.data(),
-                             retain_graph || create_graph ? 1 : 0, create_graph ? 1 : 0,
-                             allow_unused ? 1 : 0, res.data()));
+                             retain_graph || create_graph ? 1 : 0, create_graph ? 1 : 0, allow_unused ? 1 : 0,
+                             res.data()));
   std::vector<Tensor> r;
   for (tsr_tensor_t* t : res) r.push_back(Tensor::adopt(t));
   return r;

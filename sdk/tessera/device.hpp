@@ -104,15 +104,11 @@ inline bool allow_tf32_conv() { return precision(TSR_PRECISION_CONV_ALLOW_TF32);
 inline void set_allow_fp16_reduced_precision_reduction(bool on) {
   set_precision(TSR_PRECISION_MATMUL_F16_REDUCED_REDUCTION, on);
 }
-inline bool allow_fp16_reduced_precision_reduction() {
-  return precision(TSR_PRECISION_MATMUL_F16_REDUCED_REDUCTION);
-}
+inline bool allow_fp16_reduced_precision_reduction() { return precision(TSR_PRECISION_MATMUL_F16_REDUCED_REDUCTION); }
 inline void set_allow_bf16_reduced_precision_reduction(bool on) {
   set_precision(TSR_PRECISION_MATMUL_BF16_REDUCED_REDUCTION, on);
 }
-inline bool allow_bf16_reduced_precision_reduction() {
-  return precision(TSR_PRECISION_MATMUL_BF16_REDUCED_REDUCTION);
-}
+inline bool allow_bf16_reduced_precision_reduction() { return precision(TSR_PRECISION_MATMUL_BF16_REDUCED_REDUCTION); }
 
 // ---- tensors over foreign memory ---------------------------------------------------------------
 

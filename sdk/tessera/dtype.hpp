@@ -70,8 +70,8 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE uint16_t f32_to_f16_bits(float value) {
   // Subnormal half (|x| < 2^-14): adding 0.5f leaves round_even(|x| * 2^24) in the low bits.
   const uint32_t sub = f32_to_bits(bits_to_f32(a) + 0.5f) - 0x3f000000u;
   uint32_t r = ai < 0x38800000 ? sub : norm;
-  r = ai >= 0x477ff000 ? 0x7c00u : r;                               // >= 65520 (and inf) -> inf
-  r = ai > 0x7f800000 ? (0x7e00u | ((a >> 13) & 0x3ffu)) : r;       // NaN stays NaN
+  r = ai >= 0x477ff000 ? 0x7c00u : r;                          // >= 65520 (and inf) -> inf
+  r = ai > 0x7f800000 ? (0x7e00u | ((a >> 13) & 0x3ffu)) : r;  // NaN stays NaN
   return static_cast<uint16_t>(sign | r);
 }
 
@@ -79,8 +79,8 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float f16_bits_to_f32(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t em = h & 0x7fffu;
   const int32_t emi = static_cast<int32_t>(em);
-  const uint32_t norm = (em << 13) + 0x38000000u;                    // rebias 15 -> 127
-  const uint32_t infnan = norm + 0x38000000u;                        // exponent 31 -> 255
+  const uint32_t norm = (em << 13) + 0x38000000u;                                       // rebias 15 -> 127
+  const uint32_t infnan = norm + 0x38000000u;                                           // exponent 31 -> 255
   const uint32_t sub = f32_to_bits(static_cast<float>(emi) * 5.9604644775390625e-08f);  // em * 2^-24
   uint32_t r = emi >= 0x7c00 ? infnan : norm;
   r = emi < 0x0400 ? sub : r;
@@ -105,48 +105,64 @@ constexpr from_bits_t from_bits{};
 // Arithmetic operators shared by Half and BFloat16: same-type -> same type (computed in float),
 // mixed with float/double -> float/double, mixed with an integer -> the 16-bit type.
 // Comparisons use the implicit conversion to float.
-#define TSR_DETAIL_HALF_LIKE_OPS(H)                                                              \
-  TSR_HOST_DEVICE inline H operator+(H a, H b) { return H(float(a) + float(b)); }                \
-  TSR_HOST_DEVICE inline H operator-(H a, H b) { return H(float(a) - float(b)); }                \
-  TSR_HOST_DEVICE inline H operator*(H a, H b) { return H(float(a) * float(b)); }                \
-  TSR_HOST_DEVICE inline H operator/(H a, H b) { return H(float(a) / float(b)); }                \
+#define TSR_DETAIL_HALF_LIKE_OPS(H)                                                                     \
+  TSR_HOST_DEVICE inline H operator+(H a, H b) { return H(float(a) + float(b)); }                       \
+  TSR_HOST_DEVICE inline H operator-(H a, H b) { return H(float(a) - float(b)); }                       \
+  TSR_HOST_DEVICE inline H operator*(H a, H b) { return H(float(a) * float(b)); }                       \
+  TSR_HOST_DEVICE inline H operator/(H a, H b) { return H(float(a) / float(b)); }                       \
   TSR_HOST_DEVICE inline H operator-(H a) { return H::from_raw(static_cast<uint16_t>(a.x ^ 0x8000u)); } \
-  TSR_HOST_DEVICE inline H& operator+=(H& a, H b) { return a = a + b; }                          \
-  TSR_HOST_DEVICE inline H& operator-=(H& a, H b) { return a = a - b; }                          \
-  TSR_HOST_DEVICE inline H& operator*=(H& a, H b) { return a = a * b; }                          \
-  TSR_HOST_DEVICE inline H& operator/=(H& a, H b) { return a = a / b; }                          \
-  TSR_HOST_DEVICE inline float operator+(H a, float b) { return float(a) + b; }                  \
-  TSR_HOST_DEVICE inline float operator-(H a, float b) { return float(a) - b; }                  \
-  TSR_HOST_DEVICE inline float operator*(H a, float b) { return float(a) * b; }                  \
-  TSR_HOST_DEVICE inline float operator/(H a, float b) { return float(a) / b; }                  \
-  TSR_HOST_DEVICE inline float operator+(float a, H b) { return a + float(b); }                  \
-  TSR_HOST_DEVICE inline float operator-(float a, H b) { return a - float(b); }                  \
-  TSR_HOST_DEVICE inline float operator*(float a, H b) { return a * float(b); }                  \
-  TSR_HOST_DEVICE inline float operator/(float a, H b) { return a / float(b); }                  \
-  TSR_HOST_DEVICE inline double operator+(H a, double b) { return double(float(a)) + b; }        \
-  TSR_HOST_DEVICE inline double operator-(H a, double b) { return double(float(a)) - b; }        \
-  TSR_HOST_DEVICE inline double operator*(H a, double b) { return double(float(a)) * b; }        \
-  TSR_HOST_DEVICE inline double operator/(H a, double b) { return double(float(a)) / b; }        \
-  TSR_HOST_DEVICE inline double operator+(double a, H b) { return a + double(float(b)); }        \
-  TSR_HOST_DEVICE inline double operator-(double a, H b) { return a - double(float(b)); }        \
-  TSR_HOST_DEVICE inline double operator*(double a, H b) { return a * double(float(b)); }        \
-  TSR_HOST_DEVICE inline double operator/(double a, H b) { return a / double(float(b)); }        \
-  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
-  TSR_HOST_DEVICE inline H operator+(H a, I b) { return a + H(static_cast<float>(b)); }          \
-  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
-  TSR_HOST_DEVICE inline H operator-(H a, I b) { return a - H(static_cast<float>(b)); }          \
-  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
-  TSR_HOST_DEVICE inline H operator*(H a, I b) { return a * H(static_cast<float>(b)); }          \
-  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
-  TSR_HOST_DEVICE inline H operator/(H a, I b) { return a / H(static_cast<float>(b)); }          \
-  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
-  TSR_HOST_DEVICE inline H operator+(I a, H b) { return H(static_cast<float>(a)) + b; }          \
-  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
-  TSR_HOST_DEVICE inline H operator-(I a, H b) { return H(static_cast<float>(a)) - b; }          \
-  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
-  TSR_HOST_DEVICE inline H operator*(I a, H b) { return H(static_cast<float>(a)) * b; }          \
-  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                      \
-  TSR_HOST_DEVICE inline H operator/(I a, H b) { return H(static_cast<float>(a)) / b; }
+  TSR_HOST_DEVICE inline H& operator+=(H& a, H b) { return a = a + b; }                                 \
+  TSR_HOST_DEVICE inline H& operator-=(H& a, H b) { return a = a - b; }                                 \
+  TSR_HOST_DEVICE inline H& operator*=(H& a, H b) { return a = a * b; }                                 \
+  TSR_HOST_DEVICE inline H& operator/=(H& a, H b) { return a = a / b; }                                 \
+  TSR_HOST_DEVICE inline float operator+(H a, float b) { return float(a) + b; }                         \
+  TSR_HOST_DEVICE inline float operator-(H a, float b) { return float(a) - b; }                         \
+  TSR_HOST_DEVICE inline float operator*(H a, float b) { return float(a) * b; }                         \
+  TSR_HOST_DEVICE inline float operator/(H a, float b) { return float(a) / b; }                         \
+  TSR_HOST_DEVICE inline float operator+(float a, H b) { return a + float(b); }                         \
+  TSR_HOST_DEVICE inline float operator-(float a, H b) { return a - float(b); }                         \
+  TSR_HOST_DEVICE inline float operator*(float a, H b) { return a * float(b); }                         \
+  TSR_HOST_DEVICE inline float operator/(float a, H b) { return a / float(b); }                         \
+  TSR_HOST_DEVICE inline double operator+(H a, double b) { return double(float(a)) + b; }               \
+  TSR_HOST_DEVICE inline double operator-(H a, double b) { return double(float(a)) - b; }               \
+  TSR_HOST_DEVICE inline double operator*(H a, double b) { return double(float(a)) * b; }               \
+  TSR_HOST_DEVICE inline double operator/(H a, double b) { return double(float(a)) / b; }               \
+  TSR_HOST_DEVICE inline double operator+(double a, H b) { return a + double(float(b)); }               \
+  TSR_HOST_DEVICE inline double operator-(double a, H b) { return a - double(float(b)); }               \
+  TSR_HOST_DEVICE inline double operator*(double a, H b) { return a * double(float(b)); }               \
+  TSR_HOST_DEVICE inline double operator/(double a, H b) { return a / double(float(b)); }               \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                             \
+  TSR_HOST_DEVICE inline H operator+(H a, I b) {                                                        \
+    return a + H(static_cast<float>(b));                                                                \
+  }                                                                                                     \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                             \
+  TSR_HOST_DEVICE inline H operator-(H a, I b) {                                                        \
+    return a - H(static_cast<float>(b));                                                                \
+  }                                                                                                     \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                             \
+  TSR_HOST_DEVICE inline H operator*(H a, I b) {                                                        \
+    return a * H(static_cast<float>(b));                                                                \
+  }                                                                                                     \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                             \
+  TSR_HOST_DEVICE inline H operator/(H a, I b) {                                                        \
+    return a / H(static_cast<float>(b));                                                                \
+  }                                                                                                     \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                             \
+  TSR_HOST_DEVICE inline H operator+(I a, H b) {                                                        \
+    return H(static_cast<float>(a)) + b;                                                                \
+  }                                                                                                     \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                             \
+  TSR_HOST_DEVICE inline H operator-(I a, H b) {                                                        \
+    return H(static_cast<float>(a)) - b;                                                                \
+  }                                                                                                     \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                             \
+  TSR_HOST_DEVICE inline H operator*(I a, H b) {                                                        \
+    return H(static_cast<float>(a)) * b;                                                                \
+  }                                                                                                     \
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>                             \
+  TSR_HOST_DEVICE inline H operator/(I a, H b) {                                                        \
+    return H(static_cast<float>(a)) / b;                                                                \
+  }
 
 // IEEE 754 binary16.
 struct alignas(2) Half {
@@ -188,8 +204,7 @@ template <>
 struct is_reduced_float<BFloat16> : std::true_type {};
 
 template <class T>
-struct is_float_type
-    : std::integral_constant<bool, std::is_floating_point<T>::value || is_reduced_float<T>::value> {};
+struct is_float_type : std::integral_constant<bool, std::is_floating_point<T>::value || is_reduced_float<T>::value> {};
 
 // The type arithmetic on T is done in: float for Half/BFloat16, T otherwise.
 template <class T>
@@ -239,28 +254,50 @@ TSR_HOST_DEVICE inline bool isnan(T v) {
 
 constexpr inline size_t itemsize(tsr_dtype_t d) {
   switch (d) {
-    case TSR_BOOL: case TSR_U8: case TSR_I8: return 1;
-    case TSR_I16: case TSR_F16: case TSR_BF16: return 2;
-    case TSR_I32: case TSR_F32: return 4;
-    case TSR_I64: case TSR_F64: return 8;
-    default: return 0;
+    case TSR_BOOL:
+    case TSR_U8:
+    case TSR_I8:
+      return 1;
+    case TSR_I16:
+    case TSR_F16:
+    case TSR_BF16:
+      return 2;
+    case TSR_I32:
+    case TSR_F32:
+      return 4;
+    case TSR_I64:
+    case TSR_F64:
+      return 8;
+    default:
+      return 0;
   }
 }
 constexpr inline size_t itemsize(int32_t d) { return itemsize(static_cast<tsr_dtype_t>(d)); }
 
 constexpr inline const char* dtype_name(tsr_dtype_t d) {
   switch (d) {
-    case TSR_BOOL: return "bool";
-    case TSR_U8: return "uint8";
-    case TSR_I8: return "int8";
-    case TSR_I16: return "int16";
-    case TSR_I32: return "int32";
-    case TSR_I64: return "int64";
-    case TSR_F16: return "float16";
-    case TSR_BF16: return "bfloat16";
-    case TSR_F32: return "float32";
-    case TSR_F64: return "float64";
-    default: return "undefined";
+    case TSR_BOOL:
+      return "bool";
+    case TSR_U8:
+      return "uint8";
+    case TSR_I8:
+      return "int8";
+    case TSR_I16:
+      return "int16";
+    case TSR_I32:
+      return "int32";
+    case TSR_I64:
+      return "int64";
+    case TSR_F16:
+      return "float16";
+    case TSR_BF16:
+      return "bfloat16";
+    case TSR_F32:
+      return "float32";
+    case TSR_F64:
+      return "float64";
+    default:
+      return "undefined";
   }
 }
 constexpr inline const char* dtype_name(int32_t d) { return dtype_name(static_cast<tsr_dtype_t>(d)); }
@@ -281,11 +318,10 @@ constexpr inline bool is_integral(int32_t d, bool include_bool = false) {
 }
 
 // Dtype masks (for kernel registration and dispatch_mask).
-constexpr uint32_t kFloatingMask = TSR_DTYPE_BIT(TSR_F16) | TSR_DTYPE_BIT(TSR_BF16) |
-                                   TSR_DTYPE_BIT(TSR_F32) | TSR_DTYPE_BIT(TSR_F64);
-constexpr uint32_t kIntegralMask = TSR_DTYPE_BIT(TSR_U8) | TSR_DTYPE_BIT(TSR_I8) |
-                                   TSR_DTYPE_BIT(TSR_I16) | TSR_DTYPE_BIT(TSR_I32) |
-                                   TSR_DTYPE_BIT(TSR_I64);
+constexpr uint32_t kFloatingMask =
+    TSR_DTYPE_BIT(TSR_F16) | TSR_DTYPE_BIT(TSR_BF16) | TSR_DTYPE_BIT(TSR_F32) | TSR_DTYPE_BIT(TSR_F64);
+constexpr uint32_t kIntegralMask = TSR_DTYPE_BIT(TSR_U8) | TSR_DTYPE_BIT(TSR_I8) | TSR_DTYPE_BIT(TSR_I16) |
+                                   TSR_DTYPE_BIT(TSR_I32) | TSR_DTYPE_BIT(TSR_I64);
 constexpr uint32_t kBoolMask = TSR_DTYPE_BIT(TSR_BOOL);
 constexpr uint32_t kNumericMask = kFloatingMask | kIntegralMask;  // all but bool
 constexpr uint32_t kAllMask = kNumericMask | kBoolMask;
@@ -294,10 +330,10 @@ constexpr uint32_t kAllMask = kNumericMask | kBoolMask;
 
 template <tsr_dtype_t D>
 struct CppType;
-#define TSR_DETAIL_MAP(D, T)              \
-  template <>                             \
-  struct CppType<D> {                     \
-    using type = T;                       \
+#define TSR_DETAIL_MAP(D, T) \
+  template <>                \
+  struct CppType<D> {        \
+    using type = T;          \
   };
 TSR_DETAIL_MAP(TSR_BOOL, bool)
 TSR_DETAIL_MAP(TSR_U8, uint8_t)
@@ -317,10 +353,10 @@ template <class T>
 struct DtypeOf {
   static constexpr tsr_dtype_t value = TSR_DTYPE_UNDEFINED;
 };
-#define TSR_DETAIL_MAP(D, T)                   \
-  template <>                                  \
-  struct DtypeOf<T> {                          \
-    static constexpr tsr_dtype_t value = D;    \
+#define TSR_DETAIL_MAP(D, T)                \
+  template <>                               \
+  struct DtypeOf<T> {                       \
+    static constexpr tsr_dtype_t value = D; \
   };
 TSR_DETAIL_MAP(TSR_BOOL, bool)
 TSR_DETAIL_MAP(TSR_U8, uint8_t)
@@ -344,8 +380,7 @@ struct TypeTag {
 };
 
 [[noreturn]] inline void throw_unsupported_dtype(const char* name, int32_t dtype) {
-  throw Error(TSR_UNIMPLEMENTED, std::string(name ? name : "dispatch") + ": unsupported dtype " +
-                                     dtype_name(dtype));
+  throw Error(TSR_UNIMPLEMENTED, std::string(name ? name : "dispatch") + ": unsupported dtype " + dtype_name(dtype));
 }
 
 // Calls f(TypeTag<T>{}) for the C++ type of `dtype` when TSR_DTYPE_BIT(dtype) is in MASK; throws
@@ -362,8 +397,7 @@ template <uint32_t MASK>
 using first_type_in_mask = cpp_type_t<static_cast<tsr_dtype_t>(detail::lowest_dtype_in(MASK))>;
 
 template <uint32_t MASK, class F>
-inline auto dispatch_mask(int32_t dtype, const char* name, F&& f)
-    -> decltype(f(TypeTag<first_type_in_mask<MASK>>{})) {
+inline auto dispatch_mask(int32_t dtype, const char* name, F&& f) -> decltype(f(TypeTag<first_type_in_mask<MASK>>{})) {
 #define TSR_DETAIL_CASE(D, T)                                             \
   case D:                                                                 \
     if constexpr ((MASK & TSR_DTYPE_BIT(D)) != 0) return f(TypeTag<T>{}); \
@@ -379,7 +413,8 @@ inline auto dispatch_mask(int32_t dtype, const char* name, F&& f)
     TSR_DETAIL_CASE(TSR_BF16, BFloat16)
     TSR_DETAIL_CASE(TSR_F32, float)
     TSR_DETAIL_CASE(TSR_F64, double)
-    default: break;
+    default:
+      break;
   }
 #undef TSR_DETAIL_CASE
   throw_unsupported_dtype(name, dtype);

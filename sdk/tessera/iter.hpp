@@ -178,14 +178,14 @@ inline void for_each_element(const tsr_iter_t& it, Body&& body) {
 }
 
 template <int NOPS, class Body>
-inline void parallel_for_each_element(const tsr_iter_t& it, Body&& body,
-                                      int64_t grain = kParallelGrain) {
+inline void parallel_for_each_element(const tsr_iter_t& it, Body&& body, int64_t grain = kParallelGrain) {
   if (it.numel < grain) {
     for_each_run<NOPS>(it, 0, it.numel, body);
     return;
   }
-  parallel_for(0, it.numel, grain, [&](int64_t b, int64_t e) { for_each_run<NOPS>(it, b, e, body); },
-               /*align=*/64);
+  parallel_for(
+      0, it.numel, grain, [&](int64_t b, int64_t e) { for_each_run<NOPS>(it, b, e, body); },
+      /*align=*/64);
 }
 
 namespace detail {
@@ -208,8 +208,7 @@ inline void run_scalar(char* const* ptrs, int64_t n, Op& op, std::index_sequence
   Out* out = reinterpret_cast<Out*>(ptrs[0]);
   const std::tuple<const Ins*...> in{reinterpret_cast<const Ins*>(ptrs[I + 1])...};
   const std::tuple<Ins...> sv{*std::get<I>(in)...};
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = op(load_or_scalar<I == S>(std::get<I>(in), i, std::get<I>(sv))...);
+  for (int64_t i = 0; i < n; ++i) out[i] = op(load_or_scalar<I == S>(std::get<I>(in), i, std::get<I>(sv))...);
 }
 
 // All operands contiguous; the output written with streaming stores through an L1 tile.
@@ -237,8 +236,8 @@ inline void run_contiguous_stream(char* const* ptrs, int64_t n, Op& op, std::ind
 }
 
 template <class Out, class... Ins, class Op, size_t... I>
-inline void typed_run(char* const* ptrs, const int64_t* strides, int64_t n, Op& op,
-                      std::index_sequence<I...> seq, bool stream = false) {
+inline void typed_run(char* const* ptrs, const int64_t* strides, int64_t n, Op& op, std::index_sequence<I...> seq,
+                      bool stream = false) {
   const bool out_contig = strides[0] == int64_t(sizeof(Out));
   if (out_contig && ((strides[I + 1] == int64_t(sizeof(Ins))) && ...)) {
     if (stream) {
@@ -361,8 +360,7 @@ inline int64_t reduction_block_numel(const tsr_iter_t& it) {
 // f(char* out, const ReduceBlock& block) for outputs [begin, end) in iteration order. Operands:
 // 0 = out, `in_operand` = the input.
 template <class F>
-inline void for_each_reduction(const tsr_iter_t& it, int64_t begin, int64_t end, F&& f,
-                               int in_operand = 1) {
+inline void for_each_reduction(const tsr_iter_t& it, int64_t begin, int64_t end, F&& f, int in_operand = 1) {
   if (begin >= end) return;
   const int nr = std::min(it.nreduce, it.ndim);
   ReduceBlock blk;

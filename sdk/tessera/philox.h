@@ -100,9 +100,7 @@ TSR_PHILOX_FN tsr_philox4x32_t tsr_philox_block(uint64_t seed, uint64_t j) {
 }
 
 /* [0, 1) with 24 random bits. */
-TSR_PHILOX_FN float tsr_philox_uniform_f32(uint32_t x) {
-  return (float)(x >> 8) * 5.9604644775390625e-08f; /* 2^-24 */
-}
+TSR_PHILOX_FN float tsr_philox_uniform_f32(uint32_t x) { return (float)(x >> 8) * 5.9604644775390625e-08f; /* 2^-24 */ }
 /* (0, 1] with 24 random bits (Box-Muller's u1: log never sees 0). */
 TSR_PHILOX_FN float tsr_philox_uniform_f32_open0(uint32_t x) {
   return (float)((x >> 8) + 1u) * 5.9604644775390625e-08f;

@@ -66,16 +66,26 @@ struct IntList {
 namespace detail {
 inline const char* value_tag_name(int32_t tag) {
   switch (tag) {
-    case TSR_VALUE_NONE: return "None";
-    case TSR_VALUE_TENSOR: return "Tensor";
-    case TSR_VALUE_INT: return "int";
-    case TSR_VALUE_DOUBLE: return "float";
-    case TSR_VALUE_BOOL: return "bool";
-    case TSR_VALUE_INT_LIST: return "int[]";
-    case TSR_VALUE_DTYPE: return "ScalarType";
-    case TSR_VALUE_STRING: return "str";
-    case TSR_VALUE_DEVICE: return "Device";
-    default: return "?";
+    case TSR_VALUE_NONE:
+      return "None";
+    case TSR_VALUE_TENSOR:
+      return "Tensor";
+    case TSR_VALUE_INT:
+      return "int";
+    case TSR_VALUE_DOUBLE:
+      return "float";
+    case TSR_VALUE_BOOL:
+      return "bool";
+    case TSR_VALUE_INT_LIST:
+      return "int[]";
+    case TSR_VALUE_DTYPE:
+      return "ScalarType";
+    case TSR_VALUE_STRING:
+      return "str";
+    case TSR_VALUE_DEVICE:
+      return "Device";
+    default:
+      return "?";
   }
 }
 
@@ -137,17 +147,20 @@ class ArgsView {
   T arg_scalar(size_t i) const {
     const tsr_value_t& v = arg(i);
     switch (v.tag) {
-      case TSR_VALUE_INT: return convert<T>(v.u.i);
-      case TSR_VALUE_DOUBLE: return convert<T>(v.u.d);
-      case TSR_VALUE_BOOL: return convert<T>(v.u.b != 0);
-      default: bad(i, "Scalar");
+      case TSR_VALUE_INT:
+        return convert<T>(v.u.i);
+      case TSR_VALUE_DOUBLE:
+        return convert<T>(v.u.d);
+      case TSR_VALUE_BOOL:
+        return convert<T>(v.u.b != 0);
+      default:
+        bad(i, "Scalar");
     }
   }
 
  protected:
   [[noreturn]] void bad(size_t i, const char* want) const {
-    fail(TSR_INVALID_ARGUMENT, op_, ": argument ", i, " is ", value_tag_name(args_[i].tag),
-         ", expected ", want);
+    fail(TSR_INVALID_ARGUMENT, op_, ": argument ", i, " is ", value_tag_name(args_[i].tag), ", expected ", want);
   }
   const char* op_;
   const tsr_value_t* args_;
@@ -217,8 +230,7 @@ constexpr tsr_kernel_fn_t make_kernel() {
 
 class MetaCall : public detail::ArgsView {
  public:
-  explicit MetaCall(const tsr_meta_call_t* c)
-      : ArgsView(c->op_name ? c->op_name : "meta", c->args, c->nargs), c_(c) {}
+  explicit MetaCall(const tsr_meta_call_t* c) : ArgsView(c->op_name ? c->op_name : "meta", c->args, c->nargs), c_(c) {}
   const tsr_meta_call_t* raw() const { return c_; }
   const tsr_api_t* api() const { return c_->api; }
   tsr_runtime_t* runtime() const { return c_->runtime; }
@@ -331,9 +343,7 @@ class Registrar {
     d.user_data = user_data;
     check(api_, api_->register_op(reg_, &d));
   }
-  void extension(const char* name, const void* table) {
-    check(api_, api_->register_extension(reg_, name, table));
-  }
+  void extension(const char* name, const void* table) { check(api_, api_->register_extension(reg_, name, table)); }
 
  private:
   const tsr_api_t* api_;
@@ -375,8 +385,8 @@ int32_t call_score(F&& f, const tsr_api_t* api, char* reason, size_t reason_len)
 }
 
 template <class F>
-tsr_status_t call_init(F&& f, const char* plugin, const tsr_api_t* api, tsr_runtime_t* rt,
-                       tsr_registrar_t* reg, void** state) noexcept {
+tsr_status_t call_init(F&& f, const char* plugin, const tsr_api_t* api, tsr_runtime_t* rt, tsr_registrar_t* reg,
+                       void** state) noexcept {
   try {
     if (state) *state = nullptr;
     if constexpr (std::is_null_pointer<std::decay_t<F>>::value) {
@@ -418,23 +428,28 @@ void call_shutdown(F&& f, const tsr_api_t* api, void* state) noexcept {
 
 // Defines `tsr_plugin_query`. NAME, VERSION, DESCRIPTION: string literals (or expressions
 // yielding const char* with static storage). See the top of this file for the hooks.
-#define TSR_DEFINE_PLUGIN(NAME, VERSION, DESCRIPTION, SCORE_FN, INIT_FN, SHUTDOWN_FN)              \
-  namespace {                                                                                     \
-  int32_t tsr_plugin_score_thunk_(const tsr_api_t* api, char* reason, size_t reason_len) {        \
-    return ::tsr::detail::call_score(SCORE_FN, api, reason, reason_len);                          \
-  }                                                                                               \
-  tsr_status_t tsr_plugin_init_thunk_(const tsr_api_t* api, tsr_runtime_t* rt,                    \
-                                      tsr_registrar_t* reg, void** state) {                       \
-    return ::tsr::detail::call_init(INIT_FN, NAME, api, rt, reg, state);                          \
-  }                                                                                               \
-  void tsr_plugin_shutdown_thunk_(const tsr_api_t* api, void* state) {                            \
-    ::tsr::detail::call_shutdown(SHUTDOWN_FN, api, state);                                        \
-  }                                                                                               \
-  }                                                                                               \
-  extern "C" TSR_EXPORT const tsr_plugin_t* tsr_plugin_query(uint32_t host_abi_version) {         \
-    static const tsr_plugin_t plugin = {TSR_STRUCT_SIZE(tsr_plugin_t), TSR_ABI_VERSION, 0u,       \
-                                        NAME, VERSION, DESCRIPTION, &tsr_plugin_score_thunk_,     \
-                                        &tsr_plugin_init_thunk_, &tsr_plugin_shutdown_thunk_};    \
-    if (TSR_ABI_VERSION_MAJOR(host_abi_version) != TSR_ABI_MAJOR) return nullptr;                 \
-    return &plugin;                                                                               \
+#define TSR_DEFINE_PLUGIN(NAME, VERSION, DESCRIPTION, SCORE_FN, INIT_FN, SHUTDOWN_FN)                                \
+  namespace {                                                                                                        \
+  int32_t tsr_plugin_score_thunk_(const tsr_api_t* api, char* reason, size_t reason_len) {                           \
+    return ::tsr::detail::call_score(SCORE_FN, api, reason, reason_len);                                             \
+  }                                                                                                                  \
+  tsr_status_t tsr_plugin_init_thunk_(const tsr_api_t* api, tsr_runtime_t* rt, tsr_registrar_t* reg, void** state) { \
+    return ::tsr::detail::call_init(INIT_FN, NAME, api, rt, reg, state);                                             \
+  }                                                                                                                  \
+  void tsr_plugin_shutdown_thunk_(const tsr_api_t* api, void* state) {                                               \
+    ::tsr::detail::call_shutdown(SHUTDOWN_FN, api, state);                                                           \
+  }                                                                                                                  \
+  }                                                                                                                  \
+  extern "C" TSR_EXPORT const tsr_plugin_t* tsr_plugin_query(uint32_t host_abi_version) {                            \
+    static const tsr_plugin_t plugin = {TSR_STRUCT_SIZE(tsr_plugin_t),                                               \
+                                        TSR_ABI_VERSION,                                                             \
+                                        0u,                                                                          \
+                                        NAME,                                                                        \
+                                        VERSION,                                                                     \
+                                        DESCRIPTION,                                                                 \
+                                        &tsr_plugin_score_thunk_,                                                    \
+                                        &tsr_plugin_init_thunk_,                                                     \
+                                        &tsr_plugin_shutdown_thunk_};                                                \
+    if (TSR_ABI_VERSION_MAJOR(host_abi_version) != TSR_ABI_MAJOR) return nullptr;                                    \
+    return &plugin;                                                                                                  \
   }

@@ -70,8 +70,8 @@ class FamilyList {
 
 // Defines family `family` of `List` (a tsr::FamilyList) with parameters `params` (parenthesized)
 // and registers it; the body follows the macro. Family names are unique per translation unit.
-#define TSR_FAMILY(List, family, params)                                                        \
-  static void tsr_family_##family params;                                                       \
-  [[maybe_unused]] static const bool tsr_family_registered_##family =                           \
-      List::add(#family, tsr_family_##family, __FILE__, __LINE__);                               \
+#define TSR_FAMILY(List, family, params)                              \
+  static void tsr_family_##family params;                             \
+  [[maybe_unused]] static const bool tsr_family_registered_##family = \
+      List::add(#family, tsr_family_##family, __FILE__, __LINE__);    \
   static void tsr_family_##family params

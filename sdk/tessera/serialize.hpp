@@ -160,8 +160,8 @@ inline void save_safetensors(const std::string& path, const StateDict& sd,
     keys.push_back(kv.first.c_str());
     values.push_back(kv.second.c_str());
   }
-  check(a->safetensors_save(rt ? rt : runtime(), path.c_str(), names.size(), names.data(), tensors.data(),
-                            keys.size(), keys.data(), values.data()));
+  check(a->safetensors_save(rt ? rt : runtime(), path.c_str(), names.size(), names.data(), tensors.data(), keys.size(),
+                            keys.data(), values.data()));
 }
 
 inline StateDict load_safetensors(const std::string& path, Device dev = Device::cpu()) {

@@ -175,8 +175,6 @@ class StreamGuard {
 
 // Marks the tensor's memory as used by work on `s` (PyTorch's Tensor.record_stream): the
 // caching allocator reuses it, after the tensor is freed, only once that work is done.
-inline void record_stream(const Tensor& t, const Stream& s) {
-  check(api()->tensor_record_stream(t.get(), s.get()));
-}
+inline void record_stream(const Tensor& t, const Stream& s) { check(api()->tensor_record_stream(t.get(), s.get())); }
 
 }  // namespace tsr

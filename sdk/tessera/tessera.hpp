@@ -94,7 +94,7 @@ inline void manual_seed(uint64_t seed) { api()->manual_seed(runtime(), seed); }
 struct Device {
   tsr_device_t d{TSR_DEVICE_TYPE_CPU, 0};
   Device() = default;
-  Device(tsr_device_t dev) : d(dev) {}  // NOLINT: implicit on purpose
+  Device(tsr_device_t dev) : d(dev) {}                                           // NOLINT: implicit on purpose
   Device(const char* text) { check(api()->device_parse(runtime(), text, &d)); }  // NOLINT
   Device(const std::string& text) : Device(text.c_str()) {}                      // NOLINT
   static Device cpu(int index = 0) { return Device(tsr_device_t{TSR_DEVICE_TYPE_CPU, index}); }
@@ -182,32 +182,62 @@ class Tensor {
   bool shares_storage(const Tensor& o) const { return api()->tensor_shares_storage(h(), o.h()) != 0; }
 
   // Views.
-  Tensor view(std::vector<int64_t> s) const { return make([&](auto** o) { return api()->tensor_view(h(), n(s), s.data(), o); }); }
-  Tensor reshape(std::vector<int64_t> s) const { return make([&](auto** o) { return api()->tensor_reshape(h(), n(s), s.data(), o); }); }
-  Tensor transpose(int64_t a, int64_t b) const { return make([&](auto** o) { return api()->tensor_transpose(h(), a, b, o); }); }
+  Tensor view(std::vector<int64_t> s) const {
+    return make([&](auto** o) { return api()->tensor_view(h(), n(s), s.data(), o); });
+  }
+  Tensor reshape(std::vector<int64_t> s) const {
+    return make([&](auto** o) { return api()->tensor_reshape(h(), n(s), s.data(), o); });
+  }
+  Tensor transpose(int64_t a, int64_t b) const {
+    return make([&](auto** o) { return api()->tensor_transpose(h(), a, b, o); });
+  }
   Tensor t() const { return transpose(0, 1); }
-  Tensor permute(std::vector<int64_t> d) const { return make([&](auto** o) { return api()->tensor_permute(h(), n(d), d.data(), o); }); }
-  Tensor expand(std::vector<int64_t> s) const { return make([&](auto** o) { return api()->tensor_expand(h(), n(s), s.data(), o); }); }
+  Tensor permute(std::vector<int64_t> d) const {
+    return make([&](auto** o) { return api()->tensor_permute(h(), n(d), d.data(), o); });
+  }
+  Tensor expand(std::vector<int64_t> s) const {
+    return make([&](auto** o) { return api()->tensor_expand(h(), n(s), s.data(), o); });
+  }
   Tensor slice(int64_t d, int64_t start, int64_t end, int64_t step = 1) const {
     return make([&](auto** o) { return api()->tensor_slice(h(), d, start, end, step, o); });
   }
-  Tensor select(int64_t d, int64_t i) const { return make([&](auto** o) { return api()->tensor_select(h(), d, i, o); }); }
-  Tensor narrow(int64_t d, int64_t s, int64_t l) const { return make([&](auto** o) { return api()->tensor_narrow(h(), d, s, l, o); }); }
-  Tensor squeeze() const { return make([&](auto** o) { return api()->tensor_squeeze(h(), TSR_ALL_DIMS, o); }); }
-  Tensor squeeze(int64_t d) const { return make([&](auto** o) { return api()->tensor_squeeze(h(), d, o); }); }
-  Tensor unsqueeze(int64_t d) const { return make([&](auto** o) { return api()->tensor_unsqueeze(h(), d, o); }); }
+  Tensor select(int64_t d, int64_t i) const {
+    return make([&](auto** o) { return api()->tensor_select(h(), d, i, o); });
+  }
+  Tensor narrow(int64_t d, int64_t s, int64_t l) const {
+    return make([&](auto** o) { return api()->tensor_narrow(h(), d, s, l, o); });
+  }
+  Tensor squeeze() const {
+    return make([&](auto** o) { return api()->tensor_squeeze(h(), TSR_ALL_DIMS, o); });
+  }
+  Tensor squeeze(int64_t d) const {
+    return make([&](auto** o) { return api()->tensor_squeeze(h(), d, o); });
+  }
+  Tensor unsqueeze(int64_t d) const {
+    return make([&](auto** o) { return api()->tensor_unsqueeze(h(), d, o); });
+  }
   Tensor as_strided(std::vector<int64_t> s, std::vector<int64_t> st, int64_t off) const {
     if (s.size() != st.size()) throw Error(TSR_INVALID_ARGUMENT, "as_strided: sizes and strides differ in length");
     return make([&](auto** o) { return api()->tensor_as_strided(h(), n(s), s.data(), st.data(), off, o); });
   }
-  Tensor contiguous() const { return make([&](auto** o) { return api()->tensor_contiguous(h(), o); }); }
+  Tensor contiguous() const {
+    return make([&](auto** o) { return api()->tensor_contiguous(h(), o); });
+  }
   Tensor operator[](int64_t i) const { return select(0, i); }
 
   // Conversions (new tensors unless nothing changes).
-  Tensor to(tsr_dtype_t dt) const { return make([&](auto** o) { return api()->tensor_to(h(), dt, api()->tensor_device(h()), 0, o); }); }
-  Tensor to(Device dev) const { return make([&](auto** o) { return api()->tensor_to(h(), TSR_DTYPE_UNDEFINED, dev.d, 0, o); }); }
-  Tensor to(Device dev, tsr_dtype_t dt) const { return make([&](auto** o) { return api()->tensor_to(h(), dt, dev.d, 0, o); }); }
-  Tensor clone() const { return make([&](auto** o) { return api()->tensor_to(h(), TSR_DTYPE_UNDEFINED, api()->tensor_device(h()), 1, o); }); }
+  Tensor to(tsr_dtype_t dt) const {
+    return make([&](auto** o) { return api()->tensor_to(h(), dt, api()->tensor_device(h()), 0, o); });
+  }
+  Tensor to(Device dev) const {
+    return make([&](auto** o) { return api()->tensor_to(h(), TSR_DTYPE_UNDEFINED, dev.d, 0, o); });
+  }
+  Tensor to(Device dev, tsr_dtype_t dt) const {
+    return make([&](auto** o) { return api()->tensor_to(h(), dt, dev.d, 0, o); });
+  }
+  Tensor clone() const {
+    return make([&](auto** o) { return api()->tensor_to(h(), TSR_DTYPE_UNDEFINED, api()->tensor_device(h()), 1, o); });
+  }
   Tensor& copy_(const Tensor& src) {
     check(api()->tensor_copy_(h(), src.h()));
     return *this;
@@ -224,8 +254,8 @@ class Tensor {
   template <class T>
   T item() const {
     if (numel() != 1)
-      throw Error(TSR_INVALID_ARGUMENT, "item: a tensor with " + std::to_string(numel()) +
-                                            " elements cannot be converted to a scalar");
+      throw Error(TSR_INVALID_ARGUMENT,
+                  "item: a tensor with " + std::to_string(numel()) + " elements cannot be converted to a scalar");
     return to_vector<T>()[0];
   }
 
@@ -236,8 +266,8 @@ class Tensor {
   bool requires_grad() const;
   Tensor& requires_grad_(bool on = true);  // leaves only
   bool is_leaf() const;
-  Tensor grad() const;                     // undefined when none
-  void set_grad(const Tensor& g);          // an undefined g clears it
+  Tensor grad() const;             // undefined when none
+  void set_grad(const Tensor& g);  // an undefined g clears it
   Tensor detach() const;
   void retain_grad();
   // grad may be undefined for a one-element tensor (implicit 1).
@@ -274,8 +304,8 @@ constexpr None none{};
 // Args are meant to live only for the duration of one call expression; do not store them.
 class Arg {
  public:
-  Arg(None) { v_.tag = TSR_VALUE_NONE; }                       // NOLINT
-  Arg(std::nullopt_t) { v_.tag = TSR_VALUE_NONE; }             // NOLINT
+  Arg(None) { v_.tag = TSR_VALUE_NONE; }            // NOLINT
+  Arg(std::nullopt_t) { v_.tag = TSR_VALUE_NONE; }  // NOLINT
   // Lvalue tensors are borrowed (an Arg lives only for the call expression, shorter than the
   // tensor); temporaries are moved in and owned.
   Arg(const Tensor& t) {  // NOLINT
@@ -283,7 +313,7 @@ class Arg {
     v_.u.tensor = t.get();
   }
   Arg(Tensor&& t) : tensor_(std::move(t)) { set_tensor(); }  // NOLINT
-  Arg(bool b) {                                                // NOLINT
+  Arg(bool b) {                                              // NOLINT
     v_.tag = TSR_VALUE_BOOL;
     v_.u.b = b;
   }
@@ -318,7 +348,7 @@ class Arg {
     v_.u.tensors.data = handles_.data();
     v_.u.tensors.len = static_cast<int64_t>(handles_.size());
   }
-  Arg(std::string s) : str_(std::move(s)) {                                     // NOLINT
+  Arg(std::string s) : str_(std::move(s)) {  // NOLINT
     v_.tag = TSR_VALUE_STRING;
     v_.u.str = str_.c_str();
   }
@@ -361,13 +391,13 @@ inline Tensor scalar_tensor(double v, tsr_dtype_t dt = TSR_DTYPE_UNDEFINED, bool
                              tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, wrapped ? 1 : 0, &out));
   return Tensor::adopt(out);
 }
-inline Tensor scalar_tensor_int(int64_t v, tsr_dtype_t dt = TSR_I64, bool wrapped = true,
-                                tsr_runtime_t* rt = nullptr) {
+inline Tensor scalar_tensor_int(int64_t v, tsr_dtype_t dt = TSR_I64, bool wrapped = true, tsr_runtime_t* rt = nullptr) {
   tsr_value_t val;
   val.tag = TSR_VALUE_INT;
   val.u.i = v;
   tsr_tensor_t* out = nullptr;
-  check(api()->tensor_scalar(rt ? rt : runtime(), &val, dt, tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, wrapped ? 1 : 0, &out));
+  check(
+      api()->tensor_scalar(rt ? rt : runtime(), &val, dt, tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}, wrapped ? 1 : 0, &out));
   return Tensor::adopt(out);
 }
 
@@ -452,8 +482,7 @@ inline Arg opt_tensor_arg(const std::optional<Tensor>& t) {
 }  // namespace detail
 
 // Calls an op with `args` in schema order; returns its outputs. `outs` may pass out= tensors.
-inline std::vector<Tensor> call_multi(const Op& op, std::initializer_list<Arg> args,
-                                      std::vector<Tensor> outs = {}) {
+inline std::vector<Tensor> call_multi(const Op& op, std::initializer_list<Arg> args, std::vector<Tensor> outs = {}) {
   tsr_runtime_t* rt = detail::runtime_of(args);
   tsr_op_t* h = op.get(rt);
   size_t nout = api()->op_num_outputs(h);
@@ -507,8 +536,7 @@ inline Tensor& call_out(const Op& op, Tensor& out, std::initializer_list<Arg> ar
   return out;
 }
 
-#define TSR_SDK_OP(name) \
-  static const ::tsr::Op op_##name(#name)
+#define TSR_SDK_OP(name) static const ::tsr::Op op_##name(#name)
 
 // ---- factories -------------------------------------------------------------------------------
 
@@ -550,10 +578,11 @@ Tensor from_vector(const std::vector<T>& data, std::vector<int64_t> sizes, Devic
   for (int64_t s : sizes) n *= s;
   if (n != static_cast<int64_t>(data.size()))
     throw Error(TSR_INVALID_ARGUMENT, "from_vector: " + std::to_string(data.size()) +
-                                          " values do not fill the requested shape (" + std::to_string(n) + " elements)");
+                                          " values do not fill the requested shape (" + std::to_string(n) +
+                                          " elements)");
   tsr_tensor_t* out = nullptr;
-  check(api()->tensor_from_host(runtime(), data.data(), static_cast<int32_t>(sizes.size()), sizes.data(),
-                                dtype_of<T>, dev.d, &out));
+  check(api()->tensor_from_host(runtime(), data.data(), static_cast<int32_t>(sizes.size()), sizes.data(), dtype_of<T>,
+                                dev.d, &out));
   return Tensor::adopt(out);
 }
 template <class T>
@@ -564,8 +593,8 @@ Tensor from_vector(const std::vector<T>& data) {
 inline Tensor from_bools(const std::vector<bool>& data, std::vector<int64_t> sizes, Device dev = {}) {
   std::vector<uint8_t> bytes(data.begin(), data.end());
   tsr_tensor_t* out = nullptr;
-  check(api()->tensor_from_host(runtime(), bytes.data(), static_cast<int32_t>(sizes.size()), sizes.data(),
-                                TSR_BOOL, dev.d, &out));
+  check(api()->tensor_from_host(runtime(), bytes.data(), static_cast<int32_t>(sizes.size()), sizes.data(), TSR_BOOL,
+                                dev.d, &out));
   return Tensor::adopt(out);
 }
 
@@ -578,19 +607,19 @@ inline Tensor& Tensor::fill_(double v) {
 
 // ---- ops -------------------------------------------------------------------------------------
 
-#define TSR_SDK_UNARY(name)                 \
-  inline Tensor name(const Tensor& a) {     \
-    static const Op op(#name);              \
-    return call(op, {a});                   \
+#define TSR_SDK_UNARY(name)             \
+  inline Tensor name(const Tensor& a) { \
+    static const Op op(#name);          \
+    return call(op, {a});               \
   }
-#define TSR_SDK_BINARY(name)                                \
-  inline Tensor name(const Tensor& a, const Tensor& b) {    \
-    static const Op op(#name);                              \
-    return call(op, {a, b});                                \
-  }                                                         \
+#define TSR_SDK_BINARY(name)                                             \
+  inline Tensor name(const Tensor& a, const Tensor& b) {                 \
+    static const Op op(#name);                                           \
+    return call(op, {a, b});                                             \
+  }                                                                      \
   template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
-  inline Tensor name(const Tensor& a, S b) {                \
-    return name(a, wrap_scalar(b, a.runtime()));            \
+  inline Tensor name(const Tensor& a, S b) {                             \
+    return name(a, wrap_scalar(b, a.runtime()));                         \
   }
 
 TSR_SDK_UNARY(neg)
@@ -694,14 +723,14 @@ inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-#define TSR_SDK_SCALAR_OPERATOR(sym, fn)                                  \
-  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>  \
-  inline Tensor operator sym(const Tensor& a, S b) {                      \
-    return fn(a, wrap_scalar(b, a.runtime()));                            \
-  }                                                                       \
-  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>  \
-  inline Tensor operator sym(S a, const Tensor& b) {                      \
-    return fn(wrap_scalar(a, b.runtime()), b);                            \
+#define TSR_SDK_SCALAR_OPERATOR(sym, fn)                                 \
+  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
+  inline Tensor operator sym(const Tensor& a, S b) {                     \
+    return fn(a, wrap_scalar(b, a.runtime()));                           \
+  }                                                                      \
+  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
+  inline Tensor operator sym(S a, const Tensor& b) {                     \
+    return fn(wrap_scalar(a, b.runtime()), b);                           \
   }
 TSR_SDK_SCALAR_OPERATOR(+, add)
 TSR_SDK_SCALAR_OPERATOR(-, sub)

@@ -80,24 +80,18 @@ ABI_ASSERT(offsetof(tsr_api_t, runtime_create) == 56);
 ABI_ASSERT(TSR_ABI_MINOR >= 1);
 ABI_ASSERT(offsetof(tsr_api_t, rng_get_state) == offsetof(tsr_api_t, set_inference_mode) + sizeof(void*));
 ABI_ASSERT(offsetof(tsr_api_t, safetensors_save) == offsetof(tsr_api_t, rng_get_state) + 2 * sizeof(void*));
-ABI_ASSERT(offsetof(tsr_api_t, safetensors_metadata_get) ==
-           offsetof(tsr_api_t, safetensors_save) + 9 * sizeof(void*));
+ABI_ASSERT(offsetof(tsr_api_t, safetensors_metadata_get) == offsetof(tsr_api_t, safetensors_save) + 9 * sizeof(void*));
 
 /* 1.2 appended after the last 1.1 entry, in this order. */
 ABI_ASSERT(TSR_ABI_MINOR >= 2);
-ABI_ASSERT(offsetof(tsr_api_t, device_properties) ==
-           offsetof(tsr_api_t, safetensors_metadata_get) + sizeof(void*));
-ABI_ASSERT(offsetof(tsr_api_t, tensor_record_stream) ==
-           offsetof(tsr_api_t, device_properties) + 16 * sizeof(void*));
-ABI_ASSERT(offsetof(tsr_api_t, precision_get) ==
-           offsetof(tsr_api_t, tensor_record_stream) + 7 * sizeof(void*));
+ABI_ASSERT(offsetof(tsr_api_t, device_properties) == offsetof(tsr_api_t, safetensors_metadata_get) + sizeof(void*));
+ABI_ASSERT(offsetof(tsr_api_t, tensor_record_stream) == offsetof(tsr_api_t, device_properties) + 16 * sizeof(void*));
+ABI_ASSERT(offsetof(tsr_api_t, precision_get) == offsetof(tsr_api_t, tensor_record_stream) + 7 * sizeof(void*));
 ABI_ASSERT(offsetof(tsr_api_t, tensor_from_blob) == offsetof(tsr_api_t, precision_get) + sizeof(void*));
-ABI_ASSERT(offsetof(tsr_device_type_def_t, properties) ==
-           offsetof(tsr_device_type_def_t, describe) + sizeof(void*));
+ABI_ASSERT(offsetof(tsr_device_type_def_t, properties) == offsetof(tsr_device_type_def_t, describe) + sizeof(void*));
 ABI_ASSERT(offsetof(tsr_device_type_def_t, event_elapsed_ms) ==
            offsetof(tsr_device_type_def_t, properties) + 11 * sizeof(void*));
-ABI_ASSERT(offsetof(tsr_raw_allocator_t, alloc_async) ==
-           offsetof(tsr_raw_allocator_t, free) + sizeof(void*));
+ABI_ASSERT(offsetof(tsr_raw_allocator_t, alloc_async) == offsetof(tsr_raw_allocator_t, free) + sizeof(void*));
 ABI_ASSERT(offsetof(tsr_device_properties_t, struct_size) == 0);
 ABI_ASSERT(offsetof(tsr_device_properties_t, name) == 8);
 ABI_ASSERT(offsetof(tsr_device_properties_t, compute_major) == 264);

@@ -11,8 +11,8 @@ namespace {
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(ConformanceCertify, BrokenBackendFailsLoudly) {
-  tsr_test::CliResult r = tsr_test::run_cli(
-      TSR_CLI, "conformance --op arange --plugin " + tsr_test::shell_quote(TSR_BROKEN_ARANGE_PLUGIN));
+  tsr_test::CliResult r =
+      tsr_test::run_cli(TSR_CLI, "conformance --op arange --plugin " + tsr_test::shell_quote(TSR_BROKEN_ARANGE_PLUGIN));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "FAIL arange on cpu:0 float32 [forward]")) << r.output;
   EXPECT_TRUE(contains(r.output, "first at flat index 3")) << r.output;

@@ -45,7 +45,8 @@ std::vector<Param> params() {
     for (size_t i = 0; i < infos().size(); ++i) {
       const OpInfo& info = infos()[i];
       std::string name = identifier(info.name + "_" + dev);
-      for (int k = 2; !used.insert(name).second; ++k) name = identifier(info.name + "_" + dev) + "_" + std::to_string(k);
+      for (int k = 2; !used.insert(name).second; ++k)
+        name = identifier(info.name + "_" + dev) + "_" + std::to_string(k);
       out.push_back({i, info.name, d, shown, name});
     }
   }
@@ -67,8 +68,8 @@ TEST_P(Ops, Check) {
     if (++fail <= 20)  // enough to see the pattern; `tessera conformance --json` lists them all
       report += "  " + r.dtype + " [" + r.check + "] " + r.sample + ": " + r.message + "\n";
   }
-  EXPECT_EQ(fail, 0u) << p.op << " on " << p.device_name << ": " << fail << " of " << results.size()
-                      << " checks failed" << (fail > 20 ? " (first 20)" : "") << ":\n"
+  EXPECT_EQ(fail, 0u) << p.op << " on " << p.device_name << ": " << fail << " of " << results.size() << " checks failed"
+                      << (fail > 20 ? " (first 20)" : "") << ":\n"
                       << report;
   RecordProperty("passed", static_cast<int>(pass));
   RecordProperty("skipped", static_cast<int>(skip));

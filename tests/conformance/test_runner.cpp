@@ -229,7 +229,8 @@ TEST(ConformanceRunner, InPlaceBugFails) {
   auto rs = run_on_cpu(o);
   for (const CheckResult& r : rs) {
     if (r.check != "inplace" && r.check != "inplace_noncontiguous") continue;
-    EXPECT_EQ(r.outcome, r.sample == "good" ? Outcome::Pass : Outcome::Fail) << r.check << " " << r.sample << ": " << r.message;
+    EXPECT_EQ(r.outcome, r.sample == "good" ? Outcome::Pass : Outcome::Fail)
+        << r.check << " " << r.sample << ": " << r.message;
   }
   EXPECT_EQ(count(rs, Outcome::Pass, "inplace_noncontiguous"), 1u) << failures(rs);
 }

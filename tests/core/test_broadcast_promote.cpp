@@ -53,8 +53,8 @@ TEST(Promotion, ThroughOps) {
   Tensor f16 = tsr::ones({3}, TSR_F16);
   Tensor i8 = tsr::from_vector(std::vector<int8_t>{1, 2, 3});
   Tensor u8 = tsr::from_vector(std::vector<uint8_t>{1, 2, 3});
-  EXPECT_EQ((i32 + 1).dtype(), TSR_I32);        // python int keeps the tensor dtype
-  EXPECT_EQ((i32 + 1.5).dtype(), TSR_F32);      // python float -> default float
+  EXPECT_EQ((i32 + 1).dtype(), TSR_I32);    // python int keeps the tensor dtype
+  EXPECT_EQ((i32 + 1.5).dtype(), TSR_F32);  // python float -> default float
   EXPECT_EQ((i32 * f16).dtype(), TSR_F16);
   EXPECT_EQ((i8 + u8).dtype(), TSR_I16);
   EXPECT_EQ(tsr::div(i32, i32).dtype(), TSR_F32);  // true division

@@ -265,8 +265,8 @@ class JsonReader {
     if (lit("true") || lit("false")) return v->kind = Json::kBool, true;
     if (lit("null")) return true;
     const size_t start = i_;
-    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) ||
-                              std::strchr("+-.eE", s_[i_]) != nullptr)) {
+    while (i_ < s_.size() &&
+           (std::isdigit(static_cast<unsigned char>(s_[i_])) || std::strchr("+-.eE", s_[i_]) != nullptr)) {
       ++i_;
     }
     if (start == i_) return false;
@@ -401,9 +401,9 @@ TEST_F(CachingAllocatorTest, MergingFreeNeighbours) {
   a->deallocate(w);
   a->deallocate(z);
   const std::string j = a->snapshot_json();
-  EXPECT_NE(j.find("\"blocks\":[{\"address\":" + addr(x) +
-                   ",\"size\":2097152,\"requested\":0,\"state\":\"inactive\"}]"),
-            std::string::npos)
+  EXPECT_NE(
+      j.find("\"blocks\":[{\"address\":" + addr(x) + ",\"size\":2097152,\"requested\":0,\"state\":\"inactive\"}]"),
+      std::string::npos)
       << j;
   char* v = static_cast<char*>(alloc(a.get(), 1 * kMiB));  // best fit: the merged segment
   EXPECT_EQ(v, x);
@@ -478,12 +478,11 @@ TEST_F(CachingAllocatorTest, SnapshotJson) {
   EXPECT_EQ(j.rfind("{\"device\":\"cpu:0\",\"allocator\":\"caching\"", 0), 0u) << j;
   const std::string seg = "{\"address\":" + addr(p) + ",\"size\":2097152,\"pool\":\"small\"";
   EXPECT_NE(j.find(seg), std::string::npos) << j;
-  const std::string blocks =
-      "\"blocks\":[{\"address\":" + addr(p) +
-      ",\"size\":1024,\"requested\":1000,\"state\":\"active\"},{\"address\":" + addr(q) +
-      ",\"size\":3072,\"requested\":3000,\"state\":\"active\"},{\"address\":" + addr(q + 3072) +
-      ",\"size\":" + std::to_string(2 * kMiB - 4096) +
-      ",\"requested\":0,\"state\":\"inactive\"}]}]}";
+  const std::string blocks = "\"blocks\":[{\"address\":" + addr(p) +
+                             ",\"size\":1024,\"requested\":1000,\"state\":\"active\"},{\"address\":" + addr(q) +
+                             ",\"size\":3072,\"requested\":3000,\"state\":\"active\"},{\"address\":" + addr(q + 3072) +
+                             ",\"size\":" + std::to_string(2 * kMiB - 4096) +
+                             ",\"requested\":0,\"state\":\"inactive\"}]}]}";
   EXPECT_NE(j.find(blocks), std::string::npos) << j;
   EXPECT_EQ(j.substr(j.size() - 5), "}]}]}");
   int depth = 0;
@@ -599,8 +598,7 @@ TEST_F(CachingAllocatorTest, RawFailureFlushesCacheAndRetries) {
   tsr_status_t st = a->allocate(11 * kMiB, &x);
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(st->code, TSR_RESOURCE_EXHAUSTED);
-  EXPECT_NE(st->message.find("16.0 MiB allocated, 16.0 MiB reserved, no limit"), std::string::npos)
-      << st->message;
+  EXPECT_NE(st->message.find("16.0 MiB allocated, 16.0 MiB reserved, no limit"), std::string::npos) << st->message;
   EXPECT_NE(st->message.find("fake device is full"), std::string::npos) << st->message;
   delete st;
   a->deallocate(r);
@@ -813,8 +811,7 @@ TEST_F(CachingAllocatorTest, MultithreadedStressDetectsOverlap) {
   for (const auto& seg : check_snapshot(j, &s)) EXPECT_EQ(seg.blocks.size(), 1u);
   EXPECT_EQ(j.find("\"active\""), std::string::npos);
   size_t blocks = 0;
-  for (size_t pos = j.find("\"state\""); pos != std::string::npos;
-       pos = j.find("\"state\"", pos + 1)) {
+  for (size_t pos = j.find("\"state\""); pos != std::string::npos; pos = j.find("\"state\"", pos + 1)) {
     ++blocks;
   }
   EXPECT_EQ(blocks, static_cast<size_t>(s.num_segments));
@@ -849,8 +846,7 @@ void run_model(FakeRaw* raw, const AllocConf& conf, uint32_t seed, int ops) {
         if (seg.large != large) continue;
         for (const auto& b : seg.blocks) {
           if (b.active || b.size < size) continue;
-          if (best == nullptr || b.size < best->size ||
-              (b.size == best->size && b.addr < best->addr)) {
+          if (best == nullptr || b.size < best->size || (b.size == best->size && b.addr < best->addr)) {
             best = &b;
           }
         }
@@ -994,8 +990,8 @@ TEST_F(CachingAllocatorTest, PassthroughStatsLimitAndSnapshot) {
   EXPECT_EQ(s.limit_bytes, static_cast<int64_t>(1 * kMiB));
   const std::string j = a->snapshot_json();
   EXPECT_EQ(j.rfind("{\"device\":\"cpu:1\",\"allocator\":\"fake\",\"segments\":[", 0), 0u) << j;
-  EXPECT_NE(j.find("{\"address\":" + addr(p) + ",\"size\":1000,\"blocks\":[{\"address\":" +
-                   addr(p) + ",\"size\":1000,\"requested\":1000,\"state\":\"active\"}]}"),
+  EXPECT_NE(j.find("{\"address\":" + addr(p) + ",\"size\":1000,\"blocks\":[{\"address\":" + addr(p) +
+                   ",\"size\":1000,\"requested\":1000,\"state\":\"active\"}]}"),
             std::string::npos)
       << j;
   EXPECT_NE(j.find("\"size\":2000"), std::string::npos) << j;
@@ -1097,18 +1093,16 @@ TEST(AllocConfTest, Errors) {
   EXPECT_NE(m.find("cuda.limit_mb"), std::string::npos) << m;
   EXPECT_NE(m.find("12x"), std::string::npos) << m;
   for (const char* bad :
-       {"limit_mb:-1", "limit_mb:", "limit_mb:1.5", "limit_mb:99999999999999999999999",
-        "limit_mb:1 2", "max_split_size_mb:0", "max_split_size_mb:+4",
-        "garbage_collection_threshold:1.5", "garbage_collection_threshold:-0.1",
-        "garbage_collection_threshold:nan", "garbage_collection_threshold:x", "roundup_bytes:32",
-        "roundup_bytes:100", "allocator:", "limit_mb", "limit_mb 5", ".limit_mb:5", "cuda.:5",
+       {"limit_mb:-1", "limit_mb:", "limit_mb:1.5", "limit_mb:99999999999999999999999", "limit_mb:1 2",
+        "max_split_size_mb:0", "max_split_size_mb:+4", "garbage_collection_threshold:1.5",
+        "garbage_collection_threshold:-0.1", "garbage_collection_threshold:nan", "garbage_collection_threshold:x",
+        "roundup_bytes:32", "roundup_bytes:100", "allocator:", "limit_mb", "limit_mb 5", ".limit_mb:5", "cuda.:5",
         "limit_mb:1,,bogus"}) {
     m = parse_err(bad);
     EXPECT_EQ(m.rfind("TESSERA_ALLOC_CONF: ", 0), 0u) << bad << " -> " << m;
   }
   EXPECT_NE(parse_err("limit_mb 5").find("limit_mb 5"), std::string::npos);
-  EXPECT_NE(parse_err("garbage_collection_threshold:2").find("garbage_collection_threshold"),
-            std::string::npos);
+  EXPECT_NE(parse_err("garbage_collection_threshold:2").find("garbage_collection_threshold"), std::string::npos);
 }
 
 }  // namespace

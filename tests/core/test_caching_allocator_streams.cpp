@@ -91,8 +91,7 @@ class CachingAllocatorStreams : public ::testing::Test {
   }
   void TearDown() override { g_ev = nullptr; }
   std::unique_ptr<DeviceAllocator> make(bool streams = true, AllocConf conf = AllocConf()) {
-    return tsr::core::make_caching_allocator(&raw_, tsr_device_t{1, 0}, "fake:0", conf,
-                                             streams ? &def_ : nullptr);
+    return tsr::core::make_caching_allocator(&raw_, tsr_device_t{1, 0}, "fake:0", conf, streams ? &def_ : nullptr);
   }
   static void* alloc(DeviceAllocator* a, size_t n, tsr_stream_t* s) {
     void* p = nullptr;
@@ -192,8 +191,7 @@ TEST_F(CachingAllocatorStreams, LimitNoteInOutOfMemoryMessages) {
   tsr_status_t st = a->allocate(6 << 20, S(1), &p);
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(st->code, TSR_RESOURCE_EXHAUSTED);
-  EXPECT_NE(st->message.find("limit 4.00 MiB (per_process_memory_fraction 0.5"), std::string::npos)
-      << st->message;
+  EXPECT_NE(st->message.find("limit 4.00 MiB (per_process_memory_fraction 0.5"), std::string::npos) << st->message;
   tsr::core::free_status(st);
   tsr_memory_stats_t s{};
   a->stats(&s);

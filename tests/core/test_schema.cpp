@@ -8,7 +8,8 @@ using namespace tsr::core;
 
 TEST(Schema, ParsesArgumentsDefaultsAndOutputs) {
   Schema s;
-  ASSERT_EQ(parse_schema("sum(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor", &s), nullptr);
+  ASSERT_EQ(parse_schema("sum(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor", &s),
+            nullptr);
   EXPECT_EQ(s.name, "sum");
   ASSERT_EQ(s.args.size(), 4u);
   EXPECT_EQ(s.args[1].kind, ArgKind::IntList);
@@ -18,7 +19,9 @@ TEST(Schema, ParsesArgumentsDefaultsAndOutputs) {
   EXPECT_EQ(s.num_outputs, 1);
   EXPECT_EQ(s.num_tensor_args, 1);
 
-  ASSERT_EQ(parse_schema("example::f(Tensor a, str act='relu', int[] d=[1, -2], float eps=1e-5) -> (Tensor, Tensor)", &s), nullptr);
+  ASSERT_EQ(
+      parse_schema("example::f(Tensor a, str act='relu', int[] d=[1, -2], float eps=1e-5) -> (Tensor, Tensor)", &s),
+      nullptr);
   EXPECT_EQ(s.name, "example::f");
   EXPECT_STREQ(s.args[1].default_value.u.str, "relu");
   ASSERT_EQ(s.args[2].default_value.u.ints.len, 2);
@@ -32,8 +35,12 @@ TEST(Schema, ParsesArgumentsDefaultsAndOutputs) {
 
 TEST(Schema, RejectsMalformed) {
   Schema s;
-  const char* bad[] = {"nope", "f(Tensor) -> Tensor", "f(Widget w) -> Tensor",
-                       "f(Tensor a=None) -> Tensor", "f(int a=1, int b) -> Tensor", "(Tensor a) -> Tensor"};
+  const char* bad[] = {"nope",
+                       "f(Tensor) -> Tensor",
+                       "f(Widget w) -> Tensor",
+                       "f(Tensor a=None) -> Tensor",
+                       "f(int a=1, int b) -> Tensor",
+                       "(Tensor a) -> Tensor"};
   for (const char* text : bad) {
     tsr_status_t st = parse_schema(text, &s);
     ASSERT_NE(st, nullptr) << text;

@@ -130,15 +130,13 @@ TEST(DeviceProperties, CpuAndBackendProperties) {
   tsr::check(A()->device_properties(rt, kCpu, &p));
   EXPECT_STREQ(p.name, "cpu");
   EXPECT_EQ(p.struct_size, sizeof(p));
-  EXPECT_EQ(p.multiprocessor_count,
-            static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())));
+  EXPECT_EQ(p.multiprocessor_count, static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency())));
   EXPECT_EQ(p.total_memory_bytes, 0);
   tsr_device_properties_t q{};
   tsr::check(A()->device_properties(rt, fake_device(rt), &q));
   EXPECT_STREQ(q.name, "FakeAsync Device");
   EXPECT_EQ(q.total_memory_bytes, 64ll << 20);
-  EXPECT_EQ(take(A()->device_properties(rt, tsr_device_t{fake_device(rt).type, 3}, &q)).code,
-            TSR_INVALID_ARGUMENT);
+  EXPECT_EQ(take(A()->device_properties(rt, tsr_device_t{fake_device(rt).type, 3}, &q)).code, TSR_INVALID_ARGUMENT);
   A()->runtime_destroy(rt);
 }
 
@@ -615,10 +613,10 @@ TEST(FromBlob, DeleterRunsOnceAfterTheLastViewAndMemoryIsNotCounted) {
             TSR_INVALID_ARGUMENT);
   EXPECT_EQ(take(A()->tensor_from_blob(rt, nullptr, 1, &n, nullptr, TSR_F32, kCpu, blob_deleter, &b2, &t)).code,
             TSR_INVALID_ARGUMENT);
-  EXPECT_EQ(take(A()->tensor_from_blob(rt, mem.data(), 1, &n, nullptr, TSR_F32, tsr_device_t{0, 99}, blob_deleter,
-                                       &b2, &t))
-                .code,
-            TSR_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      take(A()->tensor_from_blob(rt, mem.data(), 1, &n, nullptr, TSR_F32, tsr_device_t{0, 99}, blob_deleter, &b2, &t))
+          .code,
+      TSR_INVALID_ARGUMENT);
   EXPECT_EQ(b2.deleted.load(), 0);
   A()->runtime_destroy(rt);
 }
@@ -686,8 +684,7 @@ TEST(SdkWrappers, StreamEventGuardsFromBlobAndGraph) {
       EXPECT_EQ(deleted, 0);
     }
     EXPECT_EQ(deleted, 1);
-    EXPECT_THROW(tsr::from_blob(mem.data(), {-2}, TSR_F64, tsr::Device::cpu(), [&](void*) { ++deleted; }),
-                 tsr::Error);
+    EXPECT_THROW(tsr::from_blob(mem.data(), {-2}, TSR_F64, tsr::Device::cpu(), [&](void*) { ++deleted; }), tsr::Error);
     EXPECT_EQ(deleted, 1);
 
     try {

@@ -35,7 +35,7 @@ TEST(Views, SliceSelectNarrow) {
   EXPECT_EQ(s.sizes(), (std::vector<int64_t>{4, 2}));
   EXPECT_EQ(s.to_vector<float>(), (std::vector<float>{2, 4, 7, 9, 12, 14, 17, 19}));
   EXPECT_EQ(a.slice(0, -2, 100).to_vector<float>().front(), 11.0f);  // clamped, negative start
-  EXPECT_EQ(a.slice(0, 3, 1).numel(), 0);                             // empty
+  EXPECT_EQ(a.slice(0, 3, 1).numel(), 0);                            // empty
   Tensor row = a.select(0, -1);
   EXPECT_EQ(row.sizes(), (std::vector<int64_t>{5}));
   EXPECT_EQ(row.to_vector<float>(), (std::vector<float>{16, 17, 18, 19, 20}));

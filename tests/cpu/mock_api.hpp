@@ -40,9 +40,7 @@ struct tsr_registrar_s {
 
 namespace mock {
 
-inline tsr_status_t status_create(tsr_code_t code, const char* msg) {
-  return new tsr_status_s{code, msg ? msg : ""};
-}
+inline tsr_status_t status_create(tsr_code_t code, const char* msg) { return new tsr_status_s{code, msg ? msg : ""}; }
 inline tsr_code_t status_code(tsr_status_t s) { return s ? s->code : TSR_OK; }
 inline const char* status_message(tsr_status_t s) { return s ? s->message.c_str() : ""; }
 inline void status_free(tsr_status_t s) { delete s; }

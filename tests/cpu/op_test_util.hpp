@@ -18,8 +18,8 @@ using Shape = std::vector<int64_t>;
 using tsr::Tensor;
 
 inline const std::vector<tsr_dtype_t>& all_dtypes() {
-  static const std::vector<tsr_dtype_t> v = {TSR_BOOL, TSR_U8, TSR_I8, TSR_I16, TSR_I32,
-                                             TSR_I64, TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
+  static const std::vector<tsr_dtype_t> v = {TSR_BOOL, TSR_U8,  TSR_I8,   TSR_I16, TSR_I32,
+                                             TSR_I64,  TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
   return v;
 }
 inline const std::vector<tsr_dtype_t>& float_dtypes() {
@@ -27,7 +27,7 @@ inline const std::vector<tsr_dtype_t>& float_dtypes() {
   return v;
 }
 inline const std::vector<tsr_dtype_t>& numeric_dtypes() {
-  static const std::vector<tsr_dtype_t> v = {TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64,
+  static const std::vector<tsr_dtype_t> v = {TSR_U8,  TSR_I8,   TSR_I16, TSR_I32, TSR_I64,
                                              TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
   return v;
 }
@@ -87,10 +87,14 @@ inline std::vector<double> values(const Tensor& t) { return t.to_vector<double>(
 enum class Layout { Contiguous, Transposed, Strided, Expanded };
 inline const char* layout_name(Layout l) {
   switch (l) {
-    case Layout::Contiguous: return "contiguous";
-    case Layout::Transposed: return "transposed";
-    case Layout::Strided: return "step-2 slice";
-    default: return "expanded";
+    case Layout::Contiguous:
+      return "contiguous";
+    case Layout::Transposed:
+      return "transposed";
+    case Layout::Strided:
+      return "step-2 slice";
+    default:
+      return "expanded";
   }
 }
 
@@ -152,36 +156,56 @@ inline int64_t broadcast_index(const Shape& out, const Shape& in, int64_t linear
 // Relative tolerance of results stored in dt (computed in f32 or better, rounded once).
 inline double rtol(tsr_dtype_t dt) {
   switch (dt) {
-    case TSR_F16: return 2e-3;
-    case TSR_BF16: return 1.6e-2;
-    case TSR_F32: return 2e-6;
-    case TSR_F64: return 1e-12;
-    default: return 0;
+    case TSR_F16:
+      return 2e-3;
+    case TSR_BF16:
+      return 1.6e-2;
+    case TSR_F32:
+      return 2e-6;
+    case TSR_F64:
+      return 1e-12;
+    default:
+      return 0;
   }
 }
 inline double atol(tsr_dtype_t dt) {
   switch (dt) {
-    case TSR_F16: return 1e-3;
-    case TSR_BF16: return 1e-2;
-    case TSR_F32: return 1e-6;
-    case TSR_F64: return 1e-12;
-    default: return 0;
+    case TSR_F16:
+      return 1e-3;
+    case TSR_BF16:
+      return 1e-2;
+    case TSR_F32:
+      return 1e-6;
+    case TSR_F64:
+      return 1e-12;
+    default:
+      return 0;
   }
 }
 
 // Rounds/wraps a double reference to what dtype dt stores.
 inline double cast_to(double v, tsr_dtype_t dt) {
   switch (dt) {
-    case TSR_BOOL: return v != 0 ? 1 : 0;
-    case TSR_U8: return double(static_cast<uint8_t>(static_cast<int64_t>(v)));
-    case TSR_I8: return double(static_cast<int8_t>(static_cast<int64_t>(v)));
-    case TSR_I16: return double(static_cast<int16_t>(static_cast<int64_t>(v)));
-    case TSR_I32: return double(static_cast<int32_t>(static_cast<int64_t>(v)));
-    case TSR_I64: return double(static_cast<int64_t>(v));
-    case TSR_F16: return double(float(tsr::Half(float(v))));
-    case TSR_BF16: return double(float(tsr::BFloat16(float(v))));
-    case TSR_F32: return double(float(v));
-    default: return v;
+    case TSR_BOOL:
+      return v != 0 ? 1 : 0;
+    case TSR_U8:
+      return double(static_cast<uint8_t>(static_cast<int64_t>(v)));
+    case TSR_I8:
+      return double(static_cast<int8_t>(static_cast<int64_t>(v)));
+    case TSR_I16:
+      return double(static_cast<int16_t>(static_cast<int64_t>(v)));
+    case TSR_I32:
+      return double(static_cast<int32_t>(static_cast<int64_t>(v)));
+    case TSR_I64:
+      return double(static_cast<int64_t>(v));
+    case TSR_F16:
+      return double(float(tsr::Half(float(v))));
+    case TSR_BF16:
+      return double(float(tsr::BFloat16(float(v))));
+    case TSR_F32:
+      return double(float(v));
+    default:
+      return v;
   }
 }
 

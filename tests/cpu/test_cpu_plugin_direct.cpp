@@ -157,16 +157,18 @@ TEST(CpuPlugin, QueryAndRegistrations) {
     const char* op;
     std::vector<int32_t> dtypes;
   };
-  const std::vector<int32_t> all = {TSR_BOOL, TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64, TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
+  const std::vector<int32_t> all = {TSR_BOOL, TSR_U8,  TSR_I8,   TSR_I16, TSR_I32,
+                                    TSR_I64,  TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
   const std::vector<int32_t> num = {TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64, TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
   const std::vector<int32_t> flt = {TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
   const std::vector<Want> want = {
-      {"add", all}, {"sub", num}, {"mul", all}, {"div", flt}, {"maximum", all}, {"minimum", all}, {"pow", num},
-      {"eq", all}, {"ne", all}, {"lt", all}, {"le", all}, {"gt", all}, {"ge", all}, {"neg", num}, {"abs", all},
-      {"exp", flt}, {"log", flt}, {"sqrt", flt}, {"rsqrt", flt}, {"tanh", flt}, {"sigmoid", flt}, {"silu", flt},
-      {"gelu", flt}, {"relu", num}, {"clamp", num}, {"where", all}, {"_copy", all}, {"_fill", all},
-      {"sum", num}, {"mean", flt}, {"amax", all}, {"amin", all}, {"argmax", all}, {"softmax", flt},
-      {"log_softmax", flt}, {"mm", all}, {"bmm", all}, {"arange", num}, {"rand", flt}, {"randn", flt}};
+      {"add", all},   {"sub", num},    {"mul", all},     {"div", flt},     {"maximum", all},     {"minimum", all},
+      {"pow", num},   {"eq", all},     {"ne", all},      {"lt", all},      {"le", all},          {"gt", all},
+      {"ge", all},    {"neg", num},    {"abs", all},     {"exp", flt},     {"log", flt},         {"sqrt", flt},
+      {"rsqrt", flt}, {"tanh", flt},   {"sigmoid", flt}, {"silu", flt},    {"gelu", flt},        {"relu", num},
+      {"clamp", num}, {"where", all},  {"_copy", all},   {"_fill", all},   {"sum", num},         {"mean", flt},
+      {"amax", all},  {"amin", all},   {"argmax", all},  {"softmax", flt}, {"log_softmax", flt}, {"mm", all},
+      {"bmm", all},   {"arange", num}, {"rand", flt},    {"randn", flt}};
   for (const Want& w : want)
     for (int32_t d : w.dtypes) {
       const auto* k = reg.find(w.op, d);
@@ -234,7 +236,9 @@ TEST(CpuPlugin, AllocatorCopyDescribe) {
   EXPECT_NE(std::string(buf).find("threads)"), std::string::npos) << buf;
   std::vector<char> src(3 << 20), dst(3 << 20);
   for (size_t i = 0; i < src.size(); ++i) src[i] = char(i * 7);
-  ASSERT_EQ(mock::take(d.copy(d.self, dev, dst.data(), tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, src.data(), src.size(), nullptr)), "");
+  ASSERT_EQ(mock::take(d.copy(d.self, dev, dst.data(), tsr_device_t{TSR_DEVICE_TYPE_HOST, 0}, src.data(), src.size(),
+                              nullptr)),
+            "");
   EXPECT_EQ(src, dst);
 }
 
@@ -287,7 +291,15 @@ TEST(CpuKernels, UnaryMath) {
   }
   ASSERT_EQ(run_iter("sigmoid", TSR_F32, it), "");
   for (int64_t i = 1; i < n; ++i) ASSERT_NEAR(out[i], 1 / (1 + std::exp(-double(a[i]))), 1e-6) << a[i];
-  ASSERT_EQ(run_iter("gelu", TSR_F32, it, {v_none(), []{ tsr_value_t v{}; v.tag = TSR_VALUE_STRING; v.u.str = "tanh"; return v; }()}), "");
+  ASSERT_EQ(run_iter("gelu", TSR_F32, it,
+                     {v_none(),
+                      [] {
+                        tsr_value_t v{};
+                        v.tag = TSR_VALUE_STRING;
+                        v.u.str = "tanh";
+                        return v;
+                      }()}),
+            "");
   EXPECT_NEAR(out[6], 0.0, 1e-7);
   std::vector<int8_t> ia = {-128, -5, 0, 7}, io(4);
   tsr_iter_t ii = flat_iter(4, {io.data(), ia.data()}, {TSR_I8, TSR_I8});
@@ -301,7 +313,7 @@ TEST(CpuKernels, PowMaxMinClampWhere) {
   std::vector<int64_t> base = {2, -3, 1, -1, -1, 5, 0, 3}, ex = {10, 3, -4, -3, -2, -1, 0, 40}, out(8);
   tsr_iter_t it = flat_iter(8, {out.data(), base.data(), ex.data()}, {TSR_I64, TSR_I64, TSR_I64});
   ASSERT_EQ(run_iter("pow", TSR_I64, it), "");
-  EXPECT_EQ(out, (std::vector<int64_t>{1024, -27, 1, -1, 1, 0, 1, int64_t(12157665459056928801ull)  /* 3^40 wraps */}));
+  EXPECT_EQ(out, (std::vector<int64_t>{1024, -27, 1, -1, 1, 0, 1, int64_t(12157665459056928801ull) /* 3^40 wraps */}));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> a = {1, nan, 3, -2}, b = {2, 0, nan, -5}, o(4);
   tsr_iter_t f = flat_iter(4, {o.data(), a.data(), b.data()}, {TSR_F32, TSR_F32, TSR_F32});
@@ -392,7 +404,8 @@ TEST(CpuKernels, CopyConvertFillArange) {
 }
 
 // Reduction iteration: input [rows][cols] row-major, reducing over cols (inner) or rows (outer).
-tsr_iter_t reduce_iter(void* out, int32_t odt, const void* in, int32_t idt, int64_t rows, int64_t cols, bool over_rows) {
+tsr_iter_t reduce_iter(void* out, int32_t odt, const void* in, int32_t idt, int64_t rows, int64_t cols,
+                       bool over_rows) {
   tsr_iter_t it{};
   it.struct_size = sizeof(it);
   it.ndim = 2;

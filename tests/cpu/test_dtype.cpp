@@ -50,7 +50,7 @@ TEST(Half, KnownValues) {
   EXPECT_EQ(tsr::Half(6.103515625e-05f).x, 0x0400);         // smallest normal
   EXPECT_EQ(tsr::Half(std::numeric_limits<float>::infinity()).x, 0x7c00);
   EXPECT_EQ(tsr::Half(-std::numeric_limits<float>::infinity()).x, 0xfc00);
-  EXPECT_EQ(tsr::Half(1e10f).x, 0x7c00);   // overflow -> inf
+  EXPECT_EQ(tsr::Half(1e10f).x, 0x7c00);  // overflow -> inf
   EXPECT_EQ(tsr::Half(-1e10f).x, 0xfc00);
   EXPECT_EQ(tsr::Half(65519.99f).x, 0x7bff);  // below the midpoint to inf
   EXPECT_EQ(tsr::Half(65520.0f).x, 0x7c00);   // midpoint: ties to even = inf
@@ -205,14 +205,11 @@ TEST(Dtype, Dispatch) {
       return sizeof(T);
     });
     EXPECT_EQ(sz, tsr::itemsize(d));
-    const tsr_dtype_t back = tsr::dispatch_all(d, "test", [](auto tag) {
-      return tsr::dtype_of<typename decltype(tag)::type>;
-    });
+    const tsr_dtype_t back =
+        tsr::dispatch_all(d, "test", [](auto tag) { return tsr::dtype_of<typename decltype(tag)::type>; });
     EXPECT_EQ(back, d);
   }
-  EXPECT_EQ(tsr::dispatch_floating(TSR_BF16, "f", [](auto tag) {
-              return tsr::dtype_of<typename decltype(tag)::type>;
-            }),
+  EXPECT_EQ(tsr::dispatch_floating(TSR_BF16, "f", [](auto tag) { return tsr::dtype_of<typename decltype(tag)::type>; }),
             TSR_BF16);
   int calls = 0;
   tsr::dispatch_integral(TSR_I16, "i", [&](auto tag) {

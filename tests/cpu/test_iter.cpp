@@ -13,9 +13,8 @@
 namespace {
 
 // sizes fastest first; strides[op][dim] in bytes.
-tsr_iter_t make_iter(std::vector<int64_t> sizes, std::vector<std::vector<int64_t>> strides,
-                     std::vector<void*> data, std::vector<int32_t> dtypes, int nreduce = 0,
-                     int noutputs = 1) {
+tsr_iter_t make_iter(std::vector<int64_t> sizes, std::vector<std::vector<int64_t>> strides, std::vector<void*> data,
+                     std::vector<int32_t> dtypes, int nreduce = 0, int noutputs = 1) {
   tsr_iter_t it{};
   it.struct_size = sizeof(it);
   it.ndim = static_cast<int32_t>(sizes.size());
@@ -84,13 +83,13 @@ TEST(Iter, ScalarBroadcastInnerDim) {
   auto a = random_floats(size_t(R * C), 5);
   float s = 3.5f;
   std::vector<double> out(static_cast<size_t>(R * C));
-  tsr_iter_t it = make_iter({C, R}, {{8, 8 * C}, {4, 4 * C}, {0, 0}}, {out.data(), a.data(), &s},
-                            {TSR_F64, TSR_F32, TSR_F32});
+  tsr_iter_t it =
+      make_iter({C, R}, {{8, 8 * C}, {4, 4 * C}, {0, 0}}, {out.data(), a.data(), &s}, {TSR_F64, TSR_F32, TSR_F32});
   tsr::elementwise<double, float, float>(it, [](float x, float y) { return double(x) - y; });
   for (int64_t i = 0; i < R * C; ++i) ASSERT_EQ(out[size_t(i)], double(a[size_t(i)]) - s);
   // scalar first operand
-  tsr_iter_t it2 = make_iter({C, R}, {{8, 8 * C}, {0, 0}, {4, 4 * C}}, {out.data(), &s, a.data()},
-                             {TSR_F64, TSR_F32, TSR_F32});
+  tsr_iter_t it2 =
+      make_iter({C, R}, {{8, 8 * C}, {0, 0}, {4, 4 * C}}, {out.data(), &s, a.data()}, {TSR_F64, TSR_F32, TSR_F32});
   tsr::elementwise<double, float, float>(it2, [](float x, float y) { return double(x) - y; });
   for (int64_t i = 0; i < R * C; ++i) ASSERT_EQ(out[size_t(i)], double(s) - a[size_t(i)]);
 }
@@ -146,7 +145,8 @@ TEST(Iter, ParallelMatchesSerial) {
   std::vector<float> out1(static_cast<size_t>(n)), out2(static_cast<size_t>(n));
   tsr_iter_t it = make_iter({A, B, Cn}, {{4, 4 * A, 4 * A * B}, {8, 8 * A, 8 * A * B}}, {out1.data(), src.data()},
                             {TSR_F32, TSR_F32});
-  tsr::elementwise<float, float>(it, [](float x) { return x * x; }, /*grain=*/1000);
+  tsr::elementwise<float, float>(
+      it, [](float x) { return x * x; }, /*grain=*/1000);
   it.data[0] = reinterpret_cast<char*>(out2.data());
   tsr::elementwise_serial<float, float>(it, [](float x) { return x * x; });
   for (int64_t i = 0; i < n; ++i) {
@@ -154,7 +154,8 @@ TEST(Iter, ParallelMatchesSerial) {
     ASSERT_EQ(out1[size_t(i)], out2[size_t(i)]);
   }
   std::atomic<int64_t> count{0};
-  tsr::parallel_for_each_element<2>(it, [&](char* const*, const int64_t*, int64_t k) { count += k; }, 1000);
+  tsr::parallel_for_each_element<2>(
+      it, [&](char* const*, const int64_t*, int64_t k) { count += k; }, 1000);
   EXPECT_EQ(count.load(), n);
 }
 
@@ -237,13 +238,16 @@ TEST(Iter, ParallelReductionManyOutputs) {
   auto in = random_floats(size_t(rows * cols), 9);
   std::vector<float> out(static_cast<size_t>(rows));
   tsr_iter_t it = make_iter({cols, rows}, {{0, 4}, {4, 4 * cols}}, {out.data(), in.data()}, {TSR_F32, TSR_F32}, 1);
-  tsr::parallel_for_each_reduction(it, [](char* o, const tsr::ReduceBlock& b) {
-    float m = -1e30f;
-    b.for_each_run([&](const char* p, int64_t n, int64_t st) {
-      for (int64_t i = 0; i < n; ++i) m = std::max(m, *reinterpret_cast<const float*>(p + i * st));
-    });
-    *reinterpret_cast<float*>(o) = m;
-  }, /*grain=*/1000);
+  tsr::parallel_for_each_reduction(
+      it,
+      [](char* o, const tsr::ReduceBlock& b) {
+        float m = -1e30f;
+        b.for_each_run([&](const char* p, int64_t n, int64_t st) {
+          for (int64_t i = 0; i < n; ++i) m = std::max(m, *reinterpret_cast<const float*>(p + i * st));
+        });
+        *reinterpret_cast<float*>(o) = m;
+      },
+      /*grain=*/1000);
   for (int64_t r = 0; r < rows; ++r) {
     float ref = -1e30f;
     for (int64_t c = 0; c < cols; ++c) ref = std::max(ref, in[size_t(r * cols + c)]);

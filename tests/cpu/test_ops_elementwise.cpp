@@ -9,10 +9,10 @@
 
 namespace {
 
+using tsr::Tensor;
 using tt::Kind;
 using tt::Layout;
 using tt::Shape;
-using tsr::Tensor;
 
 const std::vector<Shape>& same_shapes() {
   static const std::vector<Shape> v = {{0}, {1}, {7}, {13}, {1031}, {3, 5, 7}, {2, 0, 3}, {}};
@@ -62,11 +62,15 @@ std::vector<BinaryCase> binary_cases() {
       [](double a, double b) { return double(a < b); },  [](double a, double b) { return double(a <= b); },
       [](double a, double b) { return double(a > b); },  [](double a, double b) { return double(a >= b); }};
   std::vector<std::function<Tensor(const Tensor&, const Tensor&)>> cfns = {
-      [](const Tensor& a, const Tensor& b) { return tsr::eq(a, b); }, [](const Tensor& a, const Tensor& b) { return tsr::ne(a, b); },
-      [](const Tensor& a, const Tensor& b) { return tsr::lt(a, b); }, [](const Tensor& a, const Tensor& b) { return tsr::le(a, b); },
-      [](const Tensor& a, const Tensor& b) { return tsr::gt(a, b); }, [](const Tensor& a, const Tensor& b) { return tsr::ge(a, b); }};
+      [](const Tensor& a, const Tensor& b) { return tsr::eq(a, b); },
+      [](const Tensor& a, const Tensor& b) { return tsr::ne(a, b); },
+      [](const Tensor& a, const Tensor& b) { return tsr::lt(a, b); },
+      [](const Tensor& a, const Tensor& b) { return tsr::le(a, b); },
+      [](const Tensor& a, const Tensor& b) { return tsr::gt(a, b); },
+      [](const Tensor& a, const Tensor& b) { return tsr::ge(a, b); }};
   for (int i = 0; i < 6; ++i)
-    v.push_back({cmps[i], cfns[size_t(i)], crefs[size_t(i)], tt::all_dtypes(), Kind::SmallInt, Kind::SmallInt, false, true});
+    v.push_back(
+        {cmps[i], cfns[size_t(i)], crefs[size_t(i)], tt::all_dtypes(), Kind::SmallInt, Kind::SmallInt, false, true});
   return v;
 }
 
@@ -168,14 +172,21 @@ std::vector<UnaryCase> unary_cases() {
   return {
       {"neg", [](const Tensor& a) { return tsr::neg(a); }, [](double x) { return -x; }, tt::numeric_dtypes()},
       {"abs", [](const Tensor& a) { return tsr::abs(a); }, [](double x) { return std::fabs(x); }, tt::all_dtypes()},
-      {"relu", [](const Tensor& a) { return tsr::relu(a); }, [](double x) { return x > 0 ? x : 0.0; }, tt::numeric_dtypes()},
-      {"exp", [](const Tensor& a) { return tsr::exp(a); }, [](double x) { return std::exp(x); }, flt_and_i32, Kind::Wide, true},
-      {"log", [](const Tensor& a) { return tsr::log(a); }, [](double x) { return std::log(x); }, flt_and_i32, Kind::Positive, true},
-      {"sqrt", [](const Tensor& a) { return tsr::sqrt(a); }, [](double x) { return std::sqrt(x); }, flt_and_i32, Kind::Positive, true},
-      {"rsqrt", [](const Tensor& a) { return tsr::rsqrt(a); }, [](double x) { return 1 / std::sqrt(x); }, flt_and_i32, Kind::Positive, true},
-      {"tanh", [](const Tensor& a) { return tsr::tanh(a); }, [](double x) { return std::tanh(x); }, flt_and_i32, Kind::Wide, true},
+      {"relu", [](const Tensor& a) { return tsr::relu(a); }, [](double x) { return x > 0 ? x : 0.0; },
+       tt::numeric_dtypes()},
+      {"exp", [](const Tensor& a) { return tsr::exp(a); }, [](double x) { return std::exp(x); }, flt_and_i32,
+       Kind::Wide, true},
+      {"log", [](const Tensor& a) { return tsr::log(a); }, [](double x) { return std::log(x); }, flt_and_i32,
+       Kind::Positive, true},
+      {"sqrt", [](const Tensor& a) { return tsr::sqrt(a); }, [](double x) { return std::sqrt(x); }, flt_and_i32,
+       Kind::Positive, true},
+      {"rsqrt", [](const Tensor& a) { return tsr::rsqrt(a); }, [](double x) { return 1 / std::sqrt(x); }, flt_and_i32,
+       Kind::Positive, true},
+      {"tanh", [](const Tensor& a) { return tsr::tanh(a); }, [](double x) { return std::tanh(x); }, flt_and_i32,
+       Kind::Wide, true},
       {"sigmoid", [](const Tensor& a) { return tsr::sigmoid(a); }, sig, flt_and_i32, Kind::Wide, true},
-      {"silu", [](const Tensor& a) { return tsr::silu(a); }, [sig](double x) { return x * sig(x); }, flt_and_i32, Kind::Wide, true},
+      {"silu", [](const Tensor& a) { return tsr::silu(a); }, [sig](double x) { return x * sig(x); }, flt_and_i32,
+       Kind::Wide, true},
       {"gelu", [](const Tensor& a) { return tsr::gelu(a); }, gelu, flt_and_i32, Kind::Wide, true},
       {"gelu(tanh)", [](const Tensor& a) { return tsr::gelu(a, "tanh"); }, gelu_tanh, flt_and_i32, Kind::Wide, true},
   };
@@ -316,8 +327,10 @@ TEST(CpuOps, OutputIntoNonContiguousTensor) {
   const auto bvals = tt::values(base);
   for (int64_t r = 0; r < 7; ++r)
     for (int64_t c = 0; c < 13; ++c) {
-      if (c % 2 == 0) ASSERT_EQ(bvals[size_t(r * 13 + c)], 2.5);
-      else ASSERT_EQ(bvals[size_t(r * 13 + c)], ref[size_t(c * 7 + r)]);
+      if (c % 2 == 0)
+        ASSERT_EQ(bvals[size_t(r * 13 + c)], 2.5);
+      else
+        ASSERT_EQ(bvals[size_t(r * 13 + c)], ref[size_t(c * 7 + r)]);
     }
 }
 

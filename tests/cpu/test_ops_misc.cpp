@@ -11,14 +11,14 @@
 
 namespace {
 
+using tsr::Tensor;
 using tt::Kind;
 using tt::Layout;
 using tt::Shape;
-using tsr::Tensor;
 
 // C[b][m][n] = sum_k A[b][m][k] B[b][k][n]; also sum |A||B| per element as the tolerance scale.
-void ref_bmm(const std::vector<double>& a, const std::vector<double>& b, int64_t batch, int64_t m, int64_t k,
-             int64_t n, std::vector<double>& c, std::vector<double>& scale) {
+void ref_bmm(const std::vector<double>& a, const std::vector<double>& b, int64_t batch, int64_t m, int64_t k, int64_t n,
+             std::vector<double>& c, std::vector<double>& scale) {
   c.assign(size_t(batch * m * n), 0.0);
   scale.assign(size_t(batch * m * n), 0.0);
   for (int64_t t = 0; t < batch; ++t)
@@ -36,7 +36,8 @@ void ref_bmm(const std::vector<double>& a, const std::vector<double>& b, int64_t
 }
 
 TEST(CpuLinalg, MmAllDtypesAndLayouts) {
-  const std::vector<std::array<int64_t, 3>> sizes = {{1, 1, 1}, {7, 13, 5}, {33, 17, 29}, {64, 129, 65}, {3, 0, 4}, {0, 5, 2}};
+  const std::vector<std::array<int64_t, 3>> sizes = {{1, 1, 1},     {7, 13, 5}, {33, 17, 29},
+                                                     {64, 129, 65}, {3, 0, 4},  {0, 5, 2}};
   for (tsr_dtype_t dt : {TSR_F32, TSR_F64, TSR_F16, TSR_BF16, TSR_I32, TSR_I64, TSR_I8, TSR_U8}) {
     std::mt19937 rng(300 + unsigned(dt));
     for (const auto& mkn : sizes) {
@@ -60,7 +61,7 @@ TEST(CpuLinalg, MmSlicedOperands) {
   // Row stride larger than the row (a column slice) and a step-2 row slice: still BLAS layouts.
   std::mt19937 rng(310);
   Tensor big = tt::random_tensor({40, 50}, TSR_F32, rng);
-  Tensor a = big.slice(1, 3, 20);            // [40, 17], row stride 50
+  Tensor a = big.slice(1, 3, 20);                    // [40, 17], row stride 50
   Tensor b = big.slice(0, 0, 34, 2).slice(1, 0, 9);  // [17, 9], row stride 100
   std::vector<double> ref, scale;
   ref_bmm(tt::values(a), tt::values(b), 1, 40, 17, 9, ref, scale);
@@ -71,7 +72,8 @@ TEST(CpuLinalg, MmSlicedOperands) {
 TEST(CpuLinalg, BmmAndMatmulBatched) {
   for (tsr_dtype_t dt : {TSR_F32, TSR_F64, TSR_BF16, TSR_I32}) {
     std::mt19937 rng(320 + unsigned(dt));
-    for (const auto& s : std::vector<std::array<int64_t, 4>>{{1, 3, 4, 5}, {5, 7, 13, 3}, {64, 8, 8, 8}, {2, 65, 70, 33}, {3, 2, 0, 2}}) {
+    for (const auto& s : std::vector<std::array<int64_t, 4>>{
+             {1, 3, 4, 5}, {5, 7, 13, 3}, {64, 8, 8, 8}, {2, 65, 70, 33}, {3, 2, 0, 2}}) {
       const int64_t batch = s[0], m = s[1], k = s[2], n = s[3];
       SCOPED_TRACE(std::string(tsr::dtype_name(dt)) + " " + tt::str({batch, m, k, n}));
       Tensor a = tt::random_tensor({batch, m, k}, dt, rng, Kind::SmallInt, Layout::Contiguous);
@@ -102,7 +104,8 @@ TEST(CpuLinalg, ErrorsNameTheOp) {
 TEST(CpuSoftmax, AllDimsDtypesLayouts) {
   for (tsr_dtype_t dt : tt::float_dtypes()) {
     std::mt19937 rng(400 + unsigned(dt));
-    for (const Shape& s : {Shape{1}, Shape{7}, Shape{1031}, Shape{3, 5, 7}, Shape{13, 1031}, Shape{2, 300, 3}, Shape{4, 0}}) {
+    for (const Shape& s :
+         {Shape{1}, Shape{7}, Shape{1031}, Shape{3, 5, 7}, Shape{13, 1031}, Shape{2, 300, 3}, Shape{4, 0}}) {
       for (int64_t dim = -1; dim < int64_t(s.size()); ++dim) {
         for (Layout l : {Layout::Contiguous, Layout::Transposed}) {
           SCOPED_TRACE(std::string(tsr::dtype_name(dt)) + " " + tt::str(s) + " dim " + std::to_string(dim) + " " +
@@ -179,7 +182,8 @@ TEST(CpuCopy, EveryDtypeToEveryDtype) {
       SCOPED_TRACE(std::string(tsr::dtype_name(from)) + " -> " + tsr::dtype_name(to));
       std::vector<double> ref(vals.size());
       for (size_t i = 0; i < vals.size(); ++i)
-        ref[i] = to == TSR_BOOL ? (vals[i] != 0) : tt::cast_to(tsr::is_floating(to) ? vals[i] : std::trunc(vals[i]), to);
+        ref[i] =
+            to == TSR_BOOL ? (vals[i] != 0) : tt::cast_to(tsr::is_floating(to) ? vals[i] : std::trunc(vals[i]), to);
       tt::expect_close(t.to(to), ref, to, {3, 3});
       // non-contiguous source
       std::vector<double> tref(9);

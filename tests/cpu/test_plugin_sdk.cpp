@@ -94,9 +94,7 @@ TEST(KernelCall, Accessors) {
 }
 
 void ok_kernel(tsr::KernelCall& c) { EXPECT_EQ(c.arg_int(0), 1); }
-void throwing_kernel(tsr::KernelCall& c) {
-  tsr::fail(TSR_OUT_OF_RANGE, c.op_name(), ": index ", 5, " out of range");
-}
+void throwing_kernel(tsr::KernelCall& c) { tsr::fail(TSR_OUT_OF_RANGE, c.op_name(), ": index ", 5, " out of range"); }
 void std_throwing_kernel(tsr::KernelCall&) { throw std::runtime_error("boom"); }
 void alloc_throwing_kernel(tsr::KernelCall&) { throw std::bad_alloc(); }
 void unsupported_kernel(tsr::KernelCall& c) { c.unsupported_dtype(); }
@@ -172,7 +170,7 @@ namespace {
 
 TEST(DefinePlugin, QueryScoreInitShutdown) {
   EXPECT_EQ(tsr_plugin_query(TSR_ABI_VERSION + (1u << 16)), nullptr);  // other major
-  const tsr_plugin_t* p = tsr_plugin_query(TSR_ABI_VERSION + 5);        // newer minor is fine
+  const tsr_plugin_t* p = tsr_plugin_query(TSR_ABI_VERSION + 5);       // newer minor is fine
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->struct_size, sizeof(tsr_plugin_t));
   EXPECT_EQ(p->abi_version, TSR_ABI_VERSION);

@@ -43,16 +43,16 @@ bool cuda_device(tsr::Device* dev, std::string* why) {
   return true;
 }
 
-#define REQUIRE_CUDA(dev)                  \
-  tsr::Device dev;                         \
-  {                                        \
-    std::string why_;                      \
+#define REQUIRE_CUDA(dev)                                \
+  tsr::Device dev;                                       \
+  {                                                      \
+    std::string why_;                                    \
     if (!cuda_device(&dev, &why_)) GTEST_SKIP() << why_; \
   }
 
-const std::vector<tsr_dtype_t> kAll = {TSR_BOOL, TSR_U8, TSR_I8, TSR_I16, TSR_I32,
+const std::vector<tsr_dtype_t> kAll = {TSR_BOOL, TSR_U8,  TSR_I8,   TSR_I16, TSR_I32,
                                        TSR_I64,  TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
-const std::vector<tsr_dtype_t> kNumeric = {TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64,
+const std::vector<tsr_dtype_t> kNumeric = {TSR_U8,  TSR_I8,   TSR_I16, TSR_I32, TSR_I64,
                                            TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
 const std::vector<tsr_dtype_t> kFloating = {TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
 const std::vector<tsr_dtype_t> kIntegral = {TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64};
@@ -69,9 +69,12 @@ double random_value(std::mt19937& rng, tsr_dtype_t dt, Range r) {
     return dt == TSR_U8 ? double(std::abs(v)) : double(v);
   }
   switch (r) {
-    case Range::Positive: return std::uniform_real_distribution<double>(0.1, 3.0)(rng);
-    case Range::Unit: return std::uniform_real_distribution<double>(-0.95, 0.95)(rng);
-    case Range::Wide: return std::uniform_real_distribution<double>(-8.0, 8.0)(rng);
+    case Range::Positive:
+      return std::uniform_real_distribution<double>(0.1, 3.0)(rng);
+    case Range::Unit:
+      return std::uniform_real_distribution<double>(-0.95, 0.95)(rng);
+    case Range::Wide:
+      return std::uniform_real_distribution<double>(-8.0, 8.0)(rng);
     default: {
       const double m = std::uniform_real_distribution<double>(0.1, 2.0)(rng);
       return (rng() & 1) ? m : -m;
@@ -83,10 +86,14 @@ double random_value(std::mt19937& rng, tsr_dtype_t dt, Range r) {
 enum class Layout { Contiguous, Offset, Transposed, Strided };
 const char* layout_name(Layout l) {
   switch (l) {
-    case Layout::Contiguous: return "contiguous";
-    case Layout::Offset: return "offset-by-one view";
-    case Layout::Transposed: return "transposed";
-    default: return "step-2 slice";
+    case Layout::Contiguous:
+      return "contiguous";
+    case Layout::Offset:
+      return "offset-by-one view";
+    case Layout::Transposed:
+      return "transposed";
+    default:
+      return "step-2 slice";
   }
 }
 
@@ -127,10 +134,14 @@ std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
 
 double ulp_tol(tsr_dtype_t dt) {
   switch (dt) {
-    case TSR_F16: return 2e-3;
-    case TSR_BF16: return 1.6e-2;
-    case TSR_F32: return 4e-6;
-    default: return 1e-13;
+    case TSR_F16:
+      return 2e-3;
+    case TSR_BF16:
+      return 1.6e-2;
+    case TSR_F32:
+      return 4e-6;
+    default:
+      return 1e-13;
   }
 }
 
@@ -146,9 +157,12 @@ void expect_same(const Tensor& cpu, const Tensor& gpu, bool approx, const std::s
   for (size_t i = 0; i < a.size() && bad < 5; ++i) {
     const bool nan_a = std::isnan(a[i]), nan_b = std::isnan(b[i]);
     bool ok;
-    if (nan_a || nan_b) ok = nan_a && nan_b;
-    else if (!approx || !tsr::is_floating(dt) || std::isinf(a[i]) || std::isinf(b[i])) ok = a[i] == b[i];
-    else ok = std::fabs(a[i] - b[i]) <= tol * (1 + std::fabs(a[i]));
+    if (nan_a || nan_b)
+      ok = nan_a && nan_b;
+    else if (!approx || !tsr::is_floating(dt) || std::isinf(a[i]) || std::isinf(b[i]))
+      ok = a[i] == b[i];
+    else
+      ok = std::fabs(a[i] - b[i]) <= tol * (1 + std::fabs(a[i]));
     if (!ok) {
       ++bad;
       ADD_FAILURE() << what << ": element " << i << " cpu " << a[i] << " cuda " << b[i];
@@ -166,11 +180,13 @@ struct Case {
 };
 
 Case U(const std::string& op, std::vector<tsr_dtype_t> dts, Range r = Range::Any, bool approx = true) {
-  return {op, 1, std::move(dts), r, [op](const std::vector<Tensor>& v) { return tsr::call(op.c_str(), {v[0]}); }, approx};
+  return {op,    1, std::move(dts), r, [op](const std::vector<Tensor>& v) { return tsr::call(op.c_str(), {v[0]}); },
+          approx};
 }
 Case B(const std::string& op, std::vector<tsr_dtype_t> dts, Range r = Range::Any, bool approx = true) {
-  return {op, 2, std::move(dts), r, [op](const std::vector<Tensor>& v) { return tsr::call(op.c_str(), {v[0], v[1]}); },
-          approx};
+  return {
+      op,    2, std::move(dts), r, [op](const std::vector<Tensor>& v) { return tsr::call(op.c_str(), {v[0], v[1]}); },
+      approx};
 }
 Case F(const std::string& op, int arity, std::vector<tsr_dtype_t> dts, Range r,
        std::function<Tensor(const std::vector<Tensor>&)> f, bool approx = true) {
@@ -187,10 +203,12 @@ std::vector<Case> cases() {
   for (const char* op : {"exp", "tanh", "sigmoid", "silu", "gelu"}) c.push_back(U(op, kFloating, Range::Wide));
   for (const char* op : {"log", "sqrt", "rsqrt"}) c.push_back(U(op, kFloating, Range::Positive));
   c.push_back(F("gelu_tanh", 1, kFloating, Range::Wide, [](V v) { return tsr::call("gelu", {v[0], "tanh"}); }));
-  c.push_back(F("_gelu_backward", 2, kFloating, Range::Wide,
-                [](V v) { return tsr::call("_gelu_backward", {v[0], v[1], "none"}); }));
-  c.push_back(F("_gelu_backward_tanh", 2, kFloating, Range::Wide,
-                [](V v) { return tsr::call("_gelu_backward", {v[0], v[1], "tanh"}); }));
+  c.push_back(F("_gelu_backward", 2, kFloating, Range::Wide, [](V v) {
+    return tsr::call("_gelu_backward", {v[0], v[1], "none"});
+  }));
+  c.push_back(F("_gelu_backward_tanh", 2, kFloating, Range::Wide, [](V v) {
+    return tsr::call("_gelu_backward", {v[0], v[1], "tanh"});
+  }));
   // unary math
   for (const char* op : {"exp2", "expm1", "reciprocal", "sin", "cos", "tan", "atan", "sinh", "cosh", "asinh", "erf",
                          "erfc", "frac", "mish", "hardswish", "hardsigmoid"})
@@ -205,16 +223,28 @@ std::vector<Case> cases() {
   for (const char* op : {"sign", "sgn", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "signbit"})
     c.push_back(U(op, kAll, Range::Any, false));
   for (const char* op : {"square", "floor", "ceil", "trunc", "round"}) c.push_back(U(op, kNumeric, Range::Wide, false));
-  c.push_back(F("round_decimals", 1, kNumeric, Range::Wide,
-                [](V v) { return tsr::call("round", {v[0], int64_t{1}}); }, false));
-  c.push_back(F("hardtanh", 1, kNumeric, Range::Any, [](V v) { return tsr::call("hardtanh", {v[0], -1.0, 1.0}); },
-                false));
+  c.push_back(F(
+      "round_decimals", 1, kNumeric, Range::Wide,
+      [](V v) {
+        return tsr::call("round", {v[0], int64_t{1}});
+      },
+      false));
+  c.push_back(F(
+      "hardtanh", 1, kNumeric, Range::Any,
+      [](V v) {
+        return tsr::call("hardtanh", {v[0], -1.0, 1.0});
+      },
+      false));
   c.push_back(U("nan_to_num", kAll, Range::Any, false));
   // binary family
   c.push_back(B("add", kAll, Range::Any, false));
   // a + alpha * b may be contracted into an FMA on either device: floats within tolerance.
-  c.push_back(F("add_alpha", 2, kNumeric, Range::Any, [](V v) { return tsr::call("add", {v[0], v[1], int64_t{3}}); },
-                true));
+  c.push_back(F(
+      "add_alpha", 2, kNumeric, Range::Any,
+      [](V v) {
+        return tsr::call("add", {v[0], v[1], int64_t{3}});
+      },
+      true));
   c.push_back(B("sub", kNumeric, Range::Any, false));
   c.push_back(B("mul", kAll, Range::Any, false));
   c.push_back(B("div", kFloating, Range::Any, false));
@@ -222,10 +252,18 @@ std::vector<Case> cases() {
   c.push_back(B("minimum", kAll, Range::Any, false));
   c.push_back(B("pow", kNumeric, Range::Positive));
   // binary arith
-  c.push_back(F("div_mode_floor", 2, kNumeric, Range::Positive,
-                [](V v) { return tsr::call("div_mode", {v[0], v[1], "floor"}); }, false));
-  c.push_back(F("div_mode_trunc", 2, kNumeric, Range::Any,
-                [](V v) { return tsr::call("div_mode", {v[0], tsr::call("abs", {v[1]}) + 1, "trunc"}); }, false));
+  c.push_back(F(
+      "div_mode_floor", 2, kNumeric, Range::Positive,
+      [](V v) {
+        return tsr::call("div_mode", {v[0], v[1], "floor"});
+      },
+      false));
+  c.push_back(F(
+      "div_mode_trunc", 2, kNumeric, Range::Any,
+      [](V v) {
+        return tsr::call("div_mode", {v[0], tsr::call("abs", {v[1]}) + 1, "trunc"});
+      },
+      false));
   c.push_back(B("remainder", kNumeric, Range::Positive, false));
   c.push_back(B("fmod", kNumeric, Range::Positive, false));
   for (const char* op : {"atan2", "hypot", "logaddexp", "logaddexp2"}) c.push_back(B(op, kFloating, Range::Any));
@@ -237,24 +275,39 @@ std::vector<Case> cases() {
   // bitwise / logical
   for (const char* op : {"logical_and", "logical_or", "logical_xor"}) c.push_back(B(op, kAll, Range::Any, false));
   c.push_back(U("logical_not", kAll, Range::Any, false));
-  for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor"}) c.push_back(B(op, kIntegralBool, Range::Any, false));
+  for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor"})
+    c.push_back(B(op, kIntegralBool, Range::Any, false));
   c.push_back(U("bitwise_not", kIntegralBool, Range::Any, false));
   c.push_back(B("bitwise_left_shift", kIntegral, Range::Shift, false));
   c.push_back(B("bitwise_right_shift", kIntegral, Range::Shift, false));
   // compare / where / clamp
   for (const char* op : {"eq", "ne", "lt", "le", "gt", "ge"}) c.push_back(B(op, kAll, Range::Any, false));
-  c.push_back(F("where", 3, kAll, Range::Any,
-                [](V v) { return tsr::call("where", {tsr::call("gt", {v[0], v[1]}), v[1], v[2]}); }, false));
-  c.push_back(F("clamp", 1, kNumeric, Range::Wide, [](V v) { return tsr::call("clamp", {v[0], -2.0, 3.0}); }, false));
-  c.push_back(F("clamp_min", 1, kNumeric, Range::Wide,
-                [](V v) { return tsr::call("clamp", {v[0], -2.0, tsr::none}); }, false));
+  c.push_back(F(
+      "where", 3, kAll, Range::Any,
+      [](V v) {
+        return tsr::call("where", {tsr::call("gt", {v[0], v[1]}), v[1], v[2]});
+      },
+      false));
+  c.push_back(F(
+      "clamp", 1, kNumeric, Range::Wide,
+      [](V v) {
+        return tsr::call("clamp", {v[0], -2.0, 3.0});
+      },
+      false));
+  c.push_back(F(
+      "clamp_min", 1, kNumeric, Range::Wide,
+      [](V v) {
+        return tsr::call("clamp", {v[0], -2.0, tsr::none});
+      },
+      false));
   // data movement
   for (tsr_dtype_t to : {TSR_BOOL, TSR_U8, TSR_I32, TSR_I64, TSR_F16, TSR_BF16, TSR_F32, TSR_F64}) {
     // Positive: float -> unsigned conversion of negative values is undefined in C++ (and PyTorch).
-    c.push_back(F(std::string("to_") + tsr::dtype_name(to), 1, kAll, Range::Positive,
-                  [to](V v) { return v[0].to(to); }, false));
+    c.push_back(F(
+        std::string("to_") + tsr::dtype_name(to), 1, kAll, Range::Positive, [to](V v) { return v[0].to(to); }, false));
   }
-  c.push_back(F("contiguous", 1, kAll, Range::Any, [](V v) { return v[0].contiguous(); }, false));
+  c.push_back(F(
+      "contiguous", 1, kAll, Range::Any, [](V v) { return v[0].contiguous(); }, false));
   return c;
 }
 
@@ -266,12 +319,9 @@ void run_case(const Case& k, tsr::Device dev) {
     const char* what;
   };
   std::vector<Shapes> shapes = {
-      {{{1037}, {1037}, {1037}}, "odd 1-d"},
-      {{{7, 33}, {7, 33}, {7, 33}}, "2-d"},
-      {{{5, 1, 9}, {4, 9}, {9}}, "broadcast"},
-      {{{}, {}, {}}, "0-dim"},
-      {{{6, 11}, {}, {6, 11}}, "0-dim operand"},
-      {{{0, 5}, {0, 5}, {0, 5}}, "empty"},
+      {{{1037}, {1037}, {1037}}, "odd 1-d"},     {{{7, 33}, {7, 33}, {7, 33}}, "2-d"},
+      {{{5, 1, 9}, {4, 9}, {9}}, "broadcast"},   {{{}, {}, {}}, "0-dim"},
+      {{{6, 11}, {}, {6, 11}}, "0-dim operand"}, {{{0, 5}, {0, 5}, {0, 5}}, "empty"},
   };
   for (tsr_dtype_t dt : k.dtypes) {
     for (const Shapes& s : shapes) {
@@ -293,10 +343,13 @@ void run_case(const Case& k, tsr::Device dev) {
         } catch (const tsr::Error& e) {
           // Not defined for this input on the CPU either (e.g. integer division by zero):
           // the device must refuse too, at the latest when it synchronizes (device-side checks).
-          EXPECT_THROW({
-            k.f(gpu_in);
-            tsr::synchronize(dev);
-          }, tsr::Error) << what << " (cpu: " << e.what() << ")";
+          EXPECT_THROW(
+              {
+                k.f(gpu_in);
+                tsr::synchronize(dev);
+              },
+              tsr::Error)
+              << what << " (cpu: " << e.what() << ")";
           continue;
         }
         try {
@@ -437,8 +490,10 @@ TEST(CudaElementwiseMisc, IntegerDivisionByZeroFailsAtTheNextSync) {
   for (const char* op : {"div_mode", "remainder", "fmod"}) {
     const std::string name(op);
     try {
-      if (name == "div_mode") tsr::call(op, {a, b, "floor"});
-      else tsr::call(op, {a, b});
+      if (name == "div_mode")
+        tsr::call(op, {a, b, "floor"});
+      else
+        tsr::call(op, {a, b});
       tsr::synchronize(dev);
       ADD_FAILURE() << op << ": no error for a zero divisor";
     } catch (const tsr::Error& e) {

@@ -42,7 +42,8 @@ class CudaErrorsUnit : public ::testing::Test {
 }  // namespace
 
 TEST_F(CudaErrorsUnit, OutOfMemoryIsResourceExhausted) {
-  const Caught c = catch_error([] { tsr::cuda::throw_cuda_error(cudaErrorMemoryAllocation, "empty", "cudaMalloc", 1); });
+  const Caught c =
+      catch_error([] { tsr::cuda::throw_cuda_error(cudaErrorMemoryAllocation, "empty", "cudaMalloc", 1); });
   EXPECT_EQ(c.code, TSR_RESOURCE_EXHAUSTED);
   EXPECT_NE(c.msg.find("empty: cudaMalloc failed on cuda:1: "), std::string::npos) << c.msg;
   EXPECT_NE(c.msg.find("cudaErrorMemoryAllocation"), std::string::npos) << c.msg;
@@ -62,7 +63,8 @@ TEST_F(CudaErrorsUnit, OtherErrorsNameTheCall) {
 }
 
 TEST_F(CudaErrorsUnit, AsynchronousFailuresNameTheLastOp) {
-  Caught c = catch_error([] { tsr::cuda::throw_cuda_error(cudaErrorIllegalAddress, "mul", "cudaStreamSynchronize", 1); });
+  Caught c =
+      catch_error([] { tsr::cuda::throw_cuda_error(cudaErrorIllegalAddress, "mul", "cudaStreamSynchronize", 1); });
   EXPECT_EQ(c.code, TSR_INTERNAL);
   EXPECT_NE(c.msg.find("cuda:1: an earlier asynchronous operation failed: "), std::string::npos) << c.msg;
   EXPECT_NE(c.msg.find("no op launched"), std::string::npos) << c.msg;

@@ -101,11 +101,16 @@ std::vector<double> values(const Tensor& t) { return host(t).to_vector<double>()
 
 double tol_of(tsr_dtype_t dt) {
   switch (dt) {
-    case TSR_F16: return 2e-2;
-    case TSR_BF16: return 1e-1;
-    case TSR_F32: return 1e-5;
-    case TSR_F64: return 1e-12;
-    default: return 0;
+    case TSR_F16:
+      return 2e-2;
+    case TSR_BF16:
+      return 1e-1;
+    case TSR_F32:
+      return 1e-5;
+    case TSR_F64:
+      return 1e-12;
+    default:
+      return 0;
   }
 }
 
@@ -152,8 +157,8 @@ TEST(CudaIndex, IndexSelectMatchesCpu) {
       const int64_t S = shape[dim];
       for (int64_t K : {int64_t(0), int64_t(1), int64_t(9)}) {
         Tensor idx = indices({K}, seed++, -S, S);  // negatives wrap; duplicates likely
-        std::string what = std::string("index_select ") + tsr::dtype_name(dt) + " dim " + std::to_string(dim) +
-                           " K " + std::to_string(K);
+        std::string what = std::string("index_select ") + tsr::dtype_name(dt) + " dim " + std::to_string(dim) + " K " +
+                           std::to_string(K);
         expect_match(tsr::index_select(x, dim, idx), tsr::index_select(xg, dim, idx.to(cuda)), 0, what);
       }
     }
@@ -307,7 +312,8 @@ TEST(CudaIndex, NonzeroMatchesCpu) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Tensor f = tsr::from_vector(std::vector<double>{0.0, -0.0, nan, 1.0, -2.0, 0.0}, {2, 3});
   for (tsr_dtype_t dt : kFloat)
-    expect_match(tsr::nonzero(f.to(dt)), tsr::nonzero(f.to(dt).to(cuda)), 0, std::string("nonzero signed zero ") + tsr::dtype_name(dt));
+    expect_match(tsr::nonzero(f.to(dt)), tsr::nonzero(f.to(dt).to(cuda)), 0,
+                 std::string("nonzero signed zero ") + tsr::dtype_name(dt));
   // A non-contiguous input.
   Tensor x = data({40, 30}, seed++, TSR_I32);
   expect_match(tsr::nonzero(x.transpose(0, 1)), tsr::nonzero(x.to(cuda).transpose(0, 1)), 0, "nonzero transposed");
@@ -352,17 +358,19 @@ struct PoolCase {
   Shape k, s, p, d;
 };
 
-int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
+int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+}
 
 TEST(CudaIndex, MaxPoolMatchesCpu) {
   REQUIRE_CUDA(cuda);
   static const tsr::Op fwd("_nn_max_pool2d");
   static const tsr::Op bwd("_nn_max_pool2d_backward");
   const std::vector<PoolCase> cases = {
-      {{2, 3, 8, 8}, {2, 2}, {2, 2}, {0, 0}, {1, 1}},     // non-overlapping
-      {{2, 3, 9, 7}, {3, 3}, {2, 1}, {1, 1}, {1, 1}},     // overlapping, padded
-      {{1, 2, 11, 10}, {3, 2}, {1, 2}, {1, 0}, {2, 3}},   // dilated
-      {{0, 3, 4, 4}, {2, 2}, {2, 2}, {0, 0}, {1, 1}},     // empty batch
+      {{2, 3, 8, 8}, {2, 2}, {2, 2}, {0, 0}, {1, 1}},    // non-overlapping
+      {{2, 3, 9, 7}, {3, 3}, {2, 1}, {1, 1}, {1, 1}},    // overlapping, padded
+      {{1, 2, 11, 10}, {3, 2}, {1, 2}, {1, 0}, {2, 3}},  // dilated
+      {{0, 3, 4, 4}, {2, 2}, {2, 2}, {0, 0}, {1, 1}},    // empty batch
   };
   uint64_t seed = 500;
   for (tsr_dtype_t dt : kFloat) {
@@ -466,7 +474,8 @@ TEST(CudaIndex, MultinomialMatchesCpu) {
         std::vector<int64_t> gv = host(g).to_vector<int64_t>();
         for (size_t i = 0; i < gv.size(); ++i) {
           const size_t row = i / static_cast<size_t>(ns);
-          ASSERT_GT(pv[row * static_cast<size_t>(cats) + static_cast<size_t>(gv[i])], 0) << what << ": drew a zero-weight category";
+          ASSERT_GT(pv[row * static_cast<size_t>(cats) + static_cast<size_t>(gv[i])], 0)
+              << what << ": drew a zero-weight category";
         }
       }
     }
@@ -538,8 +547,9 @@ TEST(CudaIndex, OutOfRangeIndexReportedAtCopyToHost) {
     EXPECT_NE(msg.find("scatter"), std::string::npos) << "no error reported for index -7: '" << msg << "'";
   }
   EXPECT_EQ(sync_status(cuda), "");
-  std::vector<float> ok = host(tsr::scatter_add(self, 0, tsr::from_vector(std::vector<int64_t>{1, -6, 1}, {3}).to(cuda), src))
-                              .to_vector<float>();
+  std::vector<float> ok =
+      host(tsr::scatter_add(self, 0, tsr::from_vector(std::vector<int64_t>{1, -6, 1}, {3}).to(cuda), src))
+          .to_vector<float>();
   EXPECT_EQ(ok, (std::vector<float>{2, 4, 0, 0, 0, 0}));
 }
 

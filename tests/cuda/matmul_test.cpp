@@ -54,7 +54,9 @@ class CudaMatmul : public ::testing::Test {
   int32_t tf32_ = -1;
 };
 
-std::vector<double> host64(const Tensor& t) { return t.to(tsr::Device::cpu(), TSR_F64).contiguous().to_vector<double>(); }
+std::vector<double> host64(const Tensor& t) {
+  return t.to(tsr::Device::cpu(), TSR_F64).contiguous().to_vector<double>();
+}
 
 // max |got - ref| / max(1, max |ref|): the error relative to the result's scale.
 double rel_err(const Tensor& got, const Tensor& ref) {
@@ -74,11 +76,16 @@ double rel_err(const Tensor& got, const Tensor& ref) {
 double tol(tsr_dtype_t dt, int64_t k, bool tf32 = false) {
   const double sk = std::sqrt(double(std::max<int64_t>(k, 1)));
   switch (dt) {
-    case TSR_F64: return 1e-12 * sk;
-    case TSR_F32: return (tf32 ? 2e-3 : 2e-6) * sk;
-    case TSR_F16: return 2e-3 * sk + 1e-3;  // plus rounding of the result to f16
-    case TSR_BF16: return 1e-2 * sk + 8e-3;
-    default: return 0;
+    case TSR_F64:
+      return 1e-12 * sk;
+    case TSR_F32:
+      return (tf32 ? 2e-3 : 2e-6) * sk;
+    case TSR_F16:
+      return 2e-3 * sk + 1e-3;  // plus rounding of the result to f16
+    case TSR_BF16:
+      return 1e-2 * sk + 8e-3;
+    default:
+      return 0;
   }
 }
 
@@ -99,7 +106,8 @@ Tensor same_layout_on(const Tensor& t, const tsr::Device& dev) {
 
 const tsr_dtype_t kFloatTypes[] = {TSR_F32, TSR_F64, TSR_F16, TSR_BF16};
 
-void expect_mm(const Tensor& a, const Tensor& b, const tsr::Device& dev, bool tf32 = false, const std::string& what = "") {
+void expect_mm(const Tensor& a, const Tensor& b, const tsr::Device& dev, bool tf32 = false,
+               const std::string& what = "") {
   const tsr_dtype_t dt = a.dtype();
   Tensor ga = same_layout_on(a, dev), gb = same_layout_on(b, dev);
   ASSERT_EQ(ga.strides(), a.strides());
@@ -108,13 +116,13 @@ void expect_mm(const Tensor& a, const Tensor& b, const tsr::Device& dev, bool tf
   Tensor ref = a.dim() == 2 ? tsr::mm(a.to(TSR_F64), b.to(TSR_F64)) : tsr::bmm(a.to(TSR_F64), b.to(TSR_F64));
   ASSERT_EQ(got.sizes(), ref.sizes()) << what;
   const int64_t k = a.size(-1);
-  EXPECT_LE(rel_err(got, ref), tol(dt, k, tf32)) << what << " dtype " << tsr::dtype_name(dt) << " a "
-                                                 << tsr::describe(a) << " b " << tsr::describe(b);
+  EXPECT_LE(rel_err(got, ref), tol(dt, k, tf32))
+      << what << " dtype " << tsr::dtype_name(dt) << " a " << tsr::describe(a) << " b " << tsr::describe(b);
 }
 
 TEST_F(CudaMatmul, MmShapesAndDtypes) {
-  const int64_t shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 64, 64}, {127, 255, 63}, {1, 300, 1},
-                               {513, 17, 1}, {1, 17, 513}, {256, 1024, 128}};
+  const int64_t shapes[][3] = {{1, 1, 1},   {7, 13, 5},   {64, 64, 64}, {127, 255, 63},
+                               {1, 300, 1}, {513, 17, 1}, {1, 17, 513}, {256, 1024, 128}};
   for (tsr_dtype_t dt : kFloatTypes)
     for (auto& s : shapes) expect_mm(rnd({s[0], s[1]}, dt), rnd({s[1], s[2]}, dt), dev_, false, "mm");
 }
@@ -168,7 +176,8 @@ TEST_F(CudaMatmul, BmmLayoutsAndBroadcast) {
 
 TEST_F(CudaMatmul, MatmulComposite) {
   // [B, T, C] @ [C, N] folds into one mm; [B, T, C] @ [B, C, N] is a bmm; vectors too.
-  Tensor x = rnd({4, 9, 32}, TSR_F32), w = rnd({32, 24}, TSR_F32), wb = rnd({4, 32, 24}, TSR_F32), v = rnd({32}, TSR_F32);
+  Tensor x = rnd({4, 9, 32}, TSR_F32), w = rnd({32, 24}, TSR_F32), wb = rnd({4, 32, 24}, TSR_F32),
+         v = rnd({32}, TSR_F32);
   EXPECT_LE(rel_err(tsr::matmul(cuda(x), cuda(w)), tsr::matmul(x.to(TSR_F64), w.to(TSR_F64))), tol(TSR_F32, 32));
   EXPECT_LE(rel_err(tsr::matmul(cuda(x), cuda(wb)), tsr::matmul(x.to(TSR_F64), wb.to(TSR_F64))), tol(TSR_F32, 32));
   EXPECT_LE(rel_err(tsr::matmul(cuda(x), cuda(v)), tsr::matmul(x.to(TSR_F64), v.to(TSR_F64))), tol(TSR_F32, 32));
@@ -264,8 +273,8 @@ TEST_F(CudaMatmul, LinalgAgainstCpu) {
   for (tsr_dtype_t dt : {TSR_F32, TSR_F64}) {
     for (int64_t n : {1, 3, 17, 64}) {
       for (std::vector<int64_t> batch : {std::vector<int64_t>{}, std::vector<int64_t>{4}, std::vector<int64_t>{2, 3}}) {
-        const std::string what = std::string(tsr::dtype_name(dt)) + " n=" + std::to_string(n) + " batch=" +
-                                 std::to_string(batch.size());
+        const std::string what =
+            std::string(tsr::dtype_name(dt)) + " n=" + std::to_string(n) + " batch=" + std::to_string(batch.size());
         Tensor a = well_conditioned(batch, n, dt);
         Tensor a64 = a.to(TSR_F64);
         EXPECT_LE(rel_err(tsr::inverse(cuda(a)), tsr::inverse(a64)), lin_tol(dt)) << "inverse " << what;
@@ -315,7 +324,9 @@ TEST_F(CudaMatmul, LinalgErrorsLikeCpu) {
     Tensor sing = tsr::zeros({4, 4}, dt);
     Tensor batch = tsr::stack({a[0], sing, a[2]}, 0);
     for (auto call : {+[](const Tensor& t) { (void)tsr::inverse(t); },
-                      +[](const Tensor& t) { (void)tsr::linalg_solve(t, tsr::ones({3, 4, 2}, t.dtype(), t.device())); }}) {
+                      +[](const Tensor& t) {
+                        (void)tsr::linalg_solve(t, tsr::ones({3, 4, 2}, t.dtype(), t.device()));
+                      }}) {
       std::string msg;
       try {
         call(cuda(batch));
@@ -406,8 +417,8 @@ TEST_F(CudaMatmul, LinearWithBiasEpilogueAgainstFloat64) {
     std::vector<int64_t> x;
     int64_t n;
   };
-  const Case cases[] = {{{7, 13}, 5}, {{64, 64}, 64}, {{2, 3, 33}, 17}, {{1, 1}, 1},
-                        {{300, 1}, 513}, {{0, 8}, 4}, {{5, 0}, 3}, {{4, 6}, 0}};
+  const Case cases[] = {{{7, 13}, 5},    {{64, 64}, 64}, {{2, 3, 33}, 17}, {{1, 1}, 1},
+                        {{300, 1}, 513}, {{0, 8}, 4},    {{5, 0}, 3},      {{4, 6}, 0}};
   for (tsr_dtype_t dt : kFloatTypes) {
     for (const Case& cs : cases) {
       const int64_t K = cs.x.back();

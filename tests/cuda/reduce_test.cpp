@@ -40,10 +40,10 @@ std::optional<Device> cuda_device(std::string* why) {
   return Device(tsr_device_t{type, 0});
 }
 
-#define REQUIRE_CUDA(dev)                              \
-  std::string why_;                                    \
+#define REQUIRE_CUDA(dev)                                     \
+  std::string why_;                                           \
   const std::optional<Device> dev##_opt = cuda_device(&why_); \
-  if (!dev##_opt) GTEST_SKIP() << why_;                \
+  if (!dev##_opt) GTEST_SKIP() << why_;                       \
   const Device dev = *dev##_opt
 
 int64_t numel_of(const Shape& s) {
@@ -54,8 +54,8 @@ int64_t numel_of(const Shape& s) {
 
 // Random values on the CPU as dtype dt: floats uniform in [lo, hi); integers in [ilo, ihi);
 // bool about half true.
-Tensor rand_cpu(const Shape& shape, tsr_dtype_t dt, uint64_t seed, double lo = -2.0, double hi = 2.0,
-                int64_t ilo = -50, int64_t ihi = 50) {
+Tensor rand_cpu(const Shape& shape, tsr_dtype_t dt, uint64_t seed, double lo = -2.0, double hi = 2.0, int64_t ilo = -50,
+                int64_t ihi = 50) {
   std::mt19937_64 g(seed * 0x9E3779B97F4A7C15ull + 11);
   std::vector<double> v(static_cast<size_t>(numel_of(shape)));
   if (tsr::is_floating(dt)) {
@@ -75,11 +75,16 @@ std::vector<double> values(const Tensor& t) { return t.to(Device::cpu(), TSR_F64
 
 std::pair<double, double> tol(tsr_dtype_t dt) {
   switch (dt) {
-    case TSR_F64: return {1e-9, 1e-10};
-    case TSR_F32: return {2e-5, 2e-5};
-    case TSR_F16: return {4e-3, 4e-3};
-    case TSR_BF16: return {3e-2, 3e-2};
-    default: return {0, 0};
+    case TSR_F64:
+      return {1e-9, 1e-10};
+    case TSR_F32:
+      return {2e-5, 2e-5};
+    case TSR_F16:
+      return {4e-3, 4e-3};
+    case TSR_BF16:
+      return {3e-2, 3e-2};
+    default:
+      return {0, 0};
   }
 }
 
@@ -122,10 +127,25 @@ struct RedCase {
 };
 const std::vector<RedCase>& red_cases() {
   static const std::vector<RedCase> cases = {
-      {{}, {}},           {{0}, {}},          {{7}, {}},           {{7}, {0}},          {{33, 65}, {}},
-      {{33, 65}, {0}},    {{33, 65}, {1}},    {{3, 0, 5}, {1}},    {{3, 0, 5}, {0}},    {{5, 1, 7, 3}, {0, 2}},
-      {{2, 3, 4, 5}, {1, 3}}, {{2, 3, 4, 5}, {-1}}, {{64, 3000}, {1}}, {{3000, 64}, {0}}, {{1 << 20}, {}},
-      {{4, 300001}, {1}}, {{300001, 4}, {0}}, {{17, 19, 23}, {0, 2}}, {{1, 1, 1}, {1}},
+      {{}, {}},
+      {{0}, {}},
+      {{7}, {}},
+      {{7}, {0}},
+      {{33, 65}, {}},
+      {{33, 65}, {0}},
+      {{33, 65}, {1}},
+      {{3, 0, 5}, {1}},
+      {{3, 0, 5}, {0}},
+      {{5, 1, 7, 3}, {0, 2}},
+      {{2, 3, 4, 5}, {1, 3}},
+      {{2, 3, 4, 5}, {-1}},
+      {{64, 3000}, {1}},
+      {{3000, 64}, {0}},
+      {{1 << 20}, {}},
+      {{4, 300001}, {1}},
+      {{300001, 4}, {0}},
+      {{17, 19, 23}, {0, 2}},
+      {{1, 1, 1}, {1}},
   };
   return cases;
 }
@@ -137,8 +157,8 @@ TEST(CudaReduce, SumMeanAgainstCpu) {
     for (const RedCase& rc : red_cases()) {
       for (bool keepdim : {false, true}) {
         for (bool nc : {false, true}) {
-          SCOPED_TRACE(std::string(tsr::dtype_name(dt)) + " " + shape_str(rc.shape) + " dims " +
-                       shape_str(rc.dims) + (keepdim ? " keepdim" : "") + (nc ? " non-contiguous" : ""));
+          SCOPED_TRACE(std::string(tsr::dtype_name(dt)) + " " + shape_str(rc.shape) + " dims " + shape_str(rc.dims) +
+                       (keepdim ? " keepdim" : "") + (nc ? " non-contiguous" : ""));
           Tensor x = rand_cpu(rc.shape, dt, seed++);
           Tensor xg = x.to(dev);
           if (nc && x.dim() >= 2) {  // same values, transposed storage
@@ -196,10 +216,10 @@ TEST(CudaReduce, NaNPropagationAndTies) {
     for (int64_t n : {5, 100, 70001}) {
       std::vector<double> v(static_cast<size_t>(3 * n), 1.0);
       v[static_cast<size_t>(n / 2)] = 3.0;
-      v[static_cast<size_t>(n - 1)] = 3.0;             // a later tie of the max
-      v[static_cast<size_t>(n + n / 3)] = nan;          // row 1: one NaN
-      v[static_cast<size_t>(n + n / 2)] = nan;          // ... and a later one
-      v[static_cast<size_t>(2 * n)] = -inf;             // row 2: -inf and a max at the end
+      v[static_cast<size_t>(n - 1)] = 3.0;      // a later tie of the max
+      v[static_cast<size_t>(n + n / 3)] = nan;  // row 1: one NaN
+      v[static_cast<size_t>(n + n / 2)] = nan;  // ... and a later one
+      v[static_cast<size_t>(2 * n)] = -inf;     // row 2: -inf and a max at the end
       v[static_cast<size_t>(3 * n - 1)] = inf;
       Tensor x = tsr::from_vector(v, {3, n}).to(dt);
       Tensor xg = x.to(dev);
@@ -236,8 +256,8 @@ Tensor tie_values(const Shape& shape, tsr_dtype_t dt, uint64_t seed, bool nans) 
   return tsr::from_vector(v, shape).to(dt);
 }
 
-const tsr_dtype_t kOrderTypes[] = {TSR_F32, TSR_F64, TSR_F16, TSR_BF16, TSR_I64, TSR_I32, TSR_I16,
-                                   TSR_I8,  TSR_U8,  TSR_BOOL};
+const tsr_dtype_t kOrderTypes[] = {TSR_F32, TSR_F64, TSR_F16, TSR_BF16, TSR_I64,
+                                   TSR_I32, TSR_I16, TSR_I8,  TSR_U8,   TSR_BOOL};
 
 TEST(CudaRows, SortStableWithNaNAndSignedZero) {
   REQUIRE_CUDA(dev);
@@ -313,12 +333,12 @@ TEST(CudaRows, Scans) {
       Tensor a = fl ? rand_cpu(s, dt, seed++, -1.0, 1.0) : rand_cpu(s, dt, seed++, 0, 0, -100, 100);
       const auto t = tol(dt);
       const double scale = fl ? 20 : 0;  // partial sums of a long walk lose relative precision
-      EXPECT_TRUE(same(tsr::call("_cumulative_rows", {a.to(dev), int64_t(0)}), tsr::call("_cumulative_rows", {a, int64_t(0)}),
-                       t.first * scale, t.second * scale))
+      EXPECT_TRUE(same(tsr::call("_cumulative_rows", {a.to(dev), int64_t(0)}),
+                       tsr::call("_cumulative_rows", {a, int64_t(0)}), t.first * scale, t.second * scale))
           << "cumsum";
       Tensor p = fl ? rand_cpu(s, dt, seed++, 0.999, 1.001) : rand_cpu(s, dt, seed++, 0, 0, -3, 4);
-      EXPECT_TRUE(same(tsr::call("_cumulative_rows", {p.to(dev), int64_t(1)}), tsr::call("_cumulative_rows", {p, int64_t(1)}),
-                       t.first * scale, t.second * scale))
+      EXPECT_TRUE(same(tsr::call("_cumulative_rows", {p.to(dev), int64_t(1)}),
+                       tsr::call("_cumulative_rows", {p, int64_t(1)}), t.first * scale, t.second * scale))
           << "cumprod";
       if (fl) {
         Tensor l = rand_cpu(s, dt, seed++, -5.0, 5.0);
@@ -386,9 +406,9 @@ TEST(CudaSoftmax, AgainstCpu) {
     Shape shape;
     int64_t dim;
   };
-  const Case cases[] = {{{}, 0},          {{0, 5}, 1},     {{7}, 0},         {{4, 7}, 1},   {{4, 7}, 0},
-                        {{3, 5, 6}, 1},   {{5000, 33}, 1}, {{2, 100000}, 1}, {{2, 1025}, -1}, {{1024, 3}, 0},
-                        {{3, 4, 1000}, 2}};
+  const Case cases[] = {{{}, 0},         {{0, 5}, 1},    {{7}, 0},         {{4, 7}, 1},
+                        {{4, 7}, 0},     {{3, 5, 6}, 1}, {{5000, 33}, 1},  {{2, 100000}, 1},
+                        {{2, 1025}, -1}, {{1024, 3}, 0}, {{3, 4, 1000}, 2}};
   for (tsr_dtype_t dt : kFloats) {
     for (const Case& cs : cases) {
       for (bool nc : {false, true}) {
@@ -495,7 +515,8 @@ TEST(CudaCrossEntropy, ForwardBackward) {
             return tsr::call(tsr::Op("_nn_cross_entropy_rows_backward"),
                              {xx, tt, weighted ? tsr::Arg(ww) : tsr::Arg(tsr::none), gg, int64_t(-100), ls});
           };
-          EXPECT_TRUE(same(bw(x.to(dev), t.to(dev), w.to(dev), gr.to(dev)), bw(x, t, w, gr), tl.first * 4, tl.second * 4))
+          EXPECT_TRUE(
+              same(bw(x.to(dev), t.to(dev), w.to(dev), gr.to(dev)), bw(x, t, w, gr), tl.first * 4, tl.second * 4))
               << "dx";
         }
       }

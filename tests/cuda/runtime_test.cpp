@@ -58,7 +58,8 @@ int32_t cuda_type(std::string* why) {
     *why = std::string("no cuda device type in this runtime: ") + A()->status_message(st);
     A()->status_free(st);
     tsr_plugin_record_t r{};
-    if (find_plugin(tsr::runtime(), "cuda", &r) && !r.loaded) *why += std::string(" (plugin refused: ") + r.reason + ")";
+    if (find_plugin(tsr::runtime(), "cuda", &r) && !r.loaded)
+      *why += std::string(" (plugin refused: ") + r.reason + ")";
     return -1;
   }
   if (A()->device_count(tsr::runtime(), id) <= 0) {
@@ -68,15 +69,15 @@ int32_t cuda_type(std::string* why) {
   return id;
 }
 
-#define REQUIRE_CUDA(dev_var)                         \
-  std::string why_;                                   \
-  const int32_t type_ = cuda_type(&why_);             \
-  if (type_ < 0) GTEST_SKIP() << why_;                \
-  const tsr_device_t dev_var{type_, 0}
+#define REQUIRE_CUDA(dev_var)             \
+  std::string why_;                       \
+  const int32_t type_ = cuda_type(&why_); \
+  if (type_ < 0) GTEST_SKIP() << why_;    \
+  const tsr_device_t dev_var { type_, 0 }
 
 // The 1.2 core functions: a core without them cannot run these tests.
-#define REQUIRE_API(field)                                                                     \
-  if (!TSR_HAS_FIELD(A(), tsr_api_t, field) || A()->field == nullptr)                          \
+#define REQUIRE_API(field)                                            \
+  if (!TSR_HAS_FIELD(A(), tsr_api_t, field) || A()->field == nullptr) \
   GTEST_SKIP() << "the core lacks " #field " (ABI 1.2)"
 
 std::vector<float> random_floats(size_t n, uint32_t seed) {
@@ -150,7 +151,7 @@ bool has_cuda_kernel(const char* op_name, int32_t type) {
   return false;
 }
 
-#define REQUIRE_KERNEL(op)                                                          \
+#define REQUIRE_KERNEL(op) \
   if (!has_cuda_kernel(op, type_)) GTEST_SKIP() << "no cuda kernel for '" op "' yet"
 
 }  // namespace
@@ -332,12 +333,12 @@ TEST(CudaCopy, NonContiguousBothWays) {
   REQUIRE_CUDA(dev);
   const std::vector<float> v = random_floats(5 * 7, 3);
   tsr::Tensor cpu = tsr::from_vector(v, {5, 7});
-  tsr::Tensor cpu_t = cpu.t();                                // 7x5, strides (1, 7)
-  tsr::Tensor to_gpu = cpu_t.to(tsr::Device(dev));            // host view -> device
+  tsr::Tensor cpu_t = cpu.t();                      // 7x5, strides (1, 7)
+  tsr::Tensor to_gpu = cpu_t.to(tsr::Device(dev));  // host view -> device
   EXPECT_EQ(to_gpu.sizes(), (std::vector<int64_t>{7, 5}));
   EXPECT_EQ(to_gpu.to_vector<float>(), cpu_t.contiguous().to_vector<float>());
   tsr::Tensor gpu = tsr::from_vector(v, {5, 7}, dev);
-  tsr::Tensor gpu_view = gpu.slice(1, 1, 7, 2).t();           // device view -> host
+  tsr::Tensor gpu_view = gpu.slice(1, 1, 7, 2).t();  // device view -> host
   tsr::Tensor cpu_view = cpu.slice(1, 1, 7, 2).t();
   EXPECT_EQ(gpu_view.to(tsr::Device::cpu()).to_vector<float>(), cpu_view.contiguous().to_vector<float>());
   // copy_ into a device view from the host.
@@ -625,7 +626,7 @@ TEST(CudaPinned, TensorRoundTrip) {
     EXPECT_EQ(attr.type, cudaMemoryTypeHost);
     std::memcpy(pinned.data_ptr(), v.data(), v.size() * sizeof(float));
     tsr::Tensor g = pinned.to(tsr::Device(dev));  // asynchronous host-to-device copy
-    pinned.reset();                                // the block waits for the copy before reuse
+    pinned.reset();                               // the block waits for the copy before reuse
     tsr::Tensor g2 = g + g;
     tsr::check(ph->tensor_empty(tsr::runtime(), 1, &n, TSR_F32, &raw));
     tsr::Tensor back = tsr::Tensor::adopt(raw);

@@ -41,8 +41,10 @@ struct Adam {
     for (size_t i = 0; i < p.size(); ++i) {
       double d = maximize ? -g[i] : g[i];
       if (wd != 0) {
-        if (decoupled) p[i] *= 1 - lr * wd;
-        else d += wd * p[i];
+        if (decoupled)
+          p[i] *= 1 - lr * wd;
+        else
+          d += wd * p[i];
       }
       m[i] = b1 * m[i] + (1 - b1) * d;
       v[i] = b2 * v[i] + (1 - b2) * d * d;

@@ -60,7 +60,8 @@ void run_vs_reference(const MakeOpt& make, const Ref& proto, tsr_dtype_t dt, dou
     }
     opt->step();
     for (size_t k = 0; k < shapes.size(); ++k)
-      ASSERT_TRUE(tsr::optest::close(params[k], pv[k], shapes[k], rtol, atol)) << "param " << k << " after step " << s + 1;
+      ASSERT_TRUE(tsr::optest::close(params[k], pv[k], shapes[k], rtol, atol))
+          << "param " << k << " after step " << s + 1;
   }
   EXPECT_EQ(pv.back(), untouched);
   EXPECT_TRUE(opt->state(shapes.size() - 1).empty() || opt->name() == "Adagrad");
@@ -94,8 +95,7 @@ inline void expect_resume_bit_identical(const MakeOpt& make_a, const MakeOpt& ma
   b->step();
   for (size_t i = 0; i < pa.size(); ++i) EXPECT_EQ(pa[i].to_vector<float>(), pb[i].to_vector<float>()) << "param " << i;
   tsr::StateDict sa = a->state_dict(), sb = b->state_dict();
-  for (const auto& kv : sa)
-    EXPECT_EQ(kv.second.to_vector<double>(), sb.at(kv.first).to_vector<double>()) << kv.first;
+  for (const auto& kv : sa) EXPECT_EQ(kv.second.to_vector<double>(), sb.at(kv.first).to_vector<double>()) << kv.first;
 }
 
 }  // namespace optim_test

@@ -37,7 +37,8 @@ TEST(RngState, RestoringTheStateRepeatsRandomDraws) {
 
 TEST(RngState, NullArgumentsAreErrorsNotCrashes) {
   uint64_t x = 0;
-  EXPECT_TRUE(throws_with([&] { tsr::check(tsr::api()->rng_get_state(tsr::runtime(), nullptr, &x)); }, {"rng_get_state"}));
+  EXPECT_TRUE(
+      throws_with([&] { tsr::check(tsr::api()->rng_get_state(tsr::runtime(), nullptr, &x)); }, {"rng_get_state"}));
   EXPECT_TRUE(throws_with([&] { tsr::check(tsr::api()->rng_set_state(nullptr, 1, 2)); }, {"rng_set_state"}));
 }
 

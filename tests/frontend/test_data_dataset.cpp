@@ -202,9 +202,7 @@ TEST(DataSampler, BatchesCoverTheOrder) {
 // A stand-in for a device backend's table: "pinned" tensors are ordinary CPU tensors, counted.
 std::atomic<int> g_pinned_made{0};
 std::atomic<bool> g_pinned_exhausted{false};
-tsr_status_t fake_alloc(tsr_runtime_t*, size_t, void**) {
-  return tsr::api()->status_create(TSR_UNIMPLEMENTED, "fake");
-}
+tsr_status_t fake_alloc(tsr_runtime_t*, size_t, void**) { return tsr::api()->status_create(TSR_UNIMPLEMENTED, "fake"); }
 void fake_free(tsr_runtime_t*, void*) {}
 tsr_status_t fake_tensor_empty(tsr_runtime_t* rt, int32_t ndim, const int64_t* sizes, tsr_dtype_t dt,
                                tsr_tensor_t** out) {

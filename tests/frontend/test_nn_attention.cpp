@@ -147,9 +147,8 @@ TEST(NnAttention, IsCausalEqualsAnExplicitMask) {
   // Causal plus padding: the last key of batch 0 is padded.
   std::vector<bool> pad(static_cast<size_t>(N * L), false);
   pad[L - 1] = true;
-  Vec pbias = bias_of(N, H, L, L, [&](int64_t n, int64_t, int64_t i, int64_t j) {
-    return (j > i || pad[n * L + j]) ? -kInf : 0.0;
-  });
+  Vec pbias = bias_of(
+      N, H, L, L, [&](int64_t n, int64_t, int64_t i, int64_t j) { return (j > i || pad[n * L + j]) ? -kInf : 0.0; });
   Vec pref = seqref::mha(mha, values(x), values(x), values(x), N, L, L, pbias);
   auto [cp, cpw] = mha.forward(x, x, x, tsr::from_bools(pad, {N, L}), false, std::nullopt, true, true);
   EXPECT_TRUE(close(cp, pref, {N, L, E}, kRtol, kAtol));
@@ -225,7 +224,8 @@ TEST(NnAttention, Gradcheck) {
   tsr::nn::MultiheadAttention mha(4, 2);
   mha.to(TSR_F64);
   std::vector<Tensor*> slots{&mha.in_proj_weight, &mha.in_proj_bias, &mha.out_proj->weight, &mha.out_proj->bias};
-  std::vector<Tensor> inputs{randu({3, 2, 4}, 22), randu({2, 2, 4}, 23), randu({2, 2, 4}, 24), randu({2, 2}, 25, -1, 1)};
+  std::vector<Tensor> inputs{randu({3, 2, 4}, 22), randu({2, 2, 4}, 23), randu({2, 2, 4}, 24),
+                             randu({2, 2}, 25, -1, 1)};
   for (Tensor* s : slots) inputs.push_back(randu(s->sizes(), 26 + inputs.size(), -0.7, 0.7));
   EXPECT_TRUE(tsr::optest::gradcheck(
       [&](const std::vector<Tensor>& in) {
@@ -256,22 +256,41 @@ TEST(NnAttention, DropoutOnlyInTraining) {
 TEST(NnAttention, BadInputsNameTheModuleAndShapes) {
   EXPECT_TRUE(throws_with([] { tsr::nn::MultiheadAttention(10, 3); },
                           {"MultiheadAttention", "embed_dim 10 is not divisible by num_heads 3"}));
-  EXPECT_TRUE(throws_with([] { tsr::nn::MultiheadAttention(8, 0); }, {"MultiheadAttention", "num_heads must be positive"}));
+  EXPECT_TRUE(
+      throws_with([] { tsr::nn::MultiheadAttention(8, 0); }, {"MultiheadAttention", "num_heads must be positive"}));
   EXPECT_TRUE(throws_with([] { tsr::nn::MultiheadAttention(8, 2, -0.1); }, {"MultiheadAttention", "dropout"}));
   tsr::nn::MultiheadAttention mha(8, 2);
   Tensor x = tsr::zeros({5, 2, 8});
-  EXPECT_TRUE(throws_with([&] { mha.forward(tsr::zeros({5, 2, 7}), x, x); },
-                          {"MultiheadAttention", "[len, batch, 8]", "query [5, 2, 7]"}));
-  EXPECT_TRUE(throws_with([&] { mha.forward(x, tsr::zeros({4, 2, 8}), x); },
-                          {"MultiheadAttention", "key [4, 2, 8], value [5, 2, 8]"}));
-  EXPECT_TRUE(throws_with([&] { mha.forward(x, tsr::zeros({5, 3, 8}), tsr::zeros({5, 3, 8})); },
-                          {"MultiheadAttention", "query's batch"}));
-  EXPECT_TRUE(throws_with([&] { mha.forward(x, x, x, std::nullopt, true, tsr::zeros({5, 4})); },
-                          {"MultiheadAttention", "attn_mask must be [5, 5] or [4, 5, 5]", "got [5, 4]"}));
-  EXPECT_TRUE(throws_with([&] { mha.forward(x, x, x, tsr::zeros({5, 2})); },
-                          {"MultiheadAttention", "key_padding_mask must be [2, 5]", "got [5, 2]"}));
-  EXPECT_TRUE(throws_with([&] { mha.forward(x, x, x, std::nullopt, true, tsr::zeros({5, 5}, TSR_I64)); },
-                          {"MultiheadAttention", "attn_mask must be bool or floating point, got int64"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        mha.forward(tsr::zeros({5, 2, 7}), x, x);
+      },
+      {"MultiheadAttention", "[len, batch, 8]", "query [5, 2, 7]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        mha.forward(x, tsr::zeros({4, 2, 8}), x);
+      },
+      {"MultiheadAttention", "key [4, 2, 8], value [5, 2, 8]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        mha.forward(x, tsr::zeros({5, 3, 8}), tsr::zeros({5, 3, 8}));
+      },
+      {"MultiheadAttention", "query's batch"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        mha.forward(x, x, x, std::nullopt, true, tsr::zeros({5, 4}));
+      },
+      {"MultiheadAttention", "attn_mask must be [5, 5] or [4, 5, 5]", "got [5, 4]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        mha.forward(x, x, x, tsr::zeros({5, 2}));
+      },
+      {"MultiheadAttention", "key_padding_mask must be [2, 5]", "got [5, 2]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        mha.forward(x, x, x, std::nullopt, true, tsr::zeros({5, 5}, TSR_I64));
+      },
+      {"MultiheadAttention", "attn_mask must be bool or floating point, got int64"}));
   EXPECT_TRUE(throws_with([&] { mha(tsr::zeros({5, 2, 8}, TSR_F64)); }, {"MultiheadAttention", "float64", "float32"}));
 }
 

@@ -209,9 +209,8 @@ TEST(NnActivation, EachMatchesItsFormula) {
   check(gelu, [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); });
   tsr::nn::GELU gelu_tanh("tanh");
   EXPECT_EQ(gelu_tanh.extra_repr(), "approximate='tanh'");
-  check(gelu_tanh, [](double v) {
-    return 0.5 * v * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-  });
+  check(gelu_tanh,
+        [](double v) { return 0.5 * v * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))); });
   tsr::nn::SiLU silu;
   check(silu, [](double v) { return v / (1 + std::exp(-v)); });
   tsr::nn::Tanh tanh_m;

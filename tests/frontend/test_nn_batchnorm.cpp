@@ -36,8 +36,9 @@ Stats stats(const std::vector<double>& x, int64_t N, int64_t C, int64_t S) {
   }
   return st;
 }
-std::vector<double> normalize(const std::vector<double>& x, int64_t N, int64_t C, int64_t S, const std::vector<double>& mean,
-                              const std::vector<double>& var, const std::vector<double>& w, const std::vector<double>& b) {
+std::vector<double> normalize(const std::vector<double>& x, int64_t N, int64_t C, int64_t S,
+                              const std::vector<double>& mean, const std::vector<double>& var,
+                              const std::vector<double>& w, const std::vector<double>& b) {
   std::vector<double> y(x.size());
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
@@ -84,8 +85,16 @@ TEST(NnBatchNorm, TrainUpdatesRunningStatsEvalUsesThem) {
   // A single sample per channel is fine in eval, an error in training.
   EXPECT_EQ(bn(tsr::ones({1, 3})).sizes(), (Shape{1, 3}));
   bn.train();
-  EXPECT_TRUE(throws_with([&] { bn(tsr::ones({1, 3})); }, {"BatchNorm1d(3", "more than 1 value per channel", "[1, 3]"}));
-  EXPECT_TRUE(throws_with([&] { bn(tsr::ones({0, 3})); }, {"BatchNorm1d(3", "more than 1 value per channel", "[0, 3]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        bn(tsr::ones({1, 3}));
+      },
+      {"BatchNorm1d(3", "more than 1 value per channel", "[1, 3]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        bn(tsr::ones({0, 3}));
+      },
+      {"BatchNorm1d(3", "more than 1 value per channel", "[0, 3]"}));
   EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 2);  // failed calls counted nothing
   EXPECT_TRUE(throws_with([&] { bn(tsr::ones({4, 2})); }, {"BatchNorm1d(3", "[4, 2]", "C=3"}));
   EXPECT_TRUE(throws_with([&] { bn(tsr::ones({4, 3, 2, 2})); }, {"BatchNorm1d", "[4, 3, 2, 2]"}));

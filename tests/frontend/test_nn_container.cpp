@@ -14,10 +14,10 @@ using tsr::optest::values;
 using ModPtr = std::shared_ptr<tsr::nn::Module>;
 
 std::shared_ptr<tsr::nn::Sequential> mixed() {
-  return std::make_shared<tsr::nn::Sequential>(std::vector<ModPtr>{
-      std::make_shared<tsr::nn::Linear>(4, 6), std::make_shared<tsr::nn::LayerNorm>(6),
-      std::make_shared<tsr::nn::GELU>(), std::make_shared<tsr::nn::Dropout>(0.1),
-      std::make_shared<tsr::nn::Linear>(6, 2, false)});
+  return std::make_shared<tsr::nn::Sequential>(
+      std::vector<ModPtr>{std::make_shared<tsr::nn::Linear>(4, 6), std::make_shared<tsr::nn::LayerNorm>(6),
+                          std::make_shared<tsr::nn::GELU>(), std::make_shared<tsr::nn::Dropout>(0.1),
+                          std::make_shared<tsr::nn::Linear>(6, 2, false)});
 }
 
 TEST(NnSequential, ChainsForwardAndNamesChildrenByIndex) {
@@ -39,7 +39,8 @@ TEST(NnSequential, ChainsForwardAndNamesChildrenByIndex) {
   EXPECT_TRUE(throws_with([&] { (*seq)[5]; }, {"Sequential", "index 5", "5 modules"}));
   EXPECT_TRUE(throws_with([&] { seq->at<tsr::nn::Linear>(2); }, {"Sequential", "GELU"}));
   EXPECT_TRUE(throws_with([&] { seq->push_back(nullptr); }, {"Sequential", "null"}));
-  EXPECT_NE(seq->repr().find("(0): Linear(in_features=4, out_features=6, bias=true)"), std::string::npos) << seq->repr();
+  EXPECT_NE(seq->repr().find("(0): Linear(in_features=4, out_features=6, bias=true)"), std::string::npos)
+      << seq->repr();
   EXPECT_NE(seq->repr().find("(3): Dropout(p=0.1)"), std::string::npos);
 
   // Gradients reach every parameter through the chain.
@@ -61,7 +62,8 @@ TEST(NnSequential, NamedChildrenAndEmptySequential) {
   seq.push_back(std::make_shared<tsr::nn::ReLU>());
   EXPECT_EQ(seq.state_dict().keys(), (std::vector<std::string>{"fc.weight", "fc.bias"}));
   EXPECT_EQ(seq.named_children()[1].first, "1");
-  EXPECT_TRUE(throws_with([&] { seq.push_back("fc", std::make_shared<tsr::nn::ReLU>()); }, {"fc", "already registered"}));
+  EXPECT_TRUE(
+      throws_with([&] { seq.push_back("fc", std::make_shared<tsr::nn::ReLU>()); }, {"fc", "already registered"}));
 }
 
 TEST(NnSequential, StateDictRoundTripOfMixedLayers) {
@@ -82,8 +84,9 @@ TEST(NnSequential, StateDictRoundTripOfMixedLayers) {
 
 TEST(NnSequential, VariadicConstructor) {
   tsr::manual_seed(3);
-  auto seq = std::make_shared<tsr::nn::Sequential>(std::make_shared<tsr::nn::Linear>(3, 4),
-                                                   std::make_shared<tsr::nn::Tanh>(), std::make_shared<tsr::nn::Linear>(4, 1));
+  auto seq =
+      std::make_shared<tsr::nn::Sequential>(std::make_shared<tsr::nn::Linear>(3, 4), std::make_shared<tsr::nn::Tanh>(),
+                                            std::make_shared<tsr::nn::Linear>(4, 1));
   EXPECT_EQ(seq->size(), 3u);
   EXPECT_EQ(seq->state_dict().keys(), (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
   tsr::Tensor x = randu({2, 3}, 5, -1, 1, TSR_F32);

@@ -24,7 +24,8 @@ struct Geo {
 std::vector<double> conv2d_ref(const std::vector<double>& in, Shape is, const std::vector<double>& w,
                                const std::vector<double>& b, int64_t cout, Geo g, Shape* os) {
   int64_t N = is[0], C = is[1], H = is[2], W = is[3], cpg = C / g.groups, opg = cout / g.groups;
-  int64_t OH = (H + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1, OW = (W + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
+  int64_t OH = (H + 2 * g.ph - g.dh * (g.kh - 1) - 1) / g.sh + 1,
+          OW = (W + 2 * g.pw - g.dw * (g.kw - 1) - 1) / g.sw + 1;
   *os = {N, cout, OH, OW};
   std::vector<double> out(static_cast<size_t>(N * cout * OH * OW));
   for (int64_t n = 0; n < N; ++n)
@@ -53,11 +54,13 @@ TEST(NnConv2d, MatchesNaiveLoopsWithStridePaddingDilationGroups) {
   EXPECT_EQ(conv.repr(), "Conv2d(4, 6, kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)");
   tsr::Tensor x = randu({2, 4, 7, 8}, 2, -1, 1, TSR_F32);
   Shape os;
-  auto ref = conv2d_ref(values(x), x.sizes(), values(conv.weight), values(conv.bias), 6, {3, 2, 2, 1, 1, 0, 1, 2, 2}, &os);
+  auto ref =
+      conv2d_ref(values(x), x.sizes(), values(conv.weight), values(conv.bias), 6, {3, 2, 2, 1, 1, 0, 1, 2, 2}, &os);
   EXPECT_TRUE(close(conv(x), ref, os, 1e-5, 1e-5));
   // Unbatched [C, H, W] input gives [C_out, OH, OW].
   tsr::Tensor y1 = conv(x.select(0, 1));
-  EXPECT_TRUE(close(y1, std::vector<double>(ref.begin() + ref.size() / 2, ref.end()), {os[1], os[2], os[3]}, 1e-5, 1e-5));
+  EXPECT_TRUE(
+      close(y1, std::vector<double>(ref.begin() + ref.size() / 2, ref.end()), {os[1], os[2], os[3]}, 1e-5, 1e-5));
 
   tsr::nn::Conv2d plain(3, 5, {3}, {1}, {0}, {1}, 1, false);
   EXPECT_EQ(plain.repr(), "Conv2d(3, 5, kernel_size=(3, 3), stride=(1, 1), bias=false)");
@@ -68,7 +71,8 @@ TEST(NnConv2d, MatchesNaiveLoopsWithStridePaddingDilationGroups) {
 
   tsr::nn::Conv2d same(3, 2, {3, 5}, {1}, tsr::nn::ConvPadding::same);
   EXPECT_EQ(same.repr(), "Conv2d(3, 2, kernel_size=(3, 5), stride=(1, 1), padding='same')");
-  auto r3 = conv2d_ref(values(x2), x2.sizes(), values(same.weight), values(same.bias), 2, {3, 5, 1, 1, 1, 2, 1, 1, 1}, &os);
+  auto r3 =
+      conv2d_ref(values(x2), x2.sizes(), values(same.weight), values(same.bias), 2, {3, 5, 1, 1, 1, 2, 1, 1, 1}, &os);
   EXPECT_TRUE(close(same(x2), r3, os, 1e-5, 1e-5));
   EXPECT_EQ(os, (Shape{1, 2, 5, 6}));
 }
@@ -91,11 +95,17 @@ TEST(NnConv2d, DefaultInitGradientsAndErrors) {
   ASSERT_TRUE(small.weight.grad().defined());
   EXPECT_EQ(values(small.bias.grad()), std::vector<double>(3, 2.0 * 9));  // N * OH * OW
 
-  EXPECT_TRUE(throws_with([&] { small(tsr::zeros({2, 3, 4, 4})); }, {"Conv2d(2, 3, kernel_size=(2, 2)", "[2, 3, 4, 4]", "[N, 2, H, W]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        small(tsr::zeros({2, 3, 4, 4}));
+      },
+      {"Conv2d(2, 3, kernel_size=(2, 2)", "[2, 3, 4, 4]", "[N, 2, H, W]"}));
   EXPECT_TRUE(throws_with([&] { small(tsr::zeros({2, 4})); }, {"Conv2d", "[2, 4]"}));
-  EXPECT_TRUE(throws_with([] { tsr::nn::Conv2d(4, 6, {3}, {1}, {0}, {1}, 4); }, {"Conv2d", "out_channels=6", "groups=4"}));
+  EXPECT_TRUE(
+      throws_with([] { tsr::nn::Conv2d(4, 6, {3}, {1}, {0}, {1}, 4); }, {"Conv2d", "out_channels=6", "groups=4"}));
   EXPECT_TRUE(throws_with([] { tsr::nn::Conv2d(4, 6, {3, 3, 3}); }, {"Conv2d", "kernel_size", "[3, 3, 3]"}));
-  EXPECT_TRUE(throws_with([] { tsr::nn::Conv2d(4, 6, {3}, {2}, tsr::nn::ConvPadding::same); }, {"Conv2d", "'same'", "stride"}));
+  EXPECT_TRUE(
+      throws_with([] { tsr::nn::Conv2d(4, 6, {3}, {2}, tsr::nn::ConvPadding::same); }, {"Conv2d", "'same'", "stride"}));
   EXPECT_TRUE(throws_with([] { tsr::nn::Conv2d(4, 6, {0}); }, {"Conv2d", "kernel_size"}));
 }
 
@@ -107,7 +117,8 @@ TEST(NnConv1d, MatchesNaiveLoops) {
   tsr::Tensor x = randu({3, 4, 9}, 5, -1, 1, TSR_F32);
   // A 1-D conv is a 2-D conv with H = 1.
   Shape os;
-  auto ref = conv2d_ref(values(x), {3, 4, 1, 9}, values(conv.weight), values(conv.bias), 2, {1, 3, 1, 2, 0, 1, 1, 2, 2}, &os);
+  auto ref =
+      conv2d_ref(values(x), {3, 4, 1, 9}, values(conv.weight), values(conv.bias), 2, {1, 3, 1, 2, 0, 1, 1, 2, 2}, &os);
   EXPECT_TRUE(close(conv(x), ref, {3, 2, os[3]}, 1e-5, 1e-5));
   tsr::nn::Conv1d same(4, 3, 4, 1, tsr::nn::ConvPadding::same);
   EXPECT_EQ(same(x).sizes(), (Shape{3, 3, 9}));
@@ -120,8 +131,9 @@ TEST(NnConvTranspose2d, MatchesScatterLoops) {
   tsr::manual_seed(4);
   tsr::nn::ConvTranspose2d ct(4, 6, {3, 2}, {2, 1}, {1, 0}, {1, 0}, 2);
   EXPECT_EQ(ct.weight.sizes(), (Shape{4, 3, 3, 2}));
-  EXPECT_EQ(ct.repr(),
-            "ConvTranspose2d(4, 6, kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), output_padding=(1, 0), groups=2)");
+  EXPECT_EQ(
+      ct.repr(),
+      "ConvTranspose2d(4, 6, kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), output_padding=(1, 0), groups=2)");
   double bound = 1.0 / std::sqrt(3.0 * 6);  // fan_in from weight dim 1: out/groups * k
   for (double v : values(ct.weight)) EXPECT_LE(std::fabs(v), bound);
   tsr::Tensor x = randu({2, 4, 3, 4}, 6, -1, 1, TSR_F32);
@@ -144,7 +156,8 @@ TEST(NnConvTranspose2d, MatchesScatterLoops) {
                     xv[((n * C + c) * H + y) * W + xx] * w[((c * 3 + ol) * 3 + i) * 2 + j];
               }
   EXPECT_TRUE(close(ct(x), ref, {N, O, OH, OW}, 1e-5, 1e-5));
-  EXPECT_TRUE(throws_with([] { tsr::nn::ConvTranspose2d(4, 6, {3}, {1}, {0}, {1}); }, {"ConvTranspose2d", "output_padding"}));
+  EXPECT_TRUE(
+      throws_with([] { tsr::nn::ConvTranspose2d(4, 6, {3}, {1}, {0}, {1}); }, {"ConvTranspose2d", "output_padding"}));
 }
 
 TEST(NnConv2d, EmptyBatchesKeepTheirShape) {

@@ -39,7 +39,8 @@ TEST(NnPooling, MaxAndAvgMatchLoops) {
   auto xv = values(x);
   tsr::nn::MaxPool2d mp({2});
   EXPECT_EQ(mp.stride, (Shape{2, 2}));
-  EXPECT_EQ(mp.repr(), "MaxPool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0), dilation=(1, 1), ceil_mode=false)");
+  EXPECT_EQ(mp.repr(),
+            "MaxPool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0), dilation=(1, 1), ceil_mode=false)");
   auto mx = [](const std::vector<double>& w) { return *std::max_element(w.begin(), w.end()); };
   EXPECT_TRUE(close(mp(x), pool_ref(xv, 6, 5, 7, 2, 2, 0, 2, 3, mx), {2, 3, 2, 3}, 0, 0));
   auto [vals, idx] = mp.forward_with_indices(x);
@@ -109,10 +110,11 @@ TEST(NnFlatten, FlattenAndUnflatten) {
 TEST(NnPooling, SmallCnnTrainsGradientsAndRoundTripsStateDict) {
   using ModPtr = std::shared_ptr<tsr::nn::Module>;
   auto make = [] {
-    return std::make_shared<tsr::nn::Sequential>(std::vector<ModPtr>{
-        std::make_shared<tsr::nn::Conv2d>(1, 4, Shape{3}, Shape{1}, Shape{1}), std::make_shared<tsr::nn::BatchNorm2d>(4),
-        std::make_shared<tsr::nn::ReLU>(), std::make_shared<tsr::nn::MaxPool2d>(Shape{2}),
-        std::make_shared<tsr::nn::Flatten>(), std::make_shared<tsr::nn::Linear>(4 * 3 * 3, 5)});
+    return std::make_shared<tsr::nn::Sequential>(
+        std::vector<ModPtr>{std::make_shared<tsr::nn::Conv2d>(1, 4, Shape{3}, Shape{1}, Shape{1}),
+                            std::make_shared<tsr::nn::BatchNorm2d>(4), std::make_shared<tsr::nn::ReLU>(),
+                            std::make_shared<tsr::nn::MaxPool2d>(Shape{2}), std::make_shared<tsr::nn::Flatten>(),
+                            std::make_shared<tsr::nn::Linear>(4 * 3 * 3, 5)});
   };
   tsr::manual_seed(7);
   auto net = make();

@@ -117,8 +117,8 @@ void check_case(const Case& cs) {
   Tensor x = cs.batch_first ? x_tm.transpose(0, 1).contiguous() : x_tm;
   RefOut r = ref_rnn(*m, cs.lstm, values(x_tm), cs.T, cs.N, values(h0), values(c0));
   Vec out_ref = cs.batch_first ? swap01(r.out, cs.T, cs.N, D * cs.H) : r.out;
-  std::vector<int64_t> out_shape = cs.batch_first ? std::vector<int64_t>{cs.N, cs.T, D * cs.H}
-                                                  : std::vector<int64_t>{cs.T, cs.N, D * cs.H};
+  std::vector<int64_t> out_shape =
+      cs.batch_first ? std::vector<int64_t>{cs.N, cs.T, D * cs.H} : std::vector<int64_t>{cs.T, cs.N, D * cs.H};
   std::vector<int64_t> state_shape{cs.L * D, cs.N, cs.H};
   if (cs.lstm) {
     auto [out, hc] = static_cast<tsr::nn::LSTM&>(*m).forward(x, std::make_pair(h0, c0));
@@ -201,11 +201,11 @@ TEST(NnRnn, ParameterNamesShapesAndSeededInit) {
   tsr::nn::LSTM a(3, 5, 2, true, false, 0.0, true);
   std::vector<std::string> names;
   for (auto& kv : a.named_parameters()) names.push_back(kv.first);
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "weight_ih_l0_reverse",
-                       "weight_hh_l0_reverse", "bias_ih_l0_reverse", "bias_hh_l0_reverse", "weight_ih_l1",
-                       "weight_hh_l1", "bias_ih_l1", "bias_hh_l1", "weight_ih_l1_reverse", "weight_hh_l1_reverse",
-                       "bias_ih_l1_reverse", "bias_hh_l1_reverse"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
+                                             "weight_ih_l0_reverse", "weight_hh_l0_reverse", "bias_ih_l0_reverse",
+                                             "bias_hh_l0_reverse", "weight_ih_l1", "weight_hh_l1", "bias_ih_l1",
+                                             "bias_hh_l1", "weight_ih_l1_reverse", "weight_hh_l1_reverse",
+                                             "bias_ih_l1_reverse", "bias_hh_l1_reverse"}));
   EXPECT_EQ(a.weight_ih(0).sizes(), (std::vector<int64_t>{20, 3}));
   EXPECT_EQ(a.weight_ih(1, true).sizes(), (std::vector<int64_t>{20, 10}));
   EXPECT_EQ(a.weight_hh(1).sizes(), (std::vector<int64_t>{20, 5}));
@@ -302,7 +302,8 @@ TEST(NnRnn, CellsMatchOneStepOfTheLayer) {
     for (auto& kv : cell.state_dict()) sd.insert(kv.first + "_l0", kv.second);
     return sd;
   }());
-  Tensor x = randu({2, 3}, 81, -1, 1, TSR_F32), h = randu({2, 5}, 82, -1, 1, TSR_F32), c = randu({2, 5}, 83, -1, 1, TSR_F32);
+  Tensor x = randu({2, 3}, 81, -1, 1, TSR_F32), h = randu({2, 5}, 82, -1, 1, TSR_F32),
+         c = randu({2, 5}, 83, -1, 1, TSR_F32);
   RefOut r = ref_rnn(layer, true, values(x), 1, 2, values(h), values(c));
   auto [h2, c2] = cell.forward(x, std::make_pair(h, c));
   EXPECT_TRUE(close(h2, r.hn, {2, 5}, kRtol, kAtol));
@@ -337,13 +338,22 @@ TEST(NnRnn, CellsMatchOneStepOfTheLayer) {
 
 TEST(NnRnn, BadInputsNameTheModuleAndShapes) {
   tsr::nn::LSTM lstm(3, 4, 2);
-  EXPECT_TRUE(throws_with([&] { lstm.forward(tsr::zeros({5, 2, 7}), std::nullopt); },
-                          {"LSTM", "expected input [seq, batch, 3]", "got [5, 2, 7]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        lstm.forward(tsr::zeros({5, 2, 7}), std::nullopt);
+      },
+      {"LSTM", "expected input [seq, batch, 3]", "got [5, 2, 7]"}));
   EXPECT_TRUE(throws_with([&] { lstm(tsr::zeros({2, 3, 4, 3})); }, {"LSTM", "got [2, 3, 4, 3]"}));
-  EXPECT_TRUE(throws_with([&] { lstm.forward(tsr::zeros({5, 2, 3}), std::make_pair(tsr::zeros({1, 2, 4}), tsr::zeros({2, 2, 4}))); },
-                          {"LSTM", "h_0 [2, 2, 4]", "got [1, 2, 4]"}));
-  EXPECT_TRUE(throws_with([&] { lstm.forward(tsr::zeros({5, 2, 3}), std::make_pair(tsr::zeros({2, 2, 4}), Tensor())); },
-                          {"LSTM", "c_0 [2, 2, 4]", "got undefined"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        lstm.forward(tsr::zeros({5, 2, 3}), std::make_pair(tsr::zeros({1, 2, 4}), tsr::zeros({2, 2, 4})));
+      },
+      {"LSTM", "h_0 [2, 2, 4]", "got [1, 2, 4]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        lstm.forward(tsr::zeros({5, 2, 3}), std::make_pair(tsr::zeros({2, 2, 4}), Tensor()));
+      },
+      {"LSTM", "c_0 [2, 2, 4]", "got undefined"}));
   EXPECT_TRUE(throws_with([&] { lstm(tsr::zeros({5, 2, 3}, TSR_F64)); }, {"LSTM", "float64", "float32"}));
   tsr::nn::GRU gru(3, 4, 1, true, true);
   EXPECT_TRUE(throws_with([&] { gru(tsr::zeros({5, 2, 2})); }, {"GRU", "[batch, seq, 3]", "got [5, 2, 2]"}));
@@ -353,8 +363,11 @@ TEST(NnRnn, BadInputsNameTheModuleAndShapes) {
   EXPECT_TRUE(throws_with([&] { gru.weight_ih(0, true); }, {"GRU", "layer 0 reverse"}));
   tsr::nn::LSTMCell cell(3, 4);
   EXPECT_TRUE(throws_with([&] { cell(tsr::zeros({2, 5})); }, {"LSTMCell", "[batch, 3]", "got [2, 5]"}));
-  EXPECT_TRUE(throws_with([&] { cell.forward(tsr::zeros({2, 3}), std::make_pair(tsr::zeros({3, 4}), tsr::zeros({2, 4}))); },
-                          {"LSTMCell", "expected h [2, 4]", "got [3, 4]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        cell.forward(tsr::zeros({2, 3}), std::make_pair(tsr::zeros({3, 4}), tsr::zeros({2, 4})));
+      },
+      {"LSTMCell", "expected h [2, 4]", "got [3, 4]"}));
 }
 
 }  // namespace

@@ -23,10 +23,18 @@ constexpr double kRtol = 2e-5, kAtol = 2e-5;
 const double kInf = std::numeric_limits<double>::infinity();
 
 std::vector<Tensor*> slots(tsr::nn::TransformerEncoderLayer& t) {
-  return {&t.self_attn->in_proj_weight, &t.self_attn->in_proj_bias, &t.self_attn->out_proj->weight,
-          &t.self_attn->out_proj->bias, &t.linear1->weight,         &t.linear1->bias,
-          &t.linear2->weight,           &t.linear2->bias,           &t.norm1->weight,
-          &t.norm1->bias,               &t.norm2->weight,           &t.norm2->bias};
+  return {&t.self_attn->in_proj_weight,
+          &t.self_attn->in_proj_bias,
+          &t.self_attn->out_proj->weight,
+          &t.self_attn->out_proj->bias,
+          &t.linear1->weight,
+          &t.linear1->bias,
+          &t.linear2->weight,
+          &t.linear2->bias,
+          &t.norm1->weight,
+          &t.norm1->bias,
+          &t.norm2->weight,
+          &t.norm2->bias};
 }
 
 // Every parameter random (norms and biases included), so each placement matters.
@@ -67,16 +75,18 @@ TEST(NnTransformer, PreNormMatchesReferenceWithMasks) {
   randomize(t, 2);
   t.eval();
   Tensor x = randu({N, L, E}, 3, -1, 1, TSR_F32);
-  std::vector<bool> am = {false, true, false, true, false, false, false, true, false, false, true, false, false,
-                          false, true, false, true, true, false, false, false, false, true, false, false};
+  std::vector<bool> am = {false, true, false, true, false, false, false, true,  false, false, true,  false, false,
+                          false, true, false, true, true,  false, false, false, false, true,  false, false};
   std::vector<bool> kpm = {false, false, false, false, true, false, false, true, false, false};
   Vec bias(static_cast<size_t>(N * H * L * L));
   for (int64_t n = 0; n < N; ++n)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < L; ++i)
-        for (int64_t j = 0; j < L; ++j) bias[((n * H + h) * L + i) * L + j] = am[i * L + j] || kpm[n * L + j] ? -kInf : 0.0;
+        for (int64_t j = 0; j < L; ++j)
+          bias[((n * H + h) * L + i) * L + j] = am[i * L + j] || kpm[n * L + j] ? -kInf : 0.0;
   Vec ref = ref_layer(t, values(x), N, L, bias, 1e-5);
-  EXPECT_TRUE(close(t.forward(x, tsr::from_bools(am, {L, L}), tsr::from_bools(kpm, {N, L})), ref, {N, L, E}, kRtol, kAtol));
+  EXPECT_TRUE(
+      close(t.forward(x, tsr::from_bools(am, {L, L}), tsr::from_bools(kpm, {N, L})), ref, {N, L, E}, kRtol, kAtol));
   EXPECT_TRUE(close(t(x), ref_layer(t, values(x), N, L, {}, 1e-5), {N, L, E}, kRtol, kAtol));
 }
 
@@ -130,9 +140,9 @@ TEST(NnTransformer, StateDictKeysAsPyTorchAndDefaults) {
   EXPECT_EQ(mods, (std::vector<std::string>{"", "self_attn", "self_attn.out_proj", "linear1", "dropout", "linear2",
                                             "norm1", "norm2", "dropout1", "dropout2"}));
   tsr::nn::TransformerEncoderLayer nb(8, 2, 16, 0.1, "relu", 1e-5, false, true, /*bias=*/false);
-  EXPECT_EQ(nb.state_dict().keys(), (std::vector<std::string>{"self_attn.in_proj_weight", "self_attn.out_proj.weight",
-                                                              "linear1.weight", "linear2.weight", "norm1.weight",
-                                                              "norm2.weight"}));
+  EXPECT_EQ(nb.state_dict().keys(),
+            (std::vector<std::string>{"self_attn.in_proj_weight", "self_attn.out_proj.weight", "linear1.weight",
+                                      "linear2.weight", "norm1.weight", "norm2.weight"}));
 }
 
 TEST(NnTransformer, GradientsReachEveryParameter) {
@@ -215,13 +225,21 @@ TEST(NnTransformer, EncoderStacksLayersAndTheFinalNorm) {
 TEST(NnTransformer, BadArgumentsNameTheLayer) {
   EXPECT_TRUE(throws_with([] { tsr::nn::TransformerEncoderLayer(8, 2, 16, 0.1, "tanh"); },
                           {"TransformerEncoderLayer", "activation must be \"relu\" or \"gelu\", got \"tanh\""}));
-  EXPECT_TRUE(throws_with([] { tsr::nn::TransformerEncoderLayer(10, 4, 16); }, {"MultiheadAttention", "not divisible"}));
-  EXPECT_TRUE(throws_with([] { tsr::nn::TransformerEncoderLayer(8, 2, 0); }, {"TransformerEncoderLayer", "dim_feedforward"}));
+  EXPECT_TRUE(
+      throws_with([] { tsr::nn::TransformerEncoderLayer(10, 4, 16); }, {"MultiheadAttention", "not divisible"}));
+  EXPECT_TRUE(
+      throws_with([] { tsr::nn::TransformerEncoderLayer(8, 2, 0); }, {"TransformerEncoderLayer", "dim_feedforward"}));
   tsr::nn::TransformerEncoderLayer t(8, 2, 16, 0.1, "relu", 1e-5, true);
-  EXPECT_TRUE(throws_with([&] { t(tsr::zeros({2, 5, 6})); },
-                          {"TransformerEncoderLayer", "expected src [batch, seq, 8]", "got [2, 5, 6]"}));
-  EXPECT_TRUE(throws_with([&] { t.forward(tsr::zeros({2, 5, 8}), tsr::zeros({4, 4})); },
-                          {"MultiheadAttention", "attn_mask must be [5, 5]", "got [4, 4]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        t(tsr::zeros({2, 5, 6}));
+      },
+      {"TransformerEncoderLayer", "expected src [batch, seq, 8]", "got [2, 5, 6]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        t.forward(tsr::zeros({2, 5, 8}), tsr::zeros({4, 4}));
+      },
+      {"MultiheadAttention", "attn_mask must be [5, 5]", "got [4, 4]"}));
 }
 
 }  // namespace

@@ -97,7 +97,8 @@ TEST(OptimClipGrad, ClipValueAndErrors) {
     for (double& x : want) x = std::min(0.5, std::max(-0.5, x));
     EXPECT_EQ(values(P.ps[k].grad()), want);
   }
-  EXPECT_TRUE(throws_with([&] { optim::clip_grad_norm_(P.ps, -1.0); }, {"clip_grad_norm_: max_norm must be >= 0, got -1"}));
+  EXPECT_TRUE(
+      throws_with([&] { optim::clip_grad_norm_(P.ps, -1.0); }, {"clip_grad_norm_: max_norm must be >= 0, got -1"}));
   EXPECT_TRUE(throws_with([&] { optim::clip_grad_norm_(P.ps, 1.0, 0.0); }, {"norm_type must be > 0 or inf, got 0"}));
   EXPECT_TRUE(throws_with([&] { optim::clip_grad_value_(P.ps, -1.0); }, {"clip_grad_value_: clip_value must be >= 0"}));
 }

@@ -88,9 +88,12 @@ TEST(OptimLRScheduler, CosineAnnealingMatchesTorchsRecursiveForm) {
   // torch.optim.lr_scheduler.CosineAnnealingLR.get_lr, the chainable form, past T_max too
   double lr = base;
   for (int e = 0; e < 3 * T + 3; ++e) {
-    if (e == 0) lr = base;
-    else if ((e - 1 - T) % (2 * T) == 0) lr = lr + (base - eta_min) * (1 - std::cos(kPi / T)) / 2;
-    else lr = (1 + std::cos(kPi * e / T)) / (1 + std::cos(kPi * (e - 1) / T)) * (lr - eta_min) + eta_min;
+    if (e == 0)
+      lr = base;
+    else if ((e - 1 - T) % (2 * T) == 0)
+      lr = lr + (base - eta_min) * (1 - std::cos(kPi / T)) / 2;
+    else
+      lr = (1 + std::cos(kPi * e / T)) / (1 + std::cos(kPi * (e - 1) / T)) * (lr - eta_min) + eta_min;
     EXPECT_NEAR(got[e], lr, 1e-12) << "epoch " << e;
   }
   EXPECT_NEAR(got[5], (base + eta_min) / 2, 1e-15);
@@ -103,8 +106,7 @@ TEST(OptimLRScheduler, WarmupCosine) {
   optim::WarmupCosine s(opt, /*warmup_steps=*/4, /*total_steps=*/12, /*min_lr_ratio=*/0.1);
   std::vector<double> got = lrs(opt, s, 16);
   std::vector<double> want{0.25, 0.5, 0.75, 1.0};
-  for (int e = 4; e < 16; ++e)
-    want.push_back(e >= 12 ? 0.1 : 0.1 + 0.9 * 0.5 * (1 + std::cos(kPi * (e - 4) / 8.0)));
+  for (int e = 4; e < 16; ++e) want.push_back(e >= 12 ? 0.1 : 0.1 + 0.9 * 0.5 * (1 + std::cos(kPi * (e - 4) / 8.0)));
   expect_seq(got, want);
   EXPECT_NEAR(got[8], 0.55, 1e-15);  // halfway down the cosine
   for (int e = 5; e < 16; ++e) EXPECT_LE(got[e], got[e - 1]);
@@ -122,7 +124,8 @@ TEST(OptimLRScheduler, LinearWarmup) {
   optim::Adam opt({p}, {0.4});
   optim::LinearWarmup s(opt, 4);
   expect_seq(lrs(opt, s, 7), {0.1, 0.2, 0.30000000000000004, 0.4, 0.4, 0.4, 0.4});
-  EXPECT_TRUE(throws_with([&] { optim::LinearWarmup(opt, -1); }, {"LinearWarmup: warmup_steps must be an integer >= 0"}));
+  EXPECT_TRUE(
+      throws_with([&] { optim::LinearWarmup(opt, -1); }, {"LinearWarmup: warmup_steps must be an integer >= 0"}));
 }
 
 TEST(OptimLRScheduler, SequentialWarmupThenDecay) {
@@ -133,7 +136,11 @@ TEST(OptimLRScheduler, SequentialWarmupThenDecay) {
   optim::SequentialLR s(opt, {warm, decay}, {3});
   // LinearLR for epochs 0..2, then ExponentialLR from its own epoch 0
   expect_seq(lrs(opt, s, 7), {0.25, 0.5, 0.75, 1.0, 0.5, 0.25, 0.125});
-  EXPECT_TRUE(throws_with([&] { optim::SequentialLR(opt, {warm, decay}, {}); }, {"SequentialLR: expects 1 milestones"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        optim::SequentialLR(opt, {warm, decay}, {});
+      },
+      {"SequentialLR: expects 1 milestones"}));
   Tensor q = param();
   optim::SGD other({q});
   auto foreign = std::make_shared<optim::ExponentialLR>(other, 0.5);
@@ -177,7 +184,8 @@ TEST(OptimLRScheduler, ErrorsNameTheSchedulerAndValue) {
   Tensor p = param();
   optim::SGD opt({p}, {0.1});
   EXPECT_TRUE(throws_with([&] { optim::StepLR(opt, 0); }, {"StepLR: step_size must be an integer >= 1, got 0"}));
-  EXPECT_TRUE(throws_with([&] { optim::WarmupCosine(opt, 20, 10); }, {"WarmupCosine: warmup_steps (20) exceeds total_steps (10)"}));
+  EXPECT_TRUE(throws_with([&] { optim::WarmupCosine(opt, 20, 10); },
+                          {"WarmupCosine: warmup_steps (20) exceeds total_steps (10)"}));
   EXPECT_TRUE(throws_with([&] { optim::WarmupCosine(opt, 2, 10, 1.5); }, {"min_lr_ratio must be in [0, 1], got 1.5"}));
   EXPECT_TRUE(throws_with([&] { optim::LinearLR(opt, 0.0); }, {"LinearLR: Starting multiplicative factor expected"}));
   EXPECT_TRUE(throws_with([&] { optim::CosineAnnealingLR(opt, 0); }, {"CosineAnnealingLR: T_max must be > 0"}));

@@ -33,7 +33,8 @@ TEST(OptimRMSprop, OneStepByHand) {
 
 TEST(OptimRMSprop, CenteredMomentumStepByHand) {
   Tensor p = leaf64({1.0});
-  optim::RMSprop opt({p}, {/*lr=*/0.1, /*alpha=*/0.9, /*eps=*/0.0, /*weight_decay=*/0.5, /*momentum=*/0.5, /*centered=*/true});
+  optim::RMSprop opt(
+      {p}, {/*lr=*/0.1, /*alpha=*/0.9, /*eps=*/0.0, /*weight_decay=*/0.5, /*momentum=*/0.5, /*centered=*/true});
   set_grad(p, {1.5});
   opt.step();
   // d = 1.5 + 0.5 = 2; square_avg = 0.1 * 4 = 0.4; grad_avg = 0.1 * 2 = 0.2; avg = sqrt(0.4 - 0.04) = 0.6
@@ -46,13 +47,12 @@ TEST(OptimRMSprop, CenteredMomentumStepByHand) {
 TEST(OptimRMSprop, MatchesReferenceLoop) {
   for (tsr_dtype_t dt : {TSR_F64, TSR_F32}) {
     const double rtol = dt == TSR_F64 ? 1e-11 : 2e-5, atol = dt == TSR_F64 ? 1e-12 : 2e-6;
-    for (optim::RMSpropOptions o :
-         {optim::RMSpropOptions{0.01}, optim::RMSpropOptions{0.01, 0.9, 1e-6, 0.1, 0.0, true},
-          optim::RMSpropOptions{0.005, 0.95, 1e-8, 0.0, 0.9, false},
-          optim::RMSpropOptions{0.005, 0.8, 1e-8, 0.05, 0.5, true, true}}) {
+    for (optim::RMSpropOptions o : {optim::RMSpropOptions{0.01}, optim::RMSpropOptions{0.01, 0.9, 1e-6, 0.1, 0.0, true},
+                                    optim::RMSpropOptions{0.005, 0.95, 1e-8, 0.0, 0.9, false},
+                                    optim::RMSpropOptions{0.005, 0.8, 1e-8, 0.05, 0.5, true, true}}) {
       optim_ref::RMSprop ref{o.lr, o.alpha, o.eps, o.weight_decay, o.momentum, o.centered, o.maximize};
-      optim_test::run_vs_reference(
-          [&](std::vector<Tensor> ps) { return std::make_unique<optim::RMSprop>(ps, o); }, ref, dt, rtol, atol);
+      optim_test::run_vs_reference([&](std::vector<Tensor> ps) { return std::make_unique<optim::RMSprop>(ps, o); }, ref,
+                                   dt, rtol, atol);
     }
   }
 }
@@ -64,7 +64,8 @@ TEST(OptimAdagrad, OneStepByHand) {
   set_grad(p, {0.5, -0.1});
   opt.step();
   // sum = 0.1 + g^2 = (0.35, 0.11); p -= 0.1 g / (sqrt(sum) + 1e-10)
-  EXPECT_TRUE(close(p, {1.0 - 0.05 / (std::sqrt(0.35) + 1e-10), -2.0 + 0.01 / (std::sqrt(0.11) + 1e-10)}, {2}, 0, 1e-12));
+  EXPECT_TRUE(
+      close(p, {1.0 - 0.05 / (std::sqrt(0.35) + 1e-10), -2.0 + 0.01 / (std::sqrt(0.11) + 1e-10)}, {2}, 0, 1e-12));
   EXPECT_TRUE(close(p, {0.9154845, -1.9698489}, {2}, 0, 1e-6));
   // lr_decay: the second step's lr is 0.1 / (1 + 1 * 0.5).
   Tensor q = leaf64({0.0});
@@ -82,8 +83,8 @@ TEST(OptimAdagrad, MatchesReferenceLoop) {
     for (optim::AdagradOptions o : {optim::AdagradOptions{0.05}, optim::AdagradOptions{0.05, 0.1, 0.05, 0.2, 1e-8},
                                     optim::AdagradOptions{0.02, 0.0, 0.0, 0.5, 1e-10, true}}) {
       optim_ref::Adagrad ref{o.lr, o.lr_decay, o.weight_decay, o.initial_accumulator_value, o.eps, o.maximize};
-      optim_test::run_vs_reference(
-          [&](std::vector<Tensor> ps) { return std::make_unique<optim::Adagrad>(ps, o); }, ref, dt, rtol, atol);
+      optim_test::run_vs_reference([&](std::vector<Tensor> ps) { return std::make_unique<optim::Adagrad>(ps, o); }, ref,
+                                   dt, rtol, atol);
     }
   }
 }
@@ -104,10 +105,17 @@ TEST(OptimResume, RMSpropAdagradBitIdenticalNextStep) {
 TEST(OptimErrors, RMSpropAdagradOptions) {
   Tensor a = leaf64({1.0});
   EXPECT_TRUE(throws_with([&] { optim::RMSprop({a}, {0.01, -0.1}); }, {"RMSprop: Invalid alpha value: -0.1"}));
-  EXPECT_TRUE(throws_with([&] { optim::RMSprop({a}, {0.01, 0.99, 1e-8, 0, -1}); }, {"RMSprop: Invalid momentum value: -1"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        optim::RMSprop({a}, {0.01, 0.99, 1e-8, 0, -1});
+      },
+      {"RMSprop: Invalid momentum value: -1"}));
   EXPECT_TRUE(throws_with([&] { optim::Adagrad({a}, {0.01, -1}); }, {"Adagrad: Invalid lr_decay value: -1"}));
-  EXPECT_TRUE(throws_with([&] { optim::Adagrad({a}, {0.01, 0, 0, -0.5}); },
-                          {"Adagrad: Invalid initial_accumulator_value value: -0.5"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        optim::Adagrad({a}, {0.01, 0, 0, -0.5});
+      },
+      {"Adagrad: Invalid initial_accumulator_value value: -0.5"}));
   // Switching centered on between steps adds the missing state (from zero), as a fresh start.
   optim::RMSprop opt({a}, {0.01});
   set_grad(a, {1.0});

@@ -85,11 +85,12 @@ TEST(OptimAdamW, OneStepWithDecoupledWeightDecayByHand) {
 TEST(OptimSGD, MatchesReferenceLoop) {
   for (tsr_dtype_t dt : {TSR_F64, TSR_F32}) {
     const double rtol = dt == TSR_F64 ? 1e-12 : 1e-5, atol = dt == TSR_F64 ? 1e-12 : 1e-6;
-    for (optim::SGDOptions o : {optim::SGDOptions{0.1}, optim::SGDOptions{0.05, 0.9, 0.1, 0.02},
-                                optim::SGDOptions{0.05, 0.8, 0, 0.01, true}, optim::SGDOptions{0.1, 0.5, 0, 0, false, true}}) {
+    for (optim::SGDOptions o :
+         {optim::SGDOptions{0.1}, optim::SGDOptions{0.05, 0.9, 0.1, 0.02}, optim::SGDOptions{0.05, 0.8, 0, 0.01, true},
+          optim::SGDOptions{0.1, 0.5, 0, 0, false, true}}) {
       optim_ref::SGD ref{o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov, o.maximize};
-      optim_test::run_vs_reference(
-          [&](std::vector<Tensor> ps) { return std::make_unique<optim::SGD>(ps, o); }, ref, dt, rtol, atol);
+      optim_test::run_vs_reference([&](std::vector<Tensor> ps) { return std::make_unique<optim::SGD>(ps, o); }, ref, dt,
+                                   rtol, atol);
     }
   }
 }
@@ -101,8 +102,8 @@ TEST(OptimAdam, MatchesReferenceLoop) {
                                  optim::AdamOptions{0.01, {0.9, 0.999}, 1e-8, 0, true},
                                  optim::AdamOptions{0.01, {0.9, 0.95}, 1e-8, 0.05, true, true}}) {
       optim_ref::Adam ref{o.lr, o.betas.first, o.betas.second, o.eps, o.weight_decay, o.amsgrad, o.maximize, false};
-      optim_test::run_vs_reference(
-          [&](std::vector<Tensor> ps) { return std::make_unique<optim::Adam>(ps, o); }, ref, dt, rtol, atol);
+      optim_test::run_vs_reference([&](std::vector<Tensor> ps) { return std::make_unique<optim::Adam>(ps, o); }, ref,
+                                   dt, rtol, atol);
     }
   }
 }
@@ -112,8 +113,8 @@ TEST(OptimAdamW, MatchesReferenceLoop) {
     const double rtol = dt == TSR_F64 ? 1e-11 : 2e-5, atol = dt == TSR_F64 ? 1e-12 : 2e-6;
     for (optim::AdamWOptions o : {optim::AdamWOptions{0.01}, optim::AdamWOptions{0.03, {0.9, 0.95}, 1e-8, 0.1, true}}) {
       optim_ref::Adam ref{o.lr, o.betas.first, o.betas.second, o.eps, o.weight_decay, o.amsgrad, o.maximize, true};
-      optim_test::run_vs_reference(
-          [&](std::vector<Tensor> ps) { return std::make_unique<optim::AdamW>(ps, o); }, ref, dt, rtol, atol);
+      optim_test::run_vs_reference([&](std::vector<Tensor> ps) { return std::make_unique<optim::AdamW>(ps, o); }, ref,
+                                   dt, rtol, atol);
     }
   }
 }
@@ -165,11 +166,11 @@ TEST(OptimAdam, StateDictLayout) {
   opt.step();
   opt.step();
   tsr::StateDict sd = opt.state_dict();
-  EXPECT_EQ(sd.keys(), (std::vector<std::string>{"state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq",
-                                                 "state.0.max_exp_avg_sq", "param_groups.0.params",
-                                                 "param_groups.0.amsgrad", "param_groups.0.beta1",
-                                                 "param_groups.0.beta2", "param_groups.0.eps", "param_groups.0.lr",
-                                                 "param_groups.0.maximize", "param_groups.0.weight_decay"}));
+  EXPECT_EQ(sd.keys(),
+            (std::vector<std::string>{"state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq", "state.0.max_exp_avg_sq",
+                                      "param_groups.0.params", "param_groups.0.amsgrad", "param_groups.0.beta1",
+                                      "param_groups.0.beta2", "param_groups.0.eps", "param_groups.0.lr",
+                                      "param_groups.0.maximize", "param_groups.0.weight_decay"}));
   EXPECT_EQ(sd.at("state.0.step").dtype(), TSR_I64);
   EXPECT_EQ(sd.at("state.0.step").dim(), 0);
   EXPECT_EQ(sd.at("state.0.step").item<int64_t>(), 2);
@@ -179,7 +180,9 @@ TEST(OptimAdam, StateDictLayout) {
 
 TEST(OptimResume, SGDAdamAdamWBitIdenticalNextStep) {
   optim_test::expect_resume_bit_identical(
-      [](std::vector<Tensor> ps) { return std::make_unique<optim::SGD>(ps, optim::SGDOptions{0.1, 0.9, 0, 0.01, true}); },
+      [](std::vector<Tensor> ps) {
+        return std::make_unique<optim::SGD>(ps, optim::SGDOptions{0.1, 0.9, 0, 0.01, true});
+      },
       [](std::vector<Tensor> ps) { return std::make_unique<optim::SGD>(ps); });
   optim_test::expect_resume_bit_identical(
       [](std::vector<Tensor> ps) {
@@ -237,8 +240,10 @@ TEST(OptimErrors, BadStateDictsAreRejectedAndChangeNothing) {
   };
   auto with = [&](const std::string& key, Tensor t) {
     tsr::StateDict sd = good;
-    if (t.defined()) sd.insert(key, t);
-    else sd.erase(key);
+    if (t.defined())
+      sd.insert(key, t);
+    else
+      sd.erase(key);
     return sd;
   };
   EXPECT_TRUE(throws_with([&] { dst.load_state_dict(with("state.1.exp_avg", tsr::zeros({3}))); },
@@ -247,8 +252,8 @@ TEST(OptimErrors, BadStateDictsAreRejectedAndChangeNothing) {
   EXPECT_TRUE(throws_with([&] { dst.load_state_dict(with("state.1.exp_avg_sq", Tensor())); },
                           {"Adam", "missing 'state.1.exp_avg_sq'"}));
   unchanged();
-  EXPECT_TRUE(throws_with([&] { dst.load_state_dict(with("param_groups.0.lr", Tensor())); },
-                          {"missing 'param_groups.0.lr'"}));
+  EXPECT_TRUE(
+      throws_with([&] { dst.load_state_dict(with("param_groups.0.lr", Tensor())); }, {"missing 'param_groups.0.lr'"}));
   unchanged();
   EXPECT_TRUE(throws_with([&] { dst.load_state_dict(with("state.2.exp_avg", tsr::zeros({4}))); },
                           {"names parameter 2 but the Adam optimizer has 2 parameters"}));
@@ -259,8 +264,11 @@ TEST(OptimErrors, BadStateDictsAreRejectedAndChangeNothing) {
   EXPECT_TRUE(throws_with([&] { dst.load_state_dict(with("param_groups.0.beta1", tsr::full({}, 1.5, TSR_F64))); },
                           {"Adam: Invalid beta parameter at index 0: 1.5"}));
   unchanged();
-  EXPECT_TRUE(throws_with([&] { dst.load_state_dict(with("state.0.max_exp_avg_sq", tsr::zeros({2, 3}))); },
-                          {"unexpected state_dict entry 'state.0.max_exp_avg_sq'"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        dst.load_state_dict(with("state.0.max_exp_avg_sq", tsr::zeros({2, 3})));
+      },
+      {"unexpected state_dict entry 'state.0.max_exp_avg_sq'"}));
   unchanged();
   EXPECT_TRUE(throws_with([&] { dst.load_state_dict(with("state.0.step", tsr::full({}, -2, TSR_I64))); },
                           {"'state.0.step' must be a count >= 0, got -2"}));
@@ -271,8 +279,9 @@ TEST(OptimErrors, BadStateDictsAreRejectedAndChangeNothing) {
   // A state_dict of a one-parameter optimizer: the group sizes differ.
   Tensor e = leaf(tsr::optest::randu({2, 3}, 10, -1, 1, TSR_F32));
   optim::Adam one({e});
-  EXPECT_TRUE(throws_with([&] { dst.load_state_dict(one.state_dict()); },
-                          {"parameter group (param_groups.0.params) of 1 parameters but group 0 of the Adam optimizer has 2"}));
+  EXPECT_TRUE(
+      throws_with([&] { dst.load_state_dict(one.state_dict()); },
+                  {"parameter group (param_groups.0.params) of 1 parameters but group 0 of the Adam optimizer has 2"}));
   unchanged();
   // An SGD state_dict lacks Adam's options.
   optim::SGD sgd({leaf(tsr::zeros({2, 3})), leaf(tsr::zeros({4}))});
@@ -297,19 +306,37 @@ TEST(OptimErrors, SGDStateDictWithAStepCountIsRejected) {
 TEST(OptimErrors, ConstructorChecksOptionsAndParams) {
   Tensor a = leaf64({1.0});
   EXPECT_TRUE(throws_with([&] { optim::SGD({a}, {-1.0}); }, {"SGD: Invalid learning rate: -1"}));
-  EXPECT_TRUE(throws_with([&] { optim::SGD({a}, {0.1, 0.0, 0, 0, true}); },
-                          {"SGD: Nesterov momentum requires a momentum and zero dampening"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        optim::SGD({a}, {0.1, 0.0, 0, 0, true});
+      },
+      {"SGD: Nesterov momentum requires a momentum and zero dampening"}));
   EXPECT_TRUE(throws_with([&] { optim::SGD({a}, {0.1, -0.5}); }, {"Invalid momentum value: -0.5"}));
-  EXPECT_TRUE(throws_with([&] { optim::Adam({a}, {0.1, {1.0, 0.9}}); }, {"Adam: Invalid beta parameter at index 0: 1"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        optim::Adam({a}, {0.1, {1.0, 0.9}});
+      },
+      {"Adam: Invalid beta parameter at index 0: 1"}));
   EXPECT_TRUE(throws_with([&] { optim::AdamW({a}, {0.1, {0.9, 0.9}, -1e-8}); }, {"AdamW: Invalid epsilon value"}));
-  EXPECT_TRUE(throws_with([&] { optim::Adam({a}, {0.1, {0.9, 0.9}, 1e-8, -0.1}); }, {"Invalid weight_decay value: -0.1"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        optim::Adam({a}, {0.1, {0.9, 0.9}, 1e-8, -0.1});
+      },
+      {"Invalid weight_decay value: -0.1"}));
   EXPECT_TRUE(throws_with([&] { optim::SGD(std::vector<Tensor>{}); }, {"SGD: optimizer got an empty parameter list"}));
   EXPECT_TRUE(throws_with([&] { optim::SGD({a, a}); }, {"parameter 1 appears more than once"}));
-  EXPECT_TRUE(throws_with([&] { optim::SGD({leaf64({1.0}), tsr::arange(3)}); }, {"parameter 1 must be floating point, got int64"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        optim::SGD({leaf64({1.0}), tsr::arange(3)});
+      },
+      {"parameter 1 must be floating point, got int64"}));
   Tensor nonleaf = a * 2.0;
   EXPECT_TRUE(throws_with([&] { optim::SGD({nonleaf}); }, {"can't optimize a non-leaf tensor (parameter 0)"}));
-  EXPECT_TRUE(throws_with([&] { optim::SGD({optim::ParamGroup({a}, {{"betas", 0.9}})}, {}); },
-                          {"SGD: unknown option 'betas'"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        optim::SGD({optim::ParamGroup({a}, {{"betas", 0.9}})}, {});
+      },
+      {"SGD: unknown option 'betas'"}));
   optim::SGD ok({a});
   EXPECT_TRUE(throws_with([&] { ok.add_param_group(optim::ParamGroup({a})); }, {"parameter 1 appears more than once"}));
   EXPECT_EQ(ok.param_groups().size(), 1u);
@@ -325,8 +352,9 @@ TEST(OptimErrors, SwappedParamIsCaughtBeforeAnyUpdate) {
   Tensor swapped = leaf64({0.0, 0.0});
   swapped.set_grad(tsr::from_vector<double>({1.0, 1.0}, {2}));
   opt.param_groups()[0].params[1] = swapped;
-  EXPECT_TRUE(throws_with([&] { opt.step(); },
-                          {"SGD: state 'momentum_buffer' of parameter 1 has shape [3] but the parameter has shape [2]"}));
+  EXPECT_TRUE(
+      throws_with([&] { opt.step(); },
+                  {"SGD: state 'momentum_buffer' of parameter 1 has shape [3] but the parameter has shape [2]"}));
   EXPECT_EQ(a.to_vector<double>(), a1);  // parameter 0 was not updated either
   opt.param_groups()[0].params.push_back(leaf64({1.0}));
   EXPECT_TRUE(throws_with([&] { opt.step(); }, {"SGD: the parameter lists changed", "add_param_group"}));

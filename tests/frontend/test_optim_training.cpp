@@ -32,8 +32,7 @@ struct Problem {
   }
 };
 
-void fits(const std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>& make, int steps,
-          double tol) {
+void fits(const std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>& make, int steps, double tol) {
   Problem P;
   auto opt = make({P.w, P.b});
   optim::WarmupCosine sched(*opt, 10, steps, 0.01);
@@ -52,14 +51,24 @@ void fits(const std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tens
 }
 
 TEST(OptimTraining, EveryOptimizerSolvesLeastSquares) {
-  fits([](std::vector<Tensor> ps) { return std::make_unique<optim::SGD>(ps, optim::SGDOptions{0.3, 0.9, 0, 0, true}); },
-       300, 1e-3);
+  fits(
+      [](std::vector<Tensor> ps) {
+        return std::make_unique<optim::SGD>(ps, optim::SGDOptions{0.3, 0.9, 0, 0, true});
+      },
+      300, 1e-3);
   fits([](std::vector<Tensor> ps) { return std::make_unique<optim::Adam>(ps, optim::AdamOptions{0.1}); }, 400, 1e-3);
-  fits([](std::vector<Tensor> ps) { return std::make_unique<optim::AdamW>(ps, optim::AdamWOptions{0.1, {0.9, 0.999}, 1e-8, 0.0}); },
-       400, 1e-3);
-  fits([](std::vector<Tensor> ps) { return std::make_unique<optim::RMSprop>(ps, optim::RMSpropOptions{0.02, 0.99, 1e-8, 0, 0.5}); },
-       400, 1e-3);
-  fits([](std::vector<Tensor> ps) { return std::make_unique<optim::Adagrad>(ps, optim::AdagradOptions{1.0}); }, 400, 1e-3);
+  fits(
+      [](std::vector<Tensor> ps) {
+        return std::make_unique<optim::AdamW>(ps, optim::AdamWOptions{0.1, {0.9, 0.999}, 1e-8, 0.0});
+      },
+      400, 1e-3);
+  fits(
+      [](std::vector<Tensor> ps) {
+        return std::make_unique<optim::RMSprop>(ps, optim::RMSpropOptions{0.02, 0.99, 1e-8, 0, 0.5});
+      },
+      400, 1e-3);
+  fits([](std::vector<Tensor> ps) { return std::make_unique<optim::Adagrad>(ps, optim::AdagradOptions{1.0}); }, 400,
+       1e-3);
 }
 
 }  // namespace

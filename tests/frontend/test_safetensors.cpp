@@ -36,8 +36,7 @@ TEST(Safetensors, EveryDtypeAndShapeKindRoundTripsBitExact) {
   for (tsr_dtype_t dt : kAllDtypes)
     for (const auto& shape : shapes) {
       Bytes b = random_bytes(dt, tsr::optest::numel_of(shape), seed++);
-      sd.insert(std::string(tsr::dtype_name(dt)) + "/" + std::to_string(expect.size()),
-                sttest::from_raw(b, shape, dt));
+      sd.insert(std::string(tsr::dtype_name(dt)) + "/" + std::to_string(expect.size()), sttest::from_raw(b, shape, dt));
       expect.push_back(b);
     }
   std::string path = sttest::scratch("dtypes");
@@ -81,16 +80,15 @@ TEST(Safetensors, NonContiguousTensorsAreWrittenRowMajor) {
 // A file assembled byte by byte from the spec: foreign key order, an empty entry, padding.
 TEST(Safetensors, ReadsAFileWrittenByHandFromTheSpec) {
   Bytes data;
-  sttest::put<double>(data, 3.25);              // "a" at [0, 8)
+  sttest::put<double>(data, 3.25);                                                     // "a" at [0, 8)
   for (int16_t v : {int16_t{-3}, int16_t{300}, int16_t{32767}}) sttest::put(data, v);  // "b" at [8, 14)
-  data.push_back(1);                            // "c" at [14, 16): bool [2]
+  data.push_back(1);                                                                   // "c" at [14, 16): bool [2]
   data.push_back(0);
-  std::string header =
-      R"({"b":{"dtype":"I16","shape":[3],"data_offsets":[8,14]},)"
-      R"("__metadata__":{"format":"pt","note":"h\u00e9"},)"
-      R"("e":{"shape":[2,0],"dtype":"F32","data_offsets":[16,16]},)"
-      R"("a":{"data_offsets":[0,8],"dtype":"F64","shape":[]},)"
-      R"("c":{"dtype":"BOOL","shape":[2],"data_offsets":[14,16]}}   )";
+  std::string header = R"({"b":{"dtype":"I16","shape":[3],"data_offsets":[8,14]},)"
+                       R"("__metadata__":{"format":"pt","note":"h\u00e9"},)"
+                       R"("e":{"shape":[2,0],"dtype":"F32","data_offsets":[16,16]},)"
+                       R"("a":{"data_offsets":[0,8],"dtype":"F64","shape":[]},)"
+                       R"("c":{"dtype":"BOOL","shape":[2],"data_offsets":[14,16]}}   )";
   std::string path = sttest::scratch("byhand");
   sttest::write_file(path, sttest::make_file(header, data));
 
@@ -129,11 +127,10 @@ TEST(Safetensors, WrittenFileFollowsTheSpecByteForByte) {
   ASSERT_EQ(file.size(), 8 + n + 24 + 8);
   std::string header(file.begin() + 8, file.begin() + 8 + static_cast<std::ptrdiff_t>(n));
   std::string trimmed = header.substr(0, header.find_last_not_of(' ') + 1);
-  EXPECT_EQ(trimmed,
-            R"({"__metadata__":{"author":"tessera \"test\""},)"
-            R"("w":{"data_offsets":[0,24],"dtype":"F32","shape":[2,3]},)"
-            R"("n":{"data_offsets":[24,32],"dtype":"I64","shape":[]},)"
-            R"("z":{"data_offsets":[32,32],"dtype":"BF16","shape":[0,4]}})");
+  EXPECT_EQ(trimmed, R"({"__metadata__":{"author":"tessera \"test\""},)"
+                     R"("w":{"data_offsets":[0,24],"dtype":"F32","shape":[2,3]},)"
+                     R"("n":{"data_offsets":[24,32],"dtype":"I64","shape":[]},)"
+                     R"("z":{"data_offsets":[32,32],"dtype":"BF16","shape":[0,4]}})");
   Bytes data(file.begin() + 8 + static_cast<std::ptrdiff_t>(n), file.end());
   Bytes expect;
   for (float v : {1.f, 2.f, 3.f, 4.f, 5.f, -6.5f}) sttest::put(expect, v);
@@ -181,7 +178,8 @@ TEST(Safetensors, OneOpenFileServesSeveralThreads) {
     threads.emplace_back([&, w] {
       for (int rep = 0; rep < 10; ++rep)
         for (const auto& kv : sd)
-          if (f.load(kv.first).to_vector<double>() != kv.second.to_vector<double>()) ++mismatches[static_cast<size_t>(w)];
+          if (f.load(kv.first).to_vector<double>() != kv.second.to_vector<double>())
+            ++mismatches[static_cast<size_t>(w)];
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(mismatches, std::vector<int>(4, 0));
@@ -196,8 +194,7 @@ TEST(Safetensors, LookupAndDeviceErrorsNameTheEntry) {
   tsr::SafetensorsFile f(path);
   EXPECT_TRUE(throws_with([&] { f.load("layer.bias"); }, {"no entry 'layer.bias'", path}));
   EXPECT_TRUE(throws_with([&] { f.entry(7); }, {"index 7", "1 entries"}));
-  EXPECT_TRUE(throws_with([&] { f.load(0, tsr::Device(tsr_device_t{TSR_DEVICE_TYPE_CPU, 99})); },
-                          {"layer.weight"}));
+  EXPECT_TRUE(throws_with([&] { f.load(0, tsr::Device(tsr_device_t{TSR_DEVICE_TYPE_CPU, 99})); }, {"layer.weight"}));
   try {
     f.load("nope");
   } catch (const tsr::Error& e) {
@@ -230,7 +227,9 @@ TEST(Safetensors, SaveRejectsBadArgumentsWithoutTouchingTheTarget) {
   const char* names[] = {"a", "a"};
   tsr_tensor_t* ts[] = {t.get(), t.get()};
   EXPECT_TRUE(throws_with(
-      [&] { tsr::check(tsr::api()->safetensors_save(tsr::runtime(), path.c_str(), 2, names, ts, 0, nullptr, nullptr)); },
+      [&] {
+        tsr::check(tsr::api()->safetensors_save(tsr::runtime(), path.c_str(), 2, names, ts, 0, nullptr, nullptr));
+      },
       {"duplicate tensor name 'a'"}));
   EXPECT_EQ(sttest::read_file(path), before);
 

@@ -49,7 +49,8 @@ void expect_refused(const std::string& header, const Bytes& data, const std::vec
   EXPECT_FALSE(r.ok) << "accepted header: " << header;
   EXPECT_EQ(r.code, code) << r.message;
   EXPECT_NE(r.message.find(path), std::string::npos) << r.message;
-  for (const std::string& p : parts) EXPECT_NE(r.message.find(p), std::string::npos) << "\"" << r.message << "\" lacks \"" << p << "\"";
+  for (const std::string& p : parts)
+    EXPECT_NE(r.message.find(p), std::string::npos) << "\"" << r.message << "\" lacks \"" << p << "\"";
   std::remove(path.c_str());
 }
 
@@ -90,7 +91,8 @@ TEST(SafetensorsMalformed, HeaderNotJsonOrNotAnObject) {
 }
 
 TEST(SafetensorsMalformed, UnknownAndUnsupportedDtypes) {
-  expect_refused(R"({"a":{"dtype":"F7","shape":[1],"data_offsets":[0,4]}})", zeros(4), {"entry 'a'", "unknown dtype 'F7'"});
+  expect_refused(R"({"a":{"dtype":"F7","shape":[1],"data_offsets":[0,4]}})", zeros(4),
+                 {"entry 'a'", "unknown dtype 'F7'"});
   expect_refused(R"({"a":{"dtype":"f32","shape":[1],"data_offsets":[0,4]}})", zeros(4), {"unknown dtype 'f32'"});
   expect_refused(R"({"a":{"dtype":7,"shape":[1],"data_offsets":[0,4]}})", zeros(4), {"dtype is JSON number"});
   expect_refused(R"({"a":{"dtype":"F8_E4M3","shape":[4],"data_offsets":[0,4]}})", zeros(4),
@@ -106,13 +108,12 @@ TEST(SafetensorsMalformed, BadShapes) {
                  {"shape[0]"});
   expect_refused(R"({"a":{"dtype":"F32","shape":"1","data_offsets":[0,4]}})", zeros(4), {"shape is JSON string"});
   // The byte size wraps to 0 in 64 bits: must not pass as an empty tensor.
-  expect_refused(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", {},
-                 {"overflows"});
+  expect_refused(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", {}, {"overflows"});
   // Zero elements, but strides of a [0, 2^62, 2^62] tensor overflow.
-  expect_refused(R"({"a":{"dtype":"U8","shape":[0,4611686018427387904,4611686018427387904],"data_offsets":[0,0]}})",
-                 {}, {"overflows"});
-  expect_refused(R"({"a":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})",
-                 zeros(1), {"17 dims"});
+  expect_refused(R"({"a":{"dtype":"U8","shape":[0,4611686018427387904,4611686018427387904],"data_offsets":[0,0]}})", {},
+                 {"overflows"});
+  expect_refused(R"({"a":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})", zeros(1),
+                 {"17 dims"});
 }
 
 TEST(SafetensorsMalformed, BadOffsets) {
@@ -129,17 +130,22 @@ TEST(SafetensorsMalformed, BadOffsets) {
 }
 
 TEST(SafetensorsMalformed, OverlapsHolesAndTrailingBytes) {
-  expect_refused(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                 zeros(8), {"entry 'b'", "overlaps entry 'a'"});
-  expect_refused(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
-                 zeros(8), {"overlaps"});
-  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", zeros(8), {"bytes 0..4 belong to no entry"});
-  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", zeros(8), {"8 bytes but the entries cover 4"});
+  expect_refused(
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+      zeros(8), {"entry 'b'", "overlaps entry 'a'"});
+  expect_refused(
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+      zeros(8), {"overlaps"});
+  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", zeros(8),
+                 {"bytes 0..4 belong to no entry"});
+  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", zeros(8),
+                 {"8 bytes but the entries cover 4"});
 }
 
 TEST(SafetensorsMalformed, DuplicateNamesAndFields) {
-  expect_refused(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                 zeros(8), {"duplicate entry 'a'"});
+  expect_refused(
+      R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+      zeros(8), {"duplicate entry 'a'"});
   expect_refused(R"({"a":{"dtype":"F32","dtype":"F64","shape":[1],"data_offsets":[0,4]}})", zeros(4),
                  {"duplicate field 'dtype'"});
   expect_refused(R"({"__metadata__":{},"__metadata__":{}})", {}, {"duplicate entry '__metadata__'"});

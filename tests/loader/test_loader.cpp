@@ -374,14 +374,13 @@ TEST(LoaderFault, MalformedManifestJson) {
   expect_refused(case_dir("bad_json"), "badjson", {"bad manifest", "badjson.json"});
 }
 
-TEST(LoaderFault, ManifestNameMismatch) {
-  expect_refused(case_dir("name_mismatch"), "alpha", {"'beta'", "'alpha'"});
-}
+TEST(LoaderFault, ManifestNameMismatch) { expect_refused(case_dir("name_mismatch"), "alpha", {"'beta'", "'alpha'"}); }
 
 // ---- init, score ----------------------------------------------------------------------------
 
 TEST(LoaderFault, InitFailureLeavesNothingRegistered) {
-  Record r = expect_refused(case_dir("init_fails"), "ghost", {"init failed", "ghost init failed on purpose (no ectoplasm)"});
+  Record r =
+      expect_refused(case_dir("init_fails"), "ghost", {"init failed", "ghost init failed on purpose (no ectoplasm)"});
   Rt rt(with_healthy(case_dir("init_fails")));
   Rt baseline(with_healthy(good_dir()));
   EXPECT_FALSE(rt.has_op("ghost::haunt"));
@@ -491,11 +490,10 @@ TEST(LoaderOrder, DependencyInitRunsFirst) {
     EXPECT_EQ(rs[1].name, "consumer");
     EXPECT_TRUE(rs[0].loaded) << rs[0].reason;
     EXPECT_TRUE(rs[1].loaded) << rs[1].reason;
-    EXPECT_EQ(kernels_of_plugin(rt.get(), "consumer"),
-              (std::vector<std::string>{"provider::twice:consumer::twice"}));
+    EXPECT_EQ(kernels_of_plugin(rt.get(), "consumer"), (std::vector<std::string>{"provider::twice:consumer::twice"}));
   }
-  EXPECT_EQ(log.lines(), (std::vector<std::string>{"init provider", "init consumer", "shutdown consumer",
-                                                   "shutdown provider"}));
+  EXPECT_EQ(log.lines(),
+            (std::vector<std::string>{"init provider", "init consumer", "shutdown consumer", "shutdown provider"}));
 }
 
 TEST(LoaderOrder, ShutdownRunsInReverseLoadOrder) {
@@ -516,10 +514,10 @@ TEST(LoaderOrder, ShutdownRunsInReverseLoadOrder) {
 
 TEST(LoaderFault, EveryBrokenPluginAtOnceLeavesTheHostWorking) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"no_entry", "noentry"},         {"abi_header", "future"},        {"abi_manifest", "abi2"},
-      {"no_manifest", "nomanifest"},   {"bad_json", "badjson"},         {"name_mismatch", "alpha"},
-      {"init_fails", "ghost"},         {"throws_raw", "thrower_raw"},   {"throws_sdk", "thrower_sdk"},
-      {"score_zero", "picky"},         {"dep_missing", "orphan"},       {"dep_cycle", "cyc_a"},
+      {"no_entry", "noentry"},       {"abi_header", "future"},      {"abi_manifest", "abi2"},
+      {"no_manifest", "nomanifest"}, {"bad_json", "badjson"},       {"name_mismatch", "alpha"},
+      {"init_fails", "ghost"},       {"throws_raw", "thrower_raw"}, {"throws_sdk", "thrower_sdk"},
+      {"score_zero", "picky"},       {"dep_missing", "orphan"},     {"dep_cycle", "cyc_a"},
       {"dep_cycle", "cyc_b"}};
   std::string path;
   std::set<std::string> dirs;

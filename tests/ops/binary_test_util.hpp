@@ -80,8 +80,8 @@ using Ref2 = std::function<double(double, double)>;
 using Gen = std::function<Tensor(const Shape&, uint64_t)>;
 
 inline const std::vector<std::pair<Shape, Shape>>& shape_pairs() {
-  static const std::vector<std::pair<Shape, Shape>> p = {
-      {{3, 5}, {5}}, {{2, 1, 4}, {3, 1}}, {{0, 3}, {3}}, {{7}, {1}}, {{}, {4}}, {{1, 1}, {1, 1}}, {{13}, {13}}};
+  static const std::vector<std::pair<Shape, Shape>> p = {{{3, 5}, {5}}, {{2, 1, 4}, {3, 1}}, {{0, 3}, {3}}, {{7}, {1}},
+                                                         {{}, {4}},     {{1, 1}, {1, 1}},    {{13}, {13}}};
   return p;
 }
 
@@ -95,7 +95,8 @@ inline void check_binary(const char* name, const Fn2& fn, const Ref2& ref, const
       SCOPED_TRACE(std::string(name) + " " + dtype_name(dt));
       Tensor a = gen_a(sp.first, ++seed).to(dt), b = gen_b(sp.second, ++seed).to(dt);
       Shape shape;
-      std::vector<double> expected = ref_nary({a, b}, [&](const std::vector<double>& x) { return ref(x[0], x[1]); }, &shape);
+      std::vector<double> expected = ref_nary(
+          {a, b}, [&](const std::vector<double>& x) { return ref(x[0], x[1]); }, &shape);
       auto tol = optest::default_tol(dt);
       double rtol = tol.first * tol_scale, atol = tol.second * tol_scale;
       Tensor r = fn(a, b);

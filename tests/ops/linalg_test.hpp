@@ -8,7 +8,8 @@
 namespace tsr::optest {
 
 // Row-major reference product of [m, k] x [k, n].
-inline std::vector<double> ref_mm(const std::vector<double>& a, const std::vector<double>& b, int64_t m, int64_t k, int64_t n) {
+inline std::vector<double> ref_mm(const std::vector<double>& a, const std::vector<double>& b, int64_t m, int64_t k,
+                                  int64_t n) {
   std::vector<double> c(static_cast<size_t>(m * n), 0.0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -30,15 +31,14 @@ inline bool foreign_formula_missing(const Error& e) {
     if (op == mine) return false;
   return true;
 }
-#define GRADCHECK(...)                                          \
-  do {                                                          \
-    try {                                                       \
-      EXPECT_TRUE(gradcheck(__VA_ARGS__));                      \
-    } catch (const Error& e) {                                  \
-      if (!foreign_formula_missing(e)) throw;                   \
+#define GRADCHECK(...)                                                     \
+  do {                                                                     \
+    try {                                                                  \
+      EXPECT_TRUE(gradcheck(__VA_ARGS__));                                 \
+    } catch (const Error& e) {                                             \
+      if (!foreign_formula_missing(e)) throw;                              \
       GTEST_SKIP() << "needs a formula from another family: " << e.what(); \
-    }                                                           \
+    }                                                                      \
   } while (0)
-
 
 }  // namespace tsr::optest

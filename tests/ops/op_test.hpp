@@ -26,8 +26,7 @@ inline int64_t numel_of(const Shape& s) {
 }
 
 // Uniform float64 values in [lo, hi) from `seed` (never all zeros), as `dt` on the CPU.
-inline Tensor randu(const Shape& shape, uint64_t seed, double lo = -2.0, double hi = 2.0,
-                    tsr_dtype_t dt = TSR_F64) {
+inline Tensor randu(const Shape& shape, uint64_t seed, double lo = -2.0, double hi = 2.0, tsr_dtype_t dt = TSR_F64) {
   std::mt19937_64 g(seed * 0x9E3779B97F4A7C15ull + 1);
   std::uniform_real_distribution<double> u(lo, hi);
   std::vector<double> v(static_cast<size_t>(numel_of(shape)));
@@ -87,11 +86,16 @@ inline std::vector<double> values(const Tensor& t) {
 // Per-dtype default tolerances (rtol, atol) for comparisons against float64 references.
 inline std::pair<double, double> default_tol(tsr_dtype_t dt) {
   switch (dt) {
-    case TSR_F64: return {1e-10, 1e-12};
-    case TSR_F32: return {1e-5, 1e-6};
-    case TSR_F16: return {2e-3, 2e-3};
-    case TSR_BF16: return {1.6e-2, 1e-2};
-    default: return {0, 0};
+    case TSR_F64:
+      return {1e-10, 1e-12};
+    case TSR_F32:
+      return {1e-5, 1e-6};
+    case TSR_F16:
+      return {2e-3, 2e-3};
+    case TSR_BF16:
+      return {1.6e-2, 1e-2};
+    default:
+      return {0, 0};
   }
 }
 
@@ -112,8 +116,8 @@ inline ::testing::AssertionResult close(const Tensor& actual, const std::vector<
     if (std::isnan(e) && std::isnan(x)) continue;
     if (std::isinf(e) && x == e) continue;
     if (!(std::fabs(x - e) <= atol + rtol * std::fabs(e)))
-      return ::testing::AssertionFailure() << "element " << i << ": got " << x << ", expected " << e
-                                           << " (rtol " << rtol << ", atol " << atol << ") in " << describe(actual);
+      return ::testing::AssertionFailure() << "element " << i << ": got " << x << ", expected " << e << " (rtol "
+                                           << rtol << ", atol " << atol << ") in " << describe(actual);
   }
   return ::testing::AssertionSuccess();
 }
@@ -127,8 +131,8 @@ inline ::testing::AssertionResult close(const Tensor& actual, const Tensor& expe
 // floating: fn(inputs) -> one output (any shape). Inputs are cloned as leaves requiring grad;
 // the output is contracted with a fixed random cotangent so every element matters.
 inline ::testing::AssertionResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                                            const std::vector<Tensor>& inputs, double eps = 1e-6,
-                                            double atol = 1e-5, double rtol = 1e-4) {
+                                            const std::vector<Tensor>& inputs, double eps = 1e-6, double atol = 1e-5,
+                                            double rtol = 1e-4) {
   std::vector<Tensor> leaves;
   std::vector<Tensor> wrt;
   for (const Tensor& t : inputs) {
@@ -153,7 +157,8 @@ inline ::testing::AssertionResult gradcheck(const std::function<Tensor(const std
   size_t k = 0;
   for (size_t idx = 0; idx < leaves.size(); ++idx) {
     if (!is_floating(leaves[idx].dtype())) continue;
-    std::vector<double> ga = analytic[k].defined() ? values(analytic[k]) : std::vector<double>(leaves[idx].numel(), 0.0);
+    std::vector<double> ga =
+        analytic[k].defined() ? values(analytic[k]) : std::vector<double>(leaves[idx].numel(), 0.0);
     ++k;
     std::vector<Tensor> in;
     for (const Tensor& t : leaves) in.push_back(t.detach().clone());
@@ -170,8 +175,8 @@ inline ::testing::AssertionResult gradcheck(const std::function<Tensor(const std
       double fm = contract(in);
       double num = (fp - fm) / (2 * eps);
       if (!(std::fabs(num - ga[e]) <= atol + rtol * std::fabs(num)))
-        return ::testing::AssertionFailure() << "input " << idx << " element " << e << ": analytic gradient "
-                                             << ga[e] << ", numeric " << num;
+        return ::testing::AssertionFailure()
+               << "input " << idx << " element " << e << ": analytic gradient " << ga[e] << ", numeric " << num;
     }
     in[idx] = x;
   }

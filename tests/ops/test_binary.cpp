@@ -106,12 +106,15 @@ TEST(BinaryOps, SecondOrderThroughMulAndPow) {
 // ---- floating ops: values --------------------------------------------------------------------
 
 TEST(BinaryOps, Atan2HypotCopysign) {
-  check_binary("atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); },
-               [](double a, double b) { return std::atan2(a, b); }, float_dtypes(), uniform(-2, 2), uniform(-2, 2));
-  check_binary("hypot", [](const Tensor& a, const Tensor& b) { return hypot(a, b); },
-               [](double a, double b) { return std::hypot(a, b); }, float_dtypes(), uniform(-2, 2), uniform(-2, 2));
-  check_binary("copysign", [](const Tensor& a, const Tensor& b) { return copysign(a, b); },
-               [](double a, double b) { return std::copysign(a, b); }, float_dtypes(), uniform(-2, 2), uniform(-2, 2));
+  check_binary(
+      "atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); },
+      [](double a, double b) { return std::atan2(a, b); }, float_dtypes(), uniform(-2, 2), uniform(-2, 2));
+  check_binary(
+      "hypot", [](const Tensor& a, const Tensor& b) { return hypot(a, b); },
+      [](double a, double b) { return std::hypot(a, b); }, float_dtypes(), uniform(-2, 2), uniform(-2, 2));
+  check_binary(
+      "copysign", [](const Tensor& a, const Tensor& b) { return copysign(a, b); },
+      [](double a, double b) { return std::copysign(a, b); }, float_dtypes(), uniform(-2, 2), uniform(-2, 2));
   // Integers promote to float32 (atan2, copysign); hypot is floating only.
   Tensor i = randint({4}, 1, -5, 5);
   EXPECT_EQ(atan2(i, i).dtype(), TSR_F32);
@@ -123,14 +126,17 @@ TEST(BinaryOps, Atan2HypotCopysign) {
 
 TEST(BinaryOps, XlogyLogaddexp) {
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  check_binary("xlogy", [](const Tensor& a, const Tensor& b) { return xlogy(a, b); },
-               [](double a, double b) { return a * std::log(b); }, float_dtypes(), uniform(-2, 2), uniform(0.1, 3));
-  check_binary("logaddexp", [](const Tensor& a, const Tensor& b) { return logaddexp(a, b); },
-               [](double a, double b) { return std::log(std::exp(a) + std::exp(b)); }, float_dtypes(),
-               uniform(-5, 5), uniform(-5, 5));
-  check_binary("logaddexp2", [](const Tensor& a, const Tensor& b) { return logaddexp2(a, b); },
-               [](double a, double b) { return std::log2(std::exp2(a) + std::exp2(b)); }, float_dtypes(),
-               uniform(-5, 5), uniform(-5, 5));
+  check_binary(
+      "xlogy", [](const Tensor& a, const Tensor& b) { return xlogy(a, b); },
+      [](double a, double b) { return a * std::log(b); }, float_dtypes(), uniform(-2, 2), uniform(0.1, 3));
+  check_binary(
+      "logaddexp", [](const Tensor& a, const Tensor& b) { return logaddexp(a, b); },
+      [](double a, double b) { return std::log(std::exp(a) + std::exp(b)); }, float_dtypes(), uniform(-5, 5),
+      uniform(-5, 5));
+  check_binary(
+      "logaddexp2", [](const Tensor& a, const Tensor& b) { return logaddexp2(a, b); },
+      [](double a, double b) { return std::log2(std::exp2(a) + std::exp2(b)); }, float_dtypes(), uniform(-5, 5),
+      uniform(-5, 5));
   // xlogy(0, y) = 0 unless y is NaN; logaddexp of equal infinities and large arguments.
   Tensor x = from_vector<double>({0, 0, 0, 1}), y = from_vector<double>({0, -1, nan, 0});
   std::vector<double> r = values(xlogy(x, y));
@@ -146,10 +152,12 @@ TEST(BinaryOps, XlogyLogaddexp) {
 }
 
 TEST(BinaryOps, FmaxFminIgnoreNaN) {
-  check_binary("fmax", [](const Tensor& a, const Tensor& b) { return fmax(a, b); },
-               [](double a, double b) { return std::fmax(a, b); }, float_dtypes(), uniform(-2, 2), uniform(-2, 2));
-  check_binary("fmin", [](const Tensor& a, const Tensor& b) { return fmin(a, b); },
-               [](double a, double b) { return std::fmin(a, b); }, float_dtypes(), uniform(-2, 2), uniform(-2, 2));
+  check_binary(
+      "fmax", [](const Tensor& a, const Tensor& b) { return fmax(a, b); },
+      [](double a, double b) { return std::fmax(a, b); }, float_dtypes(), uniform(-2, 2), uniform(-2, 2));
+  check_binary(
+      "fmin", [](const Tensor& a, const Tensor& b) { return fmin(a, b); },
+      [](double a, double b) { return std::fmin(a, b); }, float_dtypes(), uniform(-2, 2), uniform(-2, 2));
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Tensor a = from_vector<double>({nan, 1, nan}), b = from_vector<double>({2, nan, nan});
   std::vector<double> mx = values(fmax(a, b)), mn = values(fmin(a, b)), m = values(maximum(a, b));
@@ -164,16 +172,21 @@ TEST(BinaryOps, FmaxFminIgnoreNaN) {
 }
 
 TEST(BinaryOps, RemainderFmodDivModeFloats) {
-  check_binary("remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }, py_mod,
-               float_dtypes(), uniform(-5, 5), away(0.5, 2), 4);
-  check_binary("fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); },
-               [](double a, double b) { return std::fmod(a, b); }, float_dtypes(), uniform(-5, 5), away(0.5, 2), 4);
-  check_binary("floor_divide", [](const Tensor& a, const Tensor& b) { return floor_divide(a, b); },
-               [](double a, double b) { return std::floor(a / b); }, float_dtypes(), uniform(-5, 5), away(0.5, 2));
-  check_binary("true_divide", [](const Tensor& a, const Tensor& b) { return true_divide(a, b); },
-               [](double a, double b) { return a / b; }, float_dtypes(), uniform(-5, 5), away(0.5, 2));
-  check_binary("div", [](const Tensor& a, const Tensor& b) { return div(a, b); },
-               [](double a, double b) { return a / b; }, float_dtypes(), uniform(-5, 5), away(0.5, 2));
+  check_binary(
+      "remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }, py_mod, float_dtypes(),
+      uniform(-5, 5), away(0.5, 2), 4);
+  check_binary(
+      "fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); },
+      [](double a, double b) { return std::fmod(a, b); }, float_dtypes(), uniform(-5, 5), away(0.5, 2), 4);
+  check_binary(
+      "floor_divide", [](const Tensor& a, const Tensor& b) { return floor_divide(a, b); },
+      [](double a, double b) { return std::floor(a / b); }, float_dtypes(), uniform(-5, 5), away(0.5, 2));
+  check_binary(
+      "true_divide", [](const Tensor& a, const Tensor& b) { return true_divide(a, b); },
+      [](double a, double b) { return a / b; }, float_dtypes(), uniform(-5, 5), away(0.5, 2));
+  check_binary(
+      "div", [](const Tensor& a, const Tensor& b) { return div(a, b); }, [](double a, double b) { return a / b; },
+      float_dtypes(), uniform(-5, 5), away(0.5, 2));
   Tensor a = randu({6}, 4, -9, 9), b = rand_away({6}, 5, 0.5, 3);
   std::vector<double> av = values(a), bv = values(b), t = values(div(a, b, "trunc"));
   for (size_t i = 0; i < av.size(); ++i) EXPECT_EQ(t[i], std::trunc(av[i] / bv[i]));
@@ -192,7 +205,8 @@ TEST(BinaryOps, FloatPowerIsFloat64) {
   Tensor r = float_power(a, b);
   EXPECT_EQ(r.dtype(), TSR_F64);
   Shape s;
-  std::vector<double> e = ref_nary({a, b}, [](const std::vector<double>& x) { return std::pow(x[0], x[1]); }, &s);
+  std::vector<double> e = ref_nary(
+      {a, b}, [](const std::vector<double>& x) { return std::pow(x[0], x[1]); }, &s);
   EXPECT_TRUE(close(r, e, s, 1e-12, 1e-12));
   EXPECT_EQ(float_power(randint({3}, 1, 1, 4), 2).dtype(), TSR_F64);
   grad_binary([](const Tensor& x, const Tensor& y) { return float_power(x, y); }, uniform(0.5, 2), uniform(-1, 1));
@@ -202,11 +216,13 @@ TEST(BinaryOps, LerpTensorAndScalarWeight) {
   for (tsr_dtype_t dt : float_dtypes()) {
     Tensor s = randu({3, 4}, 1).to(dt), e = randu({4}, 2).to(dt), w = randu({3, 1}, 3, -0.5, 1.5).to(dt);
     Shape shape;
-    std::vector<double> exp3 = ref_nary({s, e, w}, [](const std::vector<double>& x) { return x[0] + x[2] * (x[1] - x[0]); }, &shape);
+    std::vector<double> exp3 = ref_nary(
+        {s, e, w}, [](const std::vector<double>& x) { return x[0] + x[2] * (x[1] - x[0]); }, &shape);
     auto tol = default_tol(dt);
     EXPECT_TRUE(close(lerp(s, e, w), exp3, shape, tol.first * 4, tol.second * 4));
     EXPECT_TRUE(close(lerp(noncontig(s), e, noncontig(w)), exp3, shape, tol.first * 4, tol.second * 4));
-    std::vector<double> exp1 = ref_nary({s, e}, [](const std::vector<double>& x) { return x[0] + 0.75 * (x[1] - x[0]); }, &shape);
+    std::vector<double> exp1 = ref_nary(
+        {s, e}, [](const std::vector<double>& x) { return x[0] + 0.75 * (x[1] - x[0]); }, &shape);
     EXPECT_TRUE(close(lerp(s, e, 0.75), exp1, shape, tol.first * 4, tol.second * 4));
     EXPECT_EQ(lerp(s, e, 0.75).dtype(), dt);
   }
@@ -216,7 +232,8 @@ TEST(BinaryOps, LerpTensorAndScalarWeight) {
   EXPECT_EQ(values(lerp(s, e, 0.0)), values(s));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& x) { return lerp(x[0], x[1], x[2]); },
                         {randu({3, 1}, 6), randu({4}, 7), randu({3, 4}, 8)}));
-  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& x) { return lerp(x[0], x[1], 0.3); }, {randu({3, 4}, 6), randu({4}, 7)}));
+  EXPECT_TRUE(
+      gradcheck([](const std::vector<Tensor>& x) { return lerp(x[0], x[1], 0.3); }, {randu({3, 4}, 6), randu({4}, 7)}));
   EXPECT_TRUE(throws_with([] { lerp(randu({2}, 1, -1, 1, TSR_F32), randu({2}, 2), 0.5); }, {"lerp", "end", "float64"}));
   EXPECT_TRUE(throws_with([] { lerp(randint({2}, 1, 0, 3), randint({2}, 2, 0, 3), 0.5); }, {"lerp", "int64"}));
 }
@@ -226,9 +243,11 @@ TEST(BinaryOps, AddcmulAddcdiv) {
     Tensor s = randu({2, 3}, 1).to(dt), t1 = randu({3}, 2).to(dt), t2 = rand_away({2, 1}, 3).to(dt);
     Shape shape;
     auto tol = default_tol(dt);
-    std::vector<double> em = ref_nary({s, t1, t2}, [](const std::vector<double>& x) { return x[0] + 0.5 * x[1] * x[2]; }, &shape);
+    std::vector<double> em = ref_nary(
+        {s, t1, t2}, [](const std::vector<double>& x) { return x[0] + 0.5 * x[1] * x[2]; }, &shape);
     EXPECT_TRUE(close(addcmul(s, t1, t2, 0.5), em, shape, tol.first * 4, tol.second * 4));
-    std::vector<double> ed = ref_nary({s, t1, t2}, [](const std::vector<double>& x) { return x[0] - 2 * x[1] / x[2]; }, &shape);
+    std::vector<double> ed = ref_nary(
+        {s, t1, t2}, [](const std::vector<double>& x) { return x[0] - 2 * x[1] / x[2]; }, &shape);
     EXPECT_TRUE(close(addcdiv(s, t1, t2, -2), ed, shape, tol.first * 8, tol.second * 8));
   }
   EXPECT_EQ(values(addcmul(randint({3}, 1, 0, 5), randint({3}, 2, 0, 5), randint({3}, 3, 0, 5), 2)).size(), 3u);
@@ -243,10 +262,15 @@ TEST(BinaryOps, AddcmulAddcdiv) {
 TEST(BinaryOps, ClampTensorBounds) {
   Tensor x = randu({4, 5}, 1), lo = randu({5}, 2, -1, 0), hi = randu({4, 1}, 3, 0, 1);
   Shape shape;
-  std::vector<double> e = ref_nary({x, lo, hi}, [](const std::vector<double>& v) { return std::min(std::max(v[0], v[1]), v[2]); }, &shape);
+  std::vector<double> e = ref_nary(
+      {x, lo, hi}, [](const std::vector<double>& v) { return std::min(std::max(v[0], v[1]), v[2]); }, &shape);
   EXPECT_TRUE(close(clamp(x, lo, hi), e, shape, 0, 0));
-  EXPECT_TRUE(close(clamp(x, std::nullopt, hi), ref_nary({x, hi}, [](const std::vector<double>& v) { return std::min(v[0], v[1]); }, &shape), shape, 0, 0));
-  EXPECT_TRUE(throws_with([&] { clamp(x, std::optional<Tensor>(), std::optional<Tensor>()); }, {"clamp_tensor", "None"}));
+  EXPECT_TRUE(close(clamp(x, std::nullopt, hi),
+                    ref_nary(
+                        {x, hi}, [](const std::vector<double>& v) { return std::min(v[0], v[1]); }, &shape),
+                    shape, 0, 0));
+  EXPECT_TRUE(
+      throws_with([&] { clamp(x, std::optional<Tensor>(), std::optional<Tensor>()); }, {"clamp_tensor", "None"}));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& v) { return clamp(v[0], v[1], v[2]); }, {x, lo, hi}));
   // A NaN bound gives NaN, as PyTorch.
   const double nan = std::numeric_limits<double>::quiet_NaN();

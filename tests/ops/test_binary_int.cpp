@@ -17,10 +17,15 @@ const std::vector<tsr_dtype_t> kInts = {TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I6
 
 int64_t bits_of(tsr_dtype_t dt) {
   switch (dt) {
-    case TSR_U8: case TSR_I8: return 8;
-    case TSR_I16: return 16;
-    case TSR_I32: return 32;
-    default: return 64;
+    case TSR_U8:
+    case TSR_I8:
+      return 8;
+    case TSR_I16:
+      return 16;
+    case TSR_I32:
+      return 32;
+    default:
+      return 64;
   }
 }
 
@@ -28,11 +33,16 @@ int64_t bits_of(tsr_dtype_t dt) {
 double wrap_to(double v, tsr_dtype_t dt) {
   int64_t x = static_cast<int64_t>(v);
   switch (dt) {
-    case TSR_U8: return static_cast<uint8_t>(x);
-    case TSR_I8: return static_cast<int8_t>(x);
-    case TSR_I16: return static_cast<int16_t>(x);
-    case TSR_I32: return static_cast<int32_t>(x);
-    default: return static_cast<double>(x);
+    case TSR_U8:
+      return static_cast<uint8_t>(x);
+    case TSR_I8:
+      return static_cast<int8_t>(x);
+    case TSR_I16:
+      return static_cast<int16_t>(x);
+    case TSR_I32:
+      return static_cast<int32_t>(x);
+    default:
+      return static_cast<double>(x);
   }
 }
 
@@ -53,7 +63,8 @@ Tensor ints(const Shape& s, uint64_t seed, tsr_dtype_t dt, bool nonzero) {
   Tensor t = randint(s, seed, u ? 1 : -60, 60);
   if (nonzero) {
     std::vector<double> v = values(t);
-    for (double& x : v) if (x == 0) x = 7;
+    for (double& x : v)
+      if (x == 0) x = 7;
     t = from_vector(v, s).to(TSR_I64);
   }
   return t.to(dt);
@@ -67,9 +78,10 @@ void check_int_binary(const char* name, const std::function<Tensor(const Tensor&
       SCOPED_TRACE(std::string(name) + " " + dtype_name(dt));
       Tensor a = ints(sp.first, ++seed, dt, false), b = ints(sp.second, ++seed, dt, nonzero_b);
       Shape shape;
-      std::vector<double> e = ref_nary({a, b}, [&](const std::vector<double>& x) {
-        return ref(static_cast<int64_t>(x[0]), static_cast<int64_t>(x[1]), dt);
-      }, &shape);
+      std::vector<double> e = ref_nary(
+          {a, b},
+          [&](const std::vector<double>& x) { return ref(static_cast<int64_t>(x[0]), static_cast<int64_t>(x[1]), dt); },
+          &shape);
       Tensor r = fn(a, b);
       EXPECT_EQ(r.dtype(), dt);
       EXPECT_TRUE(close(r, e, shape, 0, 0));
@@ -86,12 +98,15 @@ void check_int_binary(const char* name, const std::function<Tensor(const Tensor&
 }  // namespace
 
 TEST(BinaryOps, IntegerRoundedDivisionRemainderFmod) {
-  check_int_binary("floor_divide", [](const Tensor& a, const Tensor& b) { return floor_divide(a, b); },
-                   [](int64_t a, int64_t b, tsr_dtype_t dt) { return wrap_to(double(floordiv(a, b)), dt); }, true);
-  check_int_binary("remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); },
-                   [](int64_t a, int64_t b, tsr_dtype_t) { return double(pymod(a, b)); }, true);
-  check_int_binary("fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); },
-                   [](int64_t a, int64_t b, tsr_dtype_t) { return double(a % b); }, true);
+  check_int_binary(
+      "floor_divide", [](const Tensor& a, const Tensor& b) { return floor_divide(a, b); },
+      [](int64_t a, int64_t b, tsr_dtype_t dt) { return wrap_to(double(floordiv(a, b)), dt); }, true);
+  check_int_binary(
+      "remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); },
+      [](int64_t a, int64_t b, tsr_dtype_t) { return double(pymod(a, b)); }, true);
+  check_int_binary(
+      "fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); },
+      [](int64_t a, int64_t b, tsr_dtype_t) { return double(a % b); }, true);
   Tensor a = randint({9}, 1, -60, 60), b = ints({9}, 2, TSR_I64, true);
   std::vector<double> av = values(a), bv = values(b), t = values(div(a, b, "trunc"));
   for (size_t i = 0; i < av.size(); ++i) EXPECT_EQ(t[i], double(int64_t(av[i]) / int64_t(bv[i])));
@@ -135,18 +150,21 @@ TEST(BinaryOps, IntegerDivisionByZeroIsAnErrorWithoutPartialWrite) {
 TEST(BinaryOps, IntegerPow) {
   Tensor b = from_vector<int64_t>({2, -2, 1, -1, 0, 3});
   EXPECT_TRUE(throws_with([&] { pow(b, -1); }, {"pow", "Integers to negative integer powers are not allowed"}));
-  EXPECT_TRUE(throws_with([&] { pow_tensor_scalar(b.to(TSR_I8), -2); }, {"pow_tensor_scalar", "negative integer powers"}));
+  EXPECT_TRUE(
+      throws_with([&] { pow_tensor_scalar(b.to(TSR_I8), -2); }, {"pow_tensor_scalar", "negative integer powers"}));
   EXPECT_EQ(pow(b, 3).to_vector<int64_t>(), (std::vector<int64_t>{8, -8, 1, -1, 0, 27}));
   EXPECT_EQ(pow(b, 3).dtype(), TSR_I64);
   EXPECT_EQ(pow(b.to(TSR_I16), 2).dtype(), TSR_I16);
   // A float exponent promotes; a tensor of negative exponents follows integer power rules.
-  EXPECT_TRUE(close(pow(b, -1.0), {0.5, -0.5, 1, -1, std::numeric_limits<double>::infinity(), 1.0 / 3}, {6}, 1e-6, 1e-7));
+  EXPECT_TRUE(
+      close(pow(b, -1.0), {0.5, -0.5, 1, -1, std::numeric_limits<double>::infinity(), 1.0 / 3}, {6}, 1e-6, 1e-7));
   EXPECT_EQ(pow(b, from_vector<int64_t>({-1, -1, -3, -3, 2, 0})).to_vector<int64_t>(),
             (std::vector<int64_t>{0, 0, 1, -1, 0, 1}));
   EXPECT_EQ(pow(2, from_vector<int64_t>({0, 3, 10})).to_vector<int64_t>(), (std::vector<int64_t>{1, 8, 1024}));
   EXPECT_TRUE(close(pow_tensor_scalar(randu({3}, 1, 0.5, 2), 0.5),
                     {std::sqrt(values(randu({3}, 1, 0.5, 2))[0]), std::sqrt(values(randu({3}, 1, 0.5, 2))[1]),
-                     std::sqrt(values(randu({3}, 1, 0.5, 2))[2])}, {3}, 1e-12, 0));
+                     std::sqrt(values(randu({3}, 1, 0.5, 2))[2])},
+                    {3}, 1e-12, 0));
 }
 
 TEST(BinaryOps, BitwiseOps) {
@@ -156,7 +174,8 @@ TEST(BinaryOps, BitwiseOps) {
     if (dt != TSR_U8) a = sub(a, 60).to(dt);
     Shape s;
     auto e = [&](auto f) {
-      return ref_nary({a, b}, [&](const std::vector<double>& x) { return double(f(int64_t(x[0]), int64_t(x[1]))); }, &s);
+      return ref_nary(
+          {a, b}, [&](const std::vector<double>& x) { return double(f(int64_t(x[0]), int64_t(x[1]))); }, &s);
     };
     std::vector<double> ea = e([](int64_t x, int64_t y) { return x & y; });
     EXPECT_TRUE(close(bitwise_and(a, b), ea, s, 0, 0));
@@ -175,8 +194,11 @@ TEST(BinaryOps, BitwiseOps) {
   EXPECT_EQ(values(~t), (std::vector<double>{0, 0, 1, 1}));
   EXPECT_EQ((t & f).dtype(), TSR_BOOL);
   EXPECT_EQ((t & from_vector<int64_t>({3, 3, 3, 3})).dtype(), TSR_I64);
-  EXPECT_TRUE(throws_with([] { bitwise_and(randu({2, 3}, 1, -1, 1, TSR_F32), randint({3}, 2, 0, 5)); },
-                          {"bitwise_and", "only integer and bool", "[2, 3] float32"}));
+  EXPECT_TRUE(throws_with(
+      [] {
+        bitwise_and(randu({2, 3}, 1, -1, 1, TSR_F32), randint({3}, 2, 0, 5));
+      },
+      {"bitwise_and", "only integer and bool", "[2, 3] float32"}));
   EXPECT_TRUE(throws_with([] { bitwise_not(randu({2}, 1)); }, {"bitwise_not", "float64"}));
   EXPECT_TRUE(throws_with([] { bitwise_xor(randint({2}, 1, 0, 4), 1.5); }, {"bitwise_xor", "float"}));
 }
@@ -197,8 +219,10 @@ TEST(BinaryOps, ShiftsOutOfRangeLikePyTorch) {
       bool out_l = n < 0 || n >= bits;
       el.push_back(out_l ? 0 : wrap_to(double(static_cast<int64_t>(static_cast<uint64_t>(int64_t(x)) << n)), dt));
       int64_t max_r = dt == TSR_U8 ? bits : bits - 1;
-      if (n < 0 || n >= max_r) er.push_back(dt == TSR_U8 ? 0 : (x < 0 ? -1 : 0));
-      else er.push_back(std::floor(x / std::ldexp(1.0, int(n))));
+      if (n < 0 || n >= max_r)
+        er.push_back(dt == TSR_U8 ? 0 : (x < 0 ? -1 : 0));
+      else
+        er.push_back(std::floor(x / std::ldexp(1.0, int(n))));
     }
     EXPECT_TRUE(close(a << s, el, {7}, 0, 0));
     EXPECT_TRUE(close(a >> s, er, {7}, 0, 0));
@@ -220,7 +244,8 @@ TEST(BinaryOps, LogicalOpsAnyDtype) {
   for (tsr_dtype_t dt : {TSR_F16, TSR_BF16, TSR_F32, TSR_U8, TSR_I32, TSR_BOOL}) {
     Tensor x = randint({4, 3}, 3, 0, 2).to(dt), y = randint({3}, 4, 0, 2).to(dt);
     Shape s;
-    std::vector<double> e = ref_nary({x, y}, [](const std::vector<double>& v) { return double(v[0] != 0 && v[1] != 0); }, &s);
+    std::vector<double> e = ref_nary(
+        {x, y}, [](const std::vector<double>& v) { return double(v[0] != 0 && v[1] != 0); }, &s);
     EXPECT_TRUE(close(logical_and(noncontig(x), y), e, s, 0, 0));
   }
   Tensor out = full({0}, 0.0, TSR_BOOL);
@@ -269,7 +294,8 @@ TEST(BinaryOps, InplaceVariants) {
   EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 1}));
   bitwise_left_shift_(i, 2);
   EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{0, 8, 4}));
-  EXPECT_TRUE(throws_with([&] { div_(i, 2); }, {"div_", "result type float32 can't be cast to the desired output type int64"}));
+  EXPECT_TRUE(
+      throws_with([&] { div_(i, 2); }, {"div_", "result type float32 can't be cast to the desired output type int64"}));
   EXPECT_TRUE(throws_with([&] { add_(i, 1.5); }, {"add_", "can't be cast", "int64"}));
   EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{0, 8, 4}));
   // Broadcasting may not grow self.
@@ -319,10 +345,10 @@ TEST(BinaryOps, Isclose) {
 
 TEST(BinaryOps, ErrorsNameOpAndShapes) {
   Tensor a = randu({2, 3}, 1), b = randu({4}, 2);
-  for (auto f : {+[](const Tensor& x, const Tensor& y) { return atan2(x, y); },
-                 +[](const Tensor& x, const Tensor& y) { return remainder(x, y); },
-                 +[](const Tensor& x, const Tensor& y) { return logical_and(x, y); },
-                 +[](const Tensor& x, const Tensor& y) { return lerp(x, y, 0.5); }}) {
+  for (auto f : {+[](const Tensor&x, const Tensor&y) { return atan2(x, y); },
+                 +[](const Tensor&x, const Tensor&y) { return remainder(x, y); },
+                 +[](const Tensor&x, const Tensor&y) { return logical_and(x, y); },
+                 +[](const Tensor&x, const Tensor&y) { return lerp(x, y, 0.5); }}) {
     EXPECT_TRUE(throws_with([&] { f(a, b); }, {"[2, 3]", "[4]"}));
   }
   EXPECT_TRUE(throws_with([&] { atan2(a, b); }, {"atan2"}));

@@ -9,9 +9,9 @@
 namespace tsr::optest {
 namespace {
 
-const std::vector<tsr_dtype_t> kAllDtypes = {TSR_BOOL, TSR_U8,   TSR_I8,   TSR_I16, TSR_I32,
-                                             TSR_I64,  TSR_F16,  TSR_BF16, TSR_F32, TSR_F64};
-const std::vector<tsr_dtype_t> kNumDtypes = {TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64,
+const std::vector<tsr_dtype_t> kAllDtypes = {TSR_BOOL, TSR_U8,  TSR_I8,   TSR_I16, TSR_I32,
+                                             TSR_I64,  TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
+const std::vector<tsr_dtype_t> kNumDtypes = {TSR_U8,  TSR_I8,   TSR_I16, TSR_I32, TSR_I64,
                                              TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
 
 Shape strides_of(const Shape& s) {
@@ -75,11 +75,16 @@ std::vector<double> ref_scatter(std::vector<double> x, const Shape& xs, const st
     double s = src[ravel(c, ss)];
     c[dim] = wrapi(idx[i], xs[dim]);
     double& d = x[ravel(c, xs)];
-    if (red == "assign") d = s;
-    else if (red == "sum" || red == "mean") d += s;
-    else if (red == "prod") d *= s;
-    else if (red == "amax") d = std::max(d, s);
-    else if (red == "amin") d = std::min(d, s);
+    if (red == "assign")
+      d = s;
+    else if (red == "sum" || red == "mean")
+      d += s;
+    else if (red == "prod")
+      d *= s;
+    else if (red == "amax")
+      d = std::max(d, s);
+    else if (red == "amin")
+      d = std::min(d, s);
     count[ravel(c, xs)]++;
   }
   if (red == "mean")
@@ -129,7 +134,8 @@ TEST(IndexOps, IndexSelectEdgeCases) {
   Tensor big = randu({300, 257}, 4, -1, 1, TSR_F32);
   Tensor bi = randint({500}, 5, 0, 300);
   std::vector<double> bv = values(big), iv = values(bi), e;
-  for (double i : iv) e.insert(e.end(), bv.begin() + static_cast<int64_t>(i) * 257, bv.begin() + static_cast<int64_t>(i + 1) * 257);
+  for (double i : iv)
+    e.insert(e.end(), bv.begin() + static_cast<int64_t>(i) * 257, bv.begin() + static_cast<int64_t>(i + 1) * 257);
   EXPECT_TRUE(exact(index_select(big, 0, bi), e, {500, 257}));
   // out=
   static const Op op("index_select");
@@ -141,16 +147,30 @@ TEST(IndexOps, IndexSelectEdgeCases) {
 
 TEST(IndexOps, IndexSelectErrors) {
   Tensor x = randu({5, 3}, 6);
-  EXPECT_TRUE(throws_with([&] { index_select(x, 0, from_vector<int64_t>({1, 5}, {2})); },
-                          {"index_select", "index 5", "dimension 0", "size 5"}));
-  EXPECT_TRUE(throws_with([&] { index_select(x, 0, from_vector<int64_t>({-6}, {1})); }, {"index_select", "-6", "size 5"}));
-  EXPECT_TRUE(throws_with([&] { index_select(x, 0, from_vector<double>({1.0}, {1})); }, {"index_select", "int64", "float64"}));
-  EXPECT_TRUE(throws_with([&] { index_select(x, 0, from_vector<int64_t>({1, 2}, {1, 2})); }, {"index_select", "[1, 2]"}));
-  EXPECT_TRUE(throws_with([&] { index_select(x, 2, from_vector<int64_t>({1}, {1})); }, {"index_select", "dimension out of range"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        index_select(x, 0, from_vector<int64_t>({1, 5}, {2}));
+      },
+      {"index_select", "index 5", "dimension 0", "size 5"}));
+  EXPECT_TRUE(
+      throws_with([&] { index_select(x, 0, from_vector<int64_t>({-6}, {1})); }, {"index_select", "-6", "size 5"}));
+  EXPECT_TRUE(
+      throws_with([&] { index_select(x, 0, from_vector<double>({1.0}, {1})); }, {"index_select", "int64", "float64"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        index_select(x, 0, from_vector<int64_t>({1, 2}, {1, 2}));
+      },
+      {"index_select", "[1, 2]"}));
+  EXPECT_TRUE(throws_with([&] { index_select(x, 2, from_vector<int64_t>({1}, {1})); },
+                          {"index_select", "dimension out of range"}));
   // No partial write into out= on a bad index.
   static const Op op("index_select");
   Tensor out = full({3, 3}, 7.0, TSR_F64);
-  EXPECT_TRUE(throws_with([&] { call_out(op, out, {x, int64_t{0}, from_vector<int64_t>({0, 1, 9}, {3})}); }, {"index 9"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call_out(op, out, {x, int64_t{0}, from_vector<int64_t>({0, 1, 9}, {3})});
+      },
+      {"index 9"}));
   for (double v : values(out)) EXPECT_EQ(v, 7.0);
 }
 
@@ -179,7 +199,8 @@ TEST(IndexOps, GatherRowsAndStridedOperands) {
     Tensor expanded = rows.reshape({40, 1}).expand({40, 33});  // embedding-style row lookup
     std::vector<double> want = values(index_select(x, 0, rows));
     EXPECT_TRUE(exact(gather(x, 0, expanded), want, {40, 33})) << dtype_name(dt);
-    EXPECT_TRUE(exact(gather(x, 0, expanded), ref_gather(values(x), {50, 33}, values(expanded), {40, 33}, 0), {40, 33}));
+    EXPECT_TRUE(
+        exact(gather(x, 0, expanded), ref_gather(values(x), {50, 33}, values(expanded), {40, 33}, 0), {40, 33}));
     // Rows that are not dense in self take the element path.
     Tensor xs = x.slice(1, 0, 33, 2);
     Tensor e2 = rows.reshape({40, 1}).expand({40, 17});
@@ -193,7 +214,8 @@ TEST(IndexOps, GatherRowsAndStridedOperands) {
   EXPECT_TRUE(close(scatter_add(self, 0, idx, src), e, {6, 4}, 1e-12, 1e-12));
   // Empty operands.
   EXPECT_EQ(gather(empty({0, 3}, TSR_F64), 0, empty({0, 3}, TSR_I64)).sizes(), (Shape{0, 3}));
-  EXPECT_EQ(scatter_add(empty({0, 3}, TSR_F64), 0, empty({0, 3}, TSR_I64), empty({0, 3}, TSR_F64)).sizes(), (Shape{0, 3}));
+  EXPECT_EQ(scatter_add(empty({0, 3}, TSR_F64), 0, empty({0, 3}, TSR_I64), empty({0, 3}, TSR_F64)).sizes(),
+            (Shape{0, 3}));
   Tensor one = randu({1}, 17);
   EXPECT_TRUE(exact(scatter(one, 0, empty({0}, TSR_I64), empty({0}, TSR_F64)), values(one), {1}));
   // out= forms; a bad index leaves out= untouched.
@@ -205,7 +227,11 @@ TEST(IndexOps, GatherRowsAndStridedOperands) {
   call_out(gop, gout, {xf, int64_t{0}, expanded, false});
   EXPECT_EQ(values(gout), values(index_select(xf, 0, rows)));
   Tensor sout = full({6, 4}, 3.0, TSR_F64);
-  EXPECT_TRUE(throws_with([&] { call_out(sop, sout, {self, int64_t{0}, add(idx, 6), src}); }, {"scatter_add", "out of bounds"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call_out(sop, sout, {self, int64_t{0}, add(idx, 6), src});
+      },
+      {"scatter_add", "out of bounds"}));
   for (double v : values(sout)) EXPECT_EQ(v, 3.0);
   call_out(sop, sout, {self, int64_t{0}, idx, src});
   EXPECT_TRUE(close(sout, e, {6, 4}, 1e-12, 1e-12));
@@ -213,8 +239,16 @@ TEST(IndexOps, GatherRowsAndStridedOperands) {
 
 TEST(IndexOps, GatherErrors) {
   Tensor x = randu({3, 4}, 11);
-  EXPECT_TRUE(throws_with([&] { gather(x, 1, from_vector<int64_t>({0, 4}, {1, 2})); }, {"gather", "index 4", "dimension 1", "size 4"}));
-  EXPECT_TRUE(throws_with([&] { gather(x, 1, randint({4, 2}, 1, 0, 4)); }, {"gather", "[4, 2]", "[3, 4]", "dimension 0"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        gather(x, 1, from_vector<int64_t>({0, 4}, {1, 2}));
+      },
+      {"gather", "index 4", "dimension 1", "size 4"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        gather(x, 1, randint({4, 2}, 1, 0, 4));
+      },
+      {"gather", "[4, 2]", "[3, 4]", "dimension 0"}));
   EXPECT_TRUE(throws_with([&] { gather(x, 1, randint({3}, 1, 0, 4)); }, {"gather", "number of dimensions"}));
 }
 
@@ -233,9 +267,12 @@ void check_scatter(const std::string& red, bool include_self, tsr_dtype_t dt, ui
   if (red == "mean" || red == "sum" || red == "prod") tol = {tol.first * 4, tol.second * 4};
   if (dt == TSR_F16 || dt == TSR_BF16) tol = {tol.first * 8, tol.second * 8};
   Tensor r;
-  if (red == "assign") r = scatter(x, 1, idx, src);
-  else r = scatter_reduce(noncontig(x), 1, noncontig(idx), noncontig(src), red, include_self);
-  EXPECT_TRUE(close(r, e, xs, tol.first, tol.second)) << red << " include_self " << include_self << " " << dtype_name(dt);
+  if (red == "assign")
+    r = scatter(x, 1, idx, src);
+  else
+    r = scatter_reduce(noncontig(x), 1, noncontig(idx), noncontig(src), red, include_self);
+  EXPECT_TRUE(close(r, e, xs, tol.first, tol.second))
+      << red << " include_self " << include_self << " " << dtype_name(dt);
 }
 
 TEST(IndexOps, ScatterAndScatterReduceAllDtypes) {
@@ -256,7 +293,8 @@ TEST(IndexOps, ScatterAddValueAndInplace) {
   Tensor y = x.clone();
   scatter_add_(y, 1, idx, src);
   EXPECT_TRUE(close(y, e, {3, 5}, 1e-12, 1e-12));
-  auto ev = ref_scatter(values(x), {3, 5}, values(idx), {2, 5}, std::vector<double>(15, 2.5), {3, 5}, 1, "assign", true, false);
+  auto ev = ref_scatter(values(x), {3, 5}, values(idx), {2, 5}, std::vector<double>(15, 2.5), {3, 5}, 1, "assign", true,
+                        false);
   EXPECT_TRUE(exact(scatter(x, 1, idx, 2.5), ev, {3, 5}));
   Tensor z = x.clone();
   scatter_(z, 1, idx, 2.5);
@@ -284,8 +322,7 @@ TEST(IndexOps, ScatterReduceMeanCountWrapsInSmallIntegers) {
     EXPECT_EQ(values(scatter_reduce(self, 0, idx, src, "mean", false)), (std::vector<double>{wrapped, 7}))
         << dtype_name(dt);
     const int64_t with_self = sum + 3;
-    const double wrapped_self =
-        dt == TSR_I8 ? double(int8_t(uint8_t(with_self & 0xff))) : double(with_self & 0xff);
+    const double wrapped_self = dt == TSR_I8 ? double(int8_t(uint8_t(with_self & 0xff))) : double(with_self & 0xff);
     EXPECT_EQ(values(scatter_reduce(self, 0, idx, src, "mean", true)), (std::vector<double>{wrapped_self, 7}))
         << dtype_name(dt);
   }
@@ -295,12 +332,32 @@ TEST(IndexOps, ScatterErrorsLeaveSelfUntouched) {
   Tensor x = randu({3, 4}, 50);
   std::vector<double> before = values(x);
   Tensor bad = from_vector<int64_t>({0, 1, 4}, {1, 3});
-  EXPECT_TRUE(throws_with([&] { scatter_add_(x, 1, bad, randu({1, 3}, 51)); }, {"scatter_add", "index 4", "dimension 1", "size 4"}));
-  EXPECT_TRUE(throws_with([&] { scatter_(x, 1, from_vector<int64_t>({-5}, {1, 1}), 1.0); }, {"scatter", "-5", "size 4"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        scatter_add_(x, 1, bad, randu({1, 3}, 51));
+      },
+      {"scatter_add", "index 4", "dimension 1", "size 4"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        scatter_(x, 1, from_vector<int64_t>({-5}, {1, 1}), 1.0);
+      },
+      {"scatter", "-5", "size 4"}));
   EXPECT_EQ(values(x), before);
-  EXPECT_TRUE(throws_with([&] { scatter(x, 1, from_vector<int64_t>({0, 1, 3}, {1, 3}), randu({1, 3}, 1).to(TSR_F32)); }, {"scatter", "float64", "float32"}));
-  EXPECT_TRUE(throws_with([&] { scatter_reduce(x, 1, from_vector<int64_t>({0, 1, 3}, {1, 3}), randu({1, 3}, 1), "max"); }, {"scatter_reduce", "'max'"}));
-  EXPECT_TRUE(throws_with([&] { scatter(x, 1, randint({1, 3}, 1, 0, 3), randu({1, 2}, 1)); }, {"scatter", "src", "[1, 2]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        scatter(x, 1, from_vector<int64_t>({0, 1, 3}, {1, 3}), randu({1, 3}, 1).to(TSR_F32));
+      },
+      {"scatter", "float64", "float32"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        scatter_reduce(x, 1, from_vector<int64_t>({0, 1, 3}, {1, 3}), randu({1, 3}, 1), "max");
+      },
+      {"scatter_reduce", "'max'"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        scatter(x, 1, randint({1, 3}, 1, 0, 3), randu({1, 2}, 1));
+      },
+      {"scatter", "src", "[1, 2]"}));
 }
 
 // ---- index_add / index_copy / index_fill ----------------------------------------------------
@@ -340,9 +397,14 @@ TEST(IndexOps, IndexAddCopyFill) {
   index_copy_(c, 0, from_vector<int64_t>({2, 0, 3}, {3}), s);
   EXPECT_TRUE(close(c.select(0, 0), {sv[2], sv[3]}, {2}, 0, 0));
   EXPECT_TRUE(throws_with([&] { index_add(x, 0, idx, randu({2, 2}, 1)); }, {"index_add", "[2, 2]", "[4, 2]"}));
-  EXPECT_TRUE(throws_with([&] { index_add(x, 0, from_vector<int64_t>({4, 0, 0}, {3}), s); }, {"index_add", "index 4", "size 4"}));
-  EXPECT_TRUE(throws_with([&] { index_add(randint({3}, 1, 0, 5), 0, from_vector<int64_t>({1}, {1}), randint({1}, 1, 0, 5), 0.5); },
-                          {"index_add", "alpha"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        index_add(x, 0, from_vector<int64_t>({4, 0, 0}, {3}), s);
+      },
+      {"index_add", "index 4", "size 4"}));
+  EXPECT_TRUE(throws_with(
+      [&] { index_add(randint({3}, 1, 0, 5), 0, from_vector<int64_t>({1}, {1}), randint({1}, 1, 0, 5), 0.5); },
+      {"index_add", "alpha"}));
 }
 
 // ---- masks ----------------------------------------------------------------------------------
@@ -402,9 +464,13 @@ TEST(IndexOps, MaskedFillSelectScatter) {
   EXPECT_EQ(masked_select(x, m).numel(), static_cast<int64_t>(std::count(mv.begin(), mv.end(), 1.0)));
   EXPECT_TRUE(throws_with([&] { masked_fill(x, randint({5}, 1, 0, 2), 1.0); }, {"masked_fill", "bool", "int64"}));
   EXPECT_TRUE(throws_with([&] { masked_fill(x, randmask({4}, 1), 1.0); }, {"masked_fill", "[5]", "[4]"}));
-  EXPECT_TRUE(throws_with([&] { masked_fill(x, randmask({5}, 1), randu({1}, 1)); }, {"masked_fill_tensor", "0-dimensional"}));
-  EXPECT_TRUE(throws_with([&] { masked_scatter(x, from_bools({true, true, true, false, false}, {5}), randu({2}, 1)); },
-                          {"masked_scatter", "at least 3", "got 2"}));
+  EXPECT_TRUE(
+      throws_with([&] { masked_fill(x, randmask({5}, 1), randu({1}, 1)); }, {"masked_fill_tensor", "0-dimensional"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        masked_scatter(x, from_bools({true, true, true, false, false}, {5}), randu({2}, 1));
+      },
+      {"masked_scatter", "at least 3", "got 2"}));
   Tensor before = x.clone();
   EXPECT_TRUE(throws_with([&] { masked_fill_(x, randmask({2, 5}, 3), 1.0); }, {"masked_fill_", "[5]", "[2, 5]"}));
   EXPECT_EQ(values(x), values(before));
@@ -460,13 +526,20 @@ TEST(IndexOps, AdvancedIndex) {
   Tensor rm = from_bools({true, false, true}, {3});
   EXPECT_TRUE(exact(index(x, {rm}), values(index_select(x, 0, from_vector<int64_t>({0, 2}, {2}))), {2, 4}));
   EXPECT_EQ(index(x, {from_vector<int64_t>({}, {0})}).sizes(), (Shape{0, 4}));
-  EXPECT_TRUE(throws_with([&] { index(x, {from_vector<int64_t>({0}, {1}), from_vector<int64_t>({4}, {1})}); },
-                          {"index", "index 4", "dimension 1", "size 4"}));
-  EXPECT_TRUE(throws_with([&] { index(x, {from_vector<int64_t>({-4}, {1})}); }, {"index", "-4", "dimension 0", "size 3"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        index(x, {from_vector<int64_t>({0}, {1}), from_vector<int64_t>({4}, {1})});
+      },
+      {"index", "index 4", "dimension 1", "size 4"}));
+  EXPECT_TRUE(
+      throws_with([&] { index(x, {from_vector<int64_t>({-4}, {1})}); }, {"index", "-4", "dimension 0", "size 3"}));
   EXPECT_TRUE(throws_with([&] { index(x, {randint({2}, 1, 0, 3), randint({3}, 1, 0, 3)}); }, {"index", "[2]", "[3]"}));
   EXPECT_TRUE(throws_with([&] { index(x, {randmask({4}, 1)}); }, {"index", "mask", "[4]", "[3, 4]"}));
-  EXPECT_TRUE(throws_with([&] { index(x, {randint({1}, 1, 0, 3), randint({1}, 1, 0, 3), randint({1}, 1, 0, 3)}); },
-                          {"index", "too many indices"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        index(x, {randint({1}, 1, 0, 3), randint({1}, 1, 0, 3), randint({1}, 1, 0, 3)});
+      },
+      {"index", "too many indices"}));
 }
 
 TEST(IndexOps, IndexPutAccumulate) {
@@ -483,7 +556,8 @@ TEST(IndexOps, IndexPutAccumulate) {
   EXPECT_TRUE(close(y, e, {4, 3}, 1e-12, 1e-12));
   // x[i, j] = scalar-like broadcast values
   Tensor z = x.clone();
-  index_put_(z, {from_vector<int64_t>({0, 2}, {2}), from_vector<int64_t>({1, -1}, {2})}, scalar_tensor(9.0, TSR_F64, false));
+  index_put_(z, {from_vector<int64_t>({0, 2}, {2}), from_vector<int64_t>({1, -1}, {2})},
+             scalar_tensor(9.0, TSR_F64, false));
   std::vector<double> ez = values(x);
   ez[1] = 9;
   ez[8] = 9;
@@ -494,12 +568,21 @@ TEST(IndexOps, IndexPutAccumulate) {
   Tensor r = index_put(n, {m}, scalar_tensor_int(0, TSR_I64, false));
   EXPECT_EQ(values(r), values(masked_fill(n, m, 0)));
   Tensor before = x.clone();
-  EXPECT_TRUE(throws_with([&] { index_put_(x, {from_vector<int64_t>({4}, {1})}, randu({1, 3}, 1)); },
-                          {"index_put", "index 4", "size 4"}));
-  EXPECT_TRUE(throws_with([&] { index_put_(x, {from_vector<int64_t>({0, 1}, {2})}, randu({3, 3}, 1)); },
-                          {"index_put", "shape mismatch", "[3, 3]", "[2, 3]"}));
-  EXPECT_TRUE(throws_with([&] { index_put_(x, {from_vector<int64_t>({0}, {1})}, randu({1, 3}, 1).to(TSR_F32)); },
-                          {"index_put", "float32"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        index_put_(x, {from_vector<int64_t>({4}, {1})}, randu({1, 3}, 1));
+      },
+      {"index_put", "index 4", "size 4"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        index_put_(x, {from_vector<int64_t>({0, 1}, {2})}, randu({3, 3}, 1));
+      },
+      {"index_put", "shape mismatch", "[3, 3]", "[2, 3]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        index_put_(x, {from_vector<int64_t>({0}, {1})}, randu({1, 3}, 1).to(TSR_F32));
+      },
+      {"index_put", "float32"}));
   EXPECT_EQ(values(x), values(before));
 }
 

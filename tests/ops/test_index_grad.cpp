@@ -13,7 +13,8 @@ namespace {
 
 TEST(IndexOps, GradIndexSelectGatherScatter) {
   Tensor i1 = from_vector<int64_t>({2, 0, 2, -1}, {4});
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return index_select(in[0], 1, i1); }, {randu({3, 5}, 120)}));
+  EXPECT_TRUE(
+      gradcheck([&](const std::vector<Tensor>& in) { return index_select(in[0], 1, i1); }, {randu({3, 5}, 120)}));
   Tensor gi = randint({3, 4}, 121, 0, 5);
   EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return gather(in[0], 1, gi); }, {randu({3, 5}, 122)}));
   Tensor si = from_vector<int64_t>({0, 4, 4, 1, 2, 2, 0, 3}, {2, 4});  // duplicates
@@ -24,8 +25,9 @@ TEST(IndexOps, GradIndexSelectGatherScatter) {
                         {randu({3, 5}, 125), randu({3, 4}, 126)}));
   for (const char* red : {"sum", "mean", "amax", "amin"})
     for (bool inc : {true, false})
-      EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return scatter_reduce(in[0], 1, si, in[1], red, inc); },
-                            {randu({3, 5}, 127), randu({2, 4}, 128)}))
+      EXPECT_TRUE(
+          gradcheck([&](const std::vector<Tensor>& in) { return scatter_reduce(in[0], 1, si, in[1], red, inc); },
+                    {randu({3, 5}, 127), randu({2, 4}, 128)}))
           << red << " " << inc;
 }
 
@@ -36,8 +38,11 @@ TEST(IndexOps, GradIndexAddCopyFillTakePut) {
   Tensor uidx = from_vector<int64_t>({3, 0}, {2});
   EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return index_copy(in[0], 1, uidx, in[1]); },
                         {randu({3, 4}, 132), randu({3, 2}, 133)}));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return index_fill(in[0], 1, from_vector<int64_t>({2, 0, 2}, {3}), 2.0); },
-                        {randu({3, 4}, 134)}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return index_fill(in[0], 1, from_vector<int64_t>({2, 0, 2}, {3}), 2.0);
+      },
+      {randu({3, 4}, 134)}));
   Tensor ti = from_vector<int64_t>({0, 5, 5, -1}, {2, 2});
   EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return take(in[0], ti); }, {randu({2, 3}, 135)}));
   EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return put(in[0], ti, in[1], true); },
@@ -46,7 +51,8 @@ TEST(IndexOps, GradIndexAddCopyFillTakePut) {
 
 TEST(IndexOps, GradMasks) {
   Tensor m = randmask({3, 4}, 140), mb = randmask({4}, 141);
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return masked_fill(in[0], mb, 0.5); }, {randu({3, 4}, 142)}));
+  EXPECT_TRUE(
+      gradcheck([&](const std::vector<Tensor>& in) { return masked_fill(in[0], mb, 0.5); }, {randu({3, 4}, 142)}));
   EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return masked_fill(in[0], m, in[1]); },
                         {randu({3, 4}, 143), randu({}, 144)}));
   EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return masked_select(in[0], mb); }, {randu({3, 4}, 145)}));
@@ -58,8 +64,11 @@ TEST(IndexOps, GradAdvancedIndex) {
   Tensor i = from_vector<int64_t>({1, 1, -1}, {3, 1}), j = from_vector<int64_t>({0, 2}, {2});
   EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return index(in[0], {i, j}); }, {randu({3, 4, 2}, 150)}));
   EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return index(in[0], {j}, 1); }, {randu({3, 4, 2}, 151)}));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return index_put(in[0], {i, j}, in[1], true); },
-                        {randu({3, 4, 2}, 152), randu({3, 2, 2}, 153)}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return index_put(in[0], {i, j}, in[1], true);
+      },
+      {randu({3, 4, 2}, 152), randu({3, 2, 2}, 153)}));
   Tensor u = from_vector<int64_t>({2, 0}, {2});
   EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return index_put(in[0], {u}, in[1], false); },
                         {randu({3, 4}, 154), randu({4}, 155)}));
@@ -112,7 +121,8 @@ TEST(IndexOps, ZeroDimAndInt32Indices) {
   EXPECT_TRUE(exact(index_add(s, 0, i0, scalar_tensor(1.5, TSR_F64, false), 2.0), {7.0}, {}));
   EXPECT_TRUE(exact(masked_fill(s, from_bools({true}, {}), -1.0), {-1.0}, {}));
   EXPECT_TRUE(exact(take(randu({3}, 170), i0), {values(randu({3}, 170))[0]}, {}));
-  EXPECT_TRUE(throws_with([&] { gather(s, 0, scalar_tensor_int(1, TSR_I64, false)); }, {"gather", "index 1", "size 1"}));
+  EXPECT_TRUE(
+      throws_with([&] { gather(s, 0, scalar_tensor_int(1, TSR_I64, false)); }, {"gather", "index 1", "size 1"}));
   // int32 indices everywhere they are accepted.
   Tensor x = randu({4, 3}, 171);
   Tensor i32 = from_vector<int32_t>({3, -4, 1}, {3});
@@ -124,7 +134,11 @@ TEST(IndexOps, ZeroDimAndInt32Indices) {
   EXPECT_EQ(values(scatter(x, 0, i32.reshape({3, 1}), src)), values(scatter(x, 0, i64.reshape({3, 1}), src)));
   EXPECT_EQ(values(index(x, {i32})), values(index(x, {i64})));
   EXPECT_EQ(values(take(x, i32)), values(take(x, i64)));
-  EXPECT_TRUE(throws_with([&] { gather(x, 0, from_vector<int16_t>({1}, {1, 1})); }, {"gather", "int64 or int32", "int16"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        gather(x, 0, from_vector<int16_t>({1}, {1, 1}));
+      },
+      {"gather", "int64 or int32", "int16"}));
 }
 
 }  // namespace

@@ -33,9 +33,15 @@ TEST(LinalgOps, MatmulEmptyBatchBroadcast) {
 }
 
 TEST(LinalgOps, MatmulEveryRankGrad) {
-  const std::vector<std::pair<Shape, Shape>> cases = {
-      {{3}, {3}},       {{2, 3}, {3}},       {{3}, {3, 4}},          {{2, 3}, {3, 4}}, {{3}, {2, 3, 4}},
-      {{2, 2, 3}, {3}}, {{2, 1, 2, 3}, {4, 3, 2}}, {{1, 3}, {2, 3, 1}}, {{2, 2, 3}, {1, 3, 2}}};
+  const std::vector<std::pair<Shape, Shape>> cases = {{{3}, {3}},
+                                                      {{2, 3}, {3}},
+                                                      {{3}, {3, 4}},
+                                                      {{2, 3}, {3, 4}},
+                                                      {{3}, {2, 3, 4}},
+                                                      {{2, 2, 3}, {3}},
+                                                      {{2, 1, 2, 3}, {4, 3, 2}},
+                                                      {{1, 3}, {2, 3, 1}},
+                                                      {{2, 2, 3}, {1, 3, 2}}};
   uint64_t seed = 10;
   for (const auto& c : cases) {
     Tensor a = randu(c.first, ++seed), b = randu(c.second, ++seed);
@@ -66,7 +72,8 @@ TEST(LinalgOps, MatmulValuesBatchBroadcast) {
   std::vector<double> av = values(a), bv = values(b), exp;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 4; ++j) {
-      std::vector<double> x(av.begin() + i * 15, av.begin() + i * 15 + 15), y(bv.begin() + j * 10, bv.begin() + j * 10 + 10);
+      std::vector<double> x(av.begin() + i * 15, av.begin() + i * 15 + 15),
+          y(bv.begin() + j * 10, bv.begin() + j * 10 + 10);
       auto c = ref_mm(x, y, 3, 5, 2);
       exp.insert(exp.end(), c.begin(), c.end());
     }
@@ -108,13 +115,13 @@ TEST(LinalgOps, AddmmFamily) {
   EXPECT_TRUE(throws_with([&] { addmm(randu({3, 2}, 1), m1, m1); }, {"addmm", "[3, 4]"}));
   EXPECT_TRUE(throws_with([&] { baddbmm(z, b1, randu({2, 3, 2}, 1)); }, {"baddbmm", "[3, 2, 3]", "[2, 3, 2]"}));
   GRADCHECK([](const std::vector<Tensor>& x) { return addmm(x[0], x[1], x[2], 0.5, -1.5); },
-                        {randu({1, 5}, 38), randu({3, 4}, 39), randu({4, 5}, 40)});
+            {randu({1, 5}, 38), randu({3, 4}, 39), randu({4, 5}, 40)});
   GRADCHECK([](const std::vector<Tensor>& x) { return addmv(x[0], x[1], x[2], 2.0, 0.5); },
-                        {randu({3}, 41), randu({3, 4}, 42), noncontig(randu({4}, 43))});
+            {randu({3}, 41), randu({3, 4}, 42), noncontig(randu({4}, 43))});
   GRADCHECK([](const std::vector<Tensor>& x) { return baddbmm(x[0], x[1], x[2], 0.25, 3.0); },
-                        {randu({3, 1}, 44), randu({2, 3, 4}, 45), randu({2, 4, 2}, 46)});
+            {randu({3, 1}, 44), randu({2, 3, 4}, 45), randu({2, 4, 2}, 46)});
   GRADCHECK([](const std::vector<Tensor>& x) { return addbmm(x[0], x[1], x[2], 1.0, 1.0); },
-                        {randu({3, 2}, 47), randu({2, 3, 4}, 48), randu({2, 4, 2}, 49)});
+            {randu({3, 2}, 47), randu({2, 3, 4}, 48), randu({2, 4, 2}, 49)});
 }
 
 TEST(LinalgOps, MvDotOuter) {

@@ -82,7 +82,8 @@ TEST(LinalgOps, EinsumPatterns) {
     for (int j = 0; j < 4; ++j) rs[i] += values(a)[i * 4 + j];
   EXPECT_TRUE(close(einsum("ij->i", {a}), rs, {3}, 1e-12, 1e-12));
   EXPECT_EQ(einsum("ij,jk->ik", {randu({0, 4}, 1), b}).sizes(), (Shape{0, 5}));
-  EXPECT_TRUE(close(einsum("ij,jk->ik", {a.to(TSR_F32), b.to(TSR_F32)}), ref_mm(values(a), values(b), 3, 4, 5), {3, 5}, 1e-5, 1e-5));
+  EXPECT_TRUE(close(einsum("ij,jk->ik", {a.to(TSR_F32), b.to(TSR_F32)}), ref_mm(values(a), values(b), 3, 4, 5), {3, 5},
+                    1e-5, 1e-5));
 }
 
 TEST(LinalgOps, EinsumErrors) {
@@ -96,13 +97,27 @@ TEST(LinalgOps, EinsumErrors) {
 }
 
 TEST(LinalgOps, EinsumGrad) {
-  GRADCHECK([](const std::vector<Tensor>& x) { return einsum("ij,jk->ik", {x[0], x[1]}); }, {randu({2, 3}, 1), randu({3, 2}, 2)});
+  GRADCHECK(
+      [](const std::vector<Tensor>& x) {
+        return einsum("ij,jk->ik", {x[0], x[1]});
+      },
+      {randu({2, 3}, 1), randu({3, 2}, 2)});
   GRADCHECK([](const std::vector<Tensor>& x) { return einsum("ii->i", {x[0]}); }, {randu({3, 3}, 3)});
-  GRADCHECK([](const std::vector<Tensor>& x) { return einsum("bhqd,bhkd->bhqk", {x[0], x[1]}); },
-            {randu({1, 2, 3, 2}, 4), randu({1, 2, 2, 2}, 5)});
-  GRADCHECK([](const std::vector<Tensor>& x) { return einsum("...ij,...jk->...ik", {x[0], x[1]}); },
-            {randu({2, 1, 2, 3}, 6), randu({3, 3, 2}, 7)});
-  GRADCHECK([](const std::vector<Tensor>& x) { return einsum("i,j->ij", {x[0], x[1]}); }, {randu({3}, 8), randu({2}, 9)});
+  GRADCHECK(
+      [](const std::vector<Tensor>& x) {
+        return einsum("bhqd,bhkd->bhqk", {x[0], x[1]});
+      },
+      {randu({1, 2, 3, 2}, 4), randu({1, 2, 2, 2}, 5)});
+  GRADCHECK(
+      [](const std::vector<Tensor>& x) {
+        return einsum("...ij,...jk->...ik", {x[0], x[1]});
+      },
+      {randu({2, 1, 2, 3}, 6), randu({3, 3, 2}, 7)});
+  GRADCHECK(
+      [](const std::vector<Tensor>& x) {
+        return einsum("i,j->ij", {x[0], x[1]});
+      },
+      {randu({3}, 8), randu({2}, 9)});
 }
 
 TEST(LinalgOps, Inverse) {
@@ -133,7 +148,8 @@ TEST(LinalgOps, Solve) {
   ASSERT_EQ(X.sizes(), (Shape{2, 3, 2}));
   std::vector<double> av = values(A), xv = values(X), bv = values(B);
   for (int b = 0; b < 2; ++b)
-    EXPECT_TRUE(close(from_vector(ref_mm(slice_mat(av, b, 3, 3), slice_mat(xv, b, 3, 2), 3, 3, 2), {3, 2}), B, 1e-12, 1e-12));
+    EXPECT_TRUE(
+        close(from_vector(ref_mm(slice_mat(av, b, 3, 3), slice_mat(xv, b, 3, 2), 3, 3, 2), {3, 2}), B, 1e-12, 1e-12));
   Tensor v = randu({3}, 32);
   Tensor xvec = linalg_solve(A.select(0, 0).to(TSR_F32), v.to(TSR_F32));
   ASSERT_EQ(xvec.sizes(), (Shape{3}));
@@ -143,14 +159,21 @@ TEST(LinalgOps, Solve) {
   EXPECT_EQ(linalg_solve(A, bv2).sizes(), (Shape{2, 3}));
   std::vector<double> sing = values(A);
   for (int i = 0; i < 9; ++i) sing[i] = 1.0;
-  EXPECT_TRUE(throws_with([&] { linalg_solve(from_vector(sing, {2, 3, 3}), B); }, {"linalg_solve", "batch index 0", "singular"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        linalg_solve(from_vector(sing, {2, 3, 3}), B);
+      },
+      {"linalg_solve", "batch index 0", "singular"}));
   EXPECT_TRUE(throws_with([&] { linalg_solve(A, randu({4, 2}, 1)); }, {"linalg_solve", "[2, 3, 3]", "[4, 2]"}));
   EXPECT_TRUE(throws_with([&] { linalg_solve(randu({3, 2}, 1), B); }, {"linalg_solve", "[3, 2]"}));
   EXPECT_TRUE(throws_with([&] { linalg_solve(A, B.to(TSR_F32)); }, {"linalg_solve", "float64", "float32"}));
-  GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); }, {well_conditioned(2, 3, 34), randu({2, 3, 2}, 35)});
-  GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); }, {well_conditioned(1, 3, 36).select(0, 0), randu({3}, 37)});
+  GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); },
+            {well_conditioned(2, 3, 34), randu({2, 3, 2}, 35)});
+  GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); },
+            {well_conditioned(1, 3, 36).select(0, 0), randu({3}, 37)});
   // A broadcast over B's batch: its gradient sums over the batch.
-  GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); }, {well_conditioned(1, 3, 38).select(0, 0), randu({2, 3, 2}, 39)});
+  GRADCHECK([](const std::vector<Tensor>& x) { return linalg_solve(x[0], x[1]); },
+            {well_conditioned(1, 3, 38).select(0, 0), randu({2, 3, 2}, 39)});
 }
 
 // A symmetric positive-definite batch.
@@ -192,15 +215,21 @@ TEST(LinalgOps, Cholesky) {
   Tensor bad = A.clone();
   std::vector<double> bv = values(A);
   for (int i = 16; i < 32; ++i) bv[i] = (i % 5 == 1) ? -1.0 : 0.0;  // batch 1: -I
-  EXPECT_TRUE(throws_with([&] { cholesky(from_vector(bv, {2, 4, 4})); }, {"cholesky", "batch index 1", "positive-definite"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        cholesky(from_vector(bv, {2, 4, 4}));
+      },
+      {"cholesky", "batch index 1", "positive-definite"}));
   EXPECT_TRUE(throws_with([&] { cholesky(randu({3, 4}, 1)); }, {"cholesky", "[3, 4]"}));
   EXPECT_EQ(cholesky(randu({0, 2, 2}, 1)).sizes(), (Shape{0, 2, 2}));
   // Gradients through a symmetric parametrization (cholesky reads one triangle).
   for (bool upper : {false, true})
-    GRADCHECK([upper](const std::vector<Tensor>& x) {
-      Tensor s = add(matmul(x[0], x[0].transpose(0, 1)), mul(eye(3), 3.0));
-      return cholesky(s, upper);
-    }, {randu({3, 3}, 41, -1, 1)});
+    GRADCHECK(
+        [upper](const std::vector<Tensor>& x) {
+          Tensor s = add(matmul(x[0], x[0].transpose(0, 1)), mul(eye(3), 3.0));
+          return cholesky(s, upper);
+        },
+        {randu({3, 3}, 41, -1, 1)});
 }
 
 TEST(LinalgOps, OutVariants) {
@@ -213,10 +242,18 @@ TEST(LinalgOps, OutVariants) {
   std::vector<double> sv = values(a);
   for (int i = 9; i < 18; ++i) sv[i] = 1.0;
   Tensor sentinel = full({2, 3, 3}, 7.0, TSR_F64);
-  EXPECT_TRUE(throws_with([&] { call_out(inv, sentinel, {from_vector(sv, {2, 3, 3})}); }, {"inverse", "batch index 1"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call_out(inv, sentinel, {from_vector(sv, {2, 3, 3})});
+      },
+      {"inverse", "batch index 1"}));
   EXPECT_TRUE(close(sentinel, full({2, 3, 3}, 7.0, TSR_F64), 0, 0));
   static const Op chol("cholesky");
-  EXPECT_TRUE(throws_with([&] { call_out(chol, sentinel, {from_vector(sv, {2, 3, 3}), false}); }, {"cholesky", "batch index"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call_out(chol, sentinel, {from_vector(sv, {2, 3, 3}), false});
+      },
+      {"cholesky", "batch index"}));
   EXPECT_TRUE(close(sentinel, full({2, 3, 3}, 7.0, TSR_F64), 0, 0));
   Tensor wrong = zeros({3, 3}, TSR_F64);
   EXPECT_TRUE(throws_with([&] { call_out(inv, wrong, {a}); }, {"inverse"}));

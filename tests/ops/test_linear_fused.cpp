@@ -41,8 +41,8 @@ struct Case {
 
 TEST(LinearFused, MatchesFloat64AndTheCompositeForEveryFloatingDtype) {
   const std::vector<Case> cases = {
-      {{5, 7}, 3},   {{2, 3, 5}, 4}, {{7}, 6},      {{1, 1}, 1},  {{33, 17}, 65},
-      {{0, 7}, 3},   {{4, 0}, 5},    {{4, 7}, 0},   {{2, 0, 3}, 2}, {{3, 2, 1, 9}, 1},
+      {{5, 7}, 3}, {{2, 3, 5}, 4}, {{7}, 6},    {{1, 1}, 1},    {{33, 17}, 65},
+      {{0, 7}, 3}, {{4, 0}, 5},    {{4, 7}, 0}, {{2, 0, 3}, 2}, {{3, 2, 1, 9}, 1},
   };
   uint64_t seed = 500;
   for (tsr_dtype_t dt : {TSR_F64, TSR_F32, TSR_F16, TSR_BF16}) {
@@ -87,8 +87,7 @@ TEST(LinearFused, NonContiguousOperands) {
   Tensor wt = randu({9, 4}, 613);
   Tensor big = randu({6, 12}, 614);
   Tensor xs = big.slice(1, 2, 11);
-  EXPECT_TRUE(close(linear(xs, wt.t(), b), ref_linear(xs.contiguous(), wt.t().contiguous(), b), {6, 4}, 1e-12,
-                    1e-12));
+  EXPECT_TRUE(close(linear(xs, wt.t(), b), ref_linear(xs.contiguous(), wt.t().contiguous(), b), {6, 4}, 1e-12, 1e-12));
 }
 
 TEST(LinearFused, CompositeCasesKeepTheirResults) {

@@ -14,8 +14,8 @@ static const Op op_max_pool2d_with_indices("max_pool2d_with_indices");
 using V = std::vector<int64_t>;
 
 // Direct float64 convolution: x [N, Ci, H, W], w [Co, Ci/G, kh, kw].
-std::vector<double> conv2d_ref(const Tensor& xt, const Tensor& wt, const std::vector<double>* bias, V s, V p, V d, int64_t G,
-                               Shape* out_shape) {
+std::vector<double> conv2d_ref(const Tensor& xt, const Tensor& wt, const std::vector<double>* bias, V s, V p, V d,
+                               int64_t G, Shape* out_shape) {
   auto x = values(xt), w = values(wt);
   auto xs = xt.sizes(), ws = wt.sizes();
   int64_t N = xs[0], Ci = xs[1], H = xs[2], W = xs[3], Co = ws[0], kh = ws[2], kw = ws[3];
@@ -63,8 +63,11 @@ TEST(NNOpsConv, Conv2dValues) {
       Tensor y = call("conv2d", {noncontig(x.to(dt)), w.to(dt), b.to(dt), c.s, c.p, c.d, c.g});
       EXPECT_TRUE(close(y, ref, os, tol.first * 10, tol.second * 10));
     }
-    EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call("conv2d", {in[0], in[1], in[2], c.s, c.p, c.d, c.g}); },
-                          {x, w, b}));
+    EXPECT_TRUE(gradcheck(
+        [&](const std::vector<Tensor>& in) {
+          return call("conv2d", {in[0], in[1], in[2], c.s, c.p, c.d, c.g});
+        },
+        {x, w, b}));
   }
   // unbatched, no bias
   Tensor x = randu({3, 5, 5}, 50), w = randu({2, 3, 3, 3}, 51);
@@ -77,16 +80,31 @@ TEST(NNOpsConv, Conv2dValues) {
   EXPECT_EQ(call("max_pool2d", {randu({0, 3, 4, 4}, 1), 2}).sizes(), (Shape{0, 3, 2, 2}));
   EXPECT_EQ(call("adaptive_avg_pool2d", {randu({0, 3, 4, 4}, 1), V{2, 2}}).sizes(), (Shape{0, 3, 2, 2}));
   // bad input
-  EXPECT_TRUE(throws_with([&] { call("conv2d", {randu({1, 4, 5, 5}, 1), randu({2, 3, 3, 3}, 2)}); },
-                          {"conv2d", "[1, 4, 5, 5]", "[2, 3, 3, 3]"}));
-  EXPECT_TRUE(throws_with([&] { call("conv2d", {randu({1, 3, 2, 2}, 1), randu({2, 3, 3, 3}, 2)}); },
-                          {"conv2d", "larger than the padded input"}));
-  EXPECT_TRUE(throws_with([&] { call("conv2d", {randu({1, 4, 5, 5}, 1), randu({3, 2, 3, 3}, 2), none, 1, 0, 1, 2}); },
-                          {"conv2d", "groups=2"}));
-  EXPECT_TRUE(throws_with([&] { call("conv2d", {randu({1, 3, 5, 5}, 1), randu({2, 3, 3, 3}, 2), randu({3}, 3)}); },
-                          {"conv2d", "bias", "[3]"}));
-  EXPECT_TRUE(throws_with([&] { call("conv2d", {randu({1, 3, 5, 5}, 1), randu({2, 3, 3, 3}, 2, -1, 1, TSR_F32)}); },
-                          {"conv2d", "float64", "float32"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("conv2d", {randu({1, 4, 5, 5}, 1), randu({2, 3, 3, 3}, 2)});
+      },
+      {"conv2d", "[1, 4, 5, 5]", "[2, 3, 3, 3]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("conv2d", {randu({1, 3, 2, 2}, 1), randu({2, 3, 3, 3}, 2)});
+      },
+      {"conv2d", "larger than the padded input"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("conv2d", {randu({1, 4, 5, 5}, 1), randu({3, 2, 3, 3}, 2), none, 1, 0, 1, 2});
+      },
+      {"conv2d", "groups=2"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("conv2d", {randu({1, 3, 5, 5}, 1), randu({2, 3, 3, 3}, 2), randu({3}, 3)});
+      },
+      {"conv2d", "bias", "[3]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("conv2d", {randu({1, 3, 5, 5}, 1), randu({2, 3, 3, 3}, 2, -1, 1, TSR_F32)});
+      },
+      {"conv2d", "float64", "float32"}));
 }
 
 TEST(NNOpsConv, Conv1dAndSamePadding) {
@@ -95,7 +113,11 @@ TEST(NNOpsConv, Conv1dAndSamePadding) {
   auto bv = values(b);
   auto ref = conv2d_ref(x.unsqueeze(2), w.unsqueeze(2), &bv, {1, 2}, {0, 1}, {1, 2}, 2, &os);
   EXPECT_TRUE(close(call("conv1d", {x, w, b, 2, 1, 2, 2}), ref, {os[0], os[1], os[3]}, 1e-10, 1e-10));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call("conv1d", {in[0], in[1], in[2], 1, 1, 1, 2}); }, {x, w, b}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call("conv1d", {in[0], in[1], in[2], 1, 1, 1, 2});
+      },
+      {x, w, b}));
   // 'same' with an even kernel: PyTorch pads total d*(k-1) = 3 as 1 left, 2 right
   Tensor x2 = randu({1, 2, 6, 5}, 63), w2 = randu({3, 2, 4, 3}, 64);
   Tensor same = call("conv2d_padding", {x2, w2, none, 1, "same"});
@@ -130,12 +152,23 @@ TEST(NNOpsConv, ConvTranspose2d) {
   for (size_t i = 0; i < b1.size(); ++i) r += b1[i] * b2[i];
   EXPECT_NEAR(l, r, 1e-9 * std::fabs(r) + 1e-9);
   Tensor b = randu({6}, 75);
-  EXPECT_EQ(call("conv_transpose2d", {x, w, randu({6}, 76), V{2, 2}, V{1, 1}, V{1, 1}, 2}).sizes(), (Shape{2, 6, 14, 11}));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) {
-    return call("conv_transpose2d", {in[0], in[1], in[2], V{2, 1}, V{1, 0}, V{1, 0}, 2, V{1, 1}});
-  }, {randu({1, 4, 3, 4}, 77), randu({4, 3, 2, 3}, 78), b}));
-  EXPECT_TRUE(throws_with([&] { call("conv_transpose2d", {x, w, none, 1, 0, 1}); }, {"conv_transpose2d", "output_padding"}));
-  EXPECT_TRUE(throws_with([&] { call("conv_transpose2d", {x, randu({3, 3, 3, 3}, 1)}); }, {"conv_transpose2d", "[3, 3, 3, 3]"}));
+  EXPECT_EQ(call("conv_transpose2d", {x, w, randu({6}, 76), V{2, 2}, V{1, 1}, V{1, 1}, 2}).sizes(),
+            (Shape{2, 6, 14, 11}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call("conv_transpose2d", {in[0], in[1], in[2], V{2, 1}, V{1, 0}, V{1, 0}, 2, V{1, 1}});
+      },
+      {randu({1, 4, 3, 4}, 77), randu({4, 3, 2, 3}, 78), b}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("conv_transpose2d", {x, w, none, 1, 0, 1});
+      },
+      {"conv_transpose2d", "output_padding"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("conv_transpose2d", {x, randu({3, 3, 3, 3}, 1)});
+      },
+      {"conv_transpose2d", "[3, 3, 3, 3]"}));
 }
 
 TEST(NNOpsPool, MaxPool2d) {
@@ -165,7 +198,11 @@ TEST(NNOpsPool, MaxPool2d) {
           EXPECT_EQ(out[o], best);
           EXPECT_EQ(idx[o], bi);
         }
-    EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call("max_pool2d", {in[0], k, s, p, d, ceil}); }, {x}));
+    EXPECT_TRUE(gradcheck(
+        [&](const std::vector<Tensor>& in) {
+          return call("max_pool2d", {in[0], k, s, p, d, ceil});
+        },
+        {x}));
   }
   EXPECT_EQ(call("max_pool2d", {x.to(TSR_F32), 2}).sizes(), (Shape{2, 3, 3, 3}));
   EXPECT_EQ(call("max_pool2d", {randu({3, 4, 4}, 1), 2}).sizes(), (Shape{3, 2, 2}));
@@ -189,13 +226,16 @@ TEST(NNOpsPool, AvgAndAdaptivePool2d) {
             double pool = static_cast<double>((h1 - h0) * (w1 - w0)), s = 0;
             int64_t cnt = 0;
             for (int64_t h = std::max<int64_t>(h0, 0); h < std::min<int64_t>(h1, 5); ++h)
-              for (int64_t w = std::max<int64_t>(w0, 0); w < std::min<int64_t>(w1, 6); ++w) s += xv[pl * 30 + h * 6 + w], ++cnt;
+              for (int64_t w = std::max<int64_t>(w0, 0); w < std::min<int64_t>(w1, 6); ++w)
+                s += xv[pl * 30 + h * 6 + w], ++cnt;
             ref.push_back(s / (include ? pool : static_cast<double>(cnt)));
           }
       EXPECT_TRUE(close(y, ref, os, 1e-12, 1e-12)) << include << ceil;
-      EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) {
-        return call("avg_pool2d", {in[0], V{3, 3}, V{2, 2}, V{1, 1}, ceil, include});
-      }, {x}));
+      EXPECT_TRUE(gradcheck(
+          [&](const std::vector<Tensor>& in) {
+            return call("avg_pool2d", {in[0], V{3, 3}, V{2, 2}, V{1, 1}, ceil, include});
+          },
+          {x}));
     }
   EXPECT_TRUE(close(call("avg_pool2d", {x, 2, none, 0, false, true, 3}).slice(3, 0, 1).slice(2, 0, 1).reshape({2}),
                     {(xv[0] + xv[1] + xv[6] + xv[7]) / 3, (xv[30] + xv[31] + xv[36] + xv[37]) / 3}, {2}, 1e-12, 1e-12));
@@ -211,7 +251,11 @@ TEST(NNOpsPool, AvgAndAdaptivePool2d) {
       aref.push_back(s / static_cast<double>((hw[1] - hw[0]) * 6));
     }
   EXPECT_TRUE(close(ya, aref, {1, 2, 3, 1}, 1e-12, 1e-12));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call("adaptive_avg_pool2d", {in[0], V{4, 3}}); }, {x}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call("adaptive_avg_pool2d", {in[0], V{4, 3}});
+      },
+      {x}));
   EXPECT_TRUE(throws_with([&] { call("avg_pool2d", {randint({1, 1, 4, 4}, 1, 0, 3), 2}); }, {"avg_pool2d", "int64"}));
 }
 
@@ -223,7 +267,8 @@ TEST(NNOpsResample, NearestAndBilinear) {
   for (int64_t pl = 0; pl < 2; ++pl)
     for (int64_t oh = 0; oh < 6; ++oh)
       for (int64_t ow = 0; ow < 3; ++ow) {
-        int64_t ih = static_cast<int64_t>(std::floor(oh * 3.0 / 6)), iw = static_cast<int64_t>(std::floor(ow * 4.0 / 3));
+        int64_t ih = static_cast<int64_t>(std::floor(oh * 3.0 / 6)),
+                iw = static_cast<int64_t>(std::floor(ow * 4.0 / 3));
         nref.push_back(xv[pl * 12 + ih * 4 + iw]);
       }
   EXPECT_TRUE(close(n, nref, {1, 2, 6, 3}, 0, 0));
@@ -242,13 +287,22 @@ TEST(NNOpsResample, NearestAndBilinear) {
           int64_t h1 = std::min<int64_t>(h0 + 1, 2), w1 = std::min<int64_t>(w0 + 1, 3);
           double lh = sh - h0, lw = sw - w0;
           auto at = [&](int64_t h, int64_t w) { return xv[pl * 12 + h * 4 + w]; };
-          bref.push_back((1 - lh) * ((1 - lw) * at(h0, w0) + lw * at(h0, w1)) + lh * ((1 - lw) * at(h1, w0) + lw * at(h1, w1)));
+          bref.push_back((1 - lh) * ((1 - lw) * at(h0, w0) + lw * at(h0, w1)) +
+                         lh * ((1 - lw) * at(h1, w0) + lw * at(h1, w1)));
         }
     EXPECT_TRUE(close(b, bref, {1, 2, 5, 7}, 1e-12, 1e-12)) << align;
-    EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call("upsample_bilinear2d", {in[0], V{5, 2}, align}); }, {x}));
+    EXPECT_TRUE(gradcheck(
+        [&](const std::vector<Tensor>& in) {
+          return call("upsample_bilinear2d", {in[0], V{5, 2}, align});
+        },
+        {x}));
   }
   EXPECT_EQ(call("interpolate", {x, none, 2.0}).sizes(), (Shape{1, 2, 6, 8}));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call("upsample_nearest2d", {in[0], V{4, 9}}); }, {x}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call("upsample_nearest2d", {in[0], V{4, 9}});
+      },
+      {x}));
   EXPECT_TRUE(throws_with([&] { call("interpolate", {x}); }, {"interpolate", "exactly one"}));
   EXPECT_TRUE(throws_with([&] { call("interpolate", {x, V{2, 2}, none, "bicubic"}); }, {"interpolate", "bicubic"}));
 }
@@ -279,7 +333,7 @@ TEST(NNOpsAttention, ScaledDotProduct) {
           ref.push_back(o);
         }
       }
-    Tensor out = variant == 0 ? call("scaled_dot_product_attention", {q, k, v})
+    Tensor out = variant == 0   ? call("scaled_dot_product_attention", {q, k, v})
                  : variant == 1 ? call("scaled_dot_product_attention", {q, k, v, mask})
                                 : call("scaled_dot_product_attention", {q, k, v, none, 0.0, true});
     bool all_masked = false;
@@ -294,22 +348,32 @@ TEST(NNOpsAttention, ScaledDotProduct) {
     }
   }
   Tensor fmask = randu({L, S}, 114);
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) {
-    return call("scaled_dot_product_attention", {in[0], in[1], in[2], in[3], 0.0, false, 0.7});
-  }, {q, k, v, fmask}));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) {
-    return call("scaled_dot_product_attention", {in[0], in[1], in[2], none, 0.0, true});
-  }, {q, k, v}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call("scaled_dot_product_attention", {in[0], in[1], in[2], in[3], 0.0, false, 0.7});
+      },
+      {q, k, v, fmask}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call("scaled_dot_product_attention", {in[0], in[1], in[2], none, 0.0, true});
+      },
+      {q, k, v}));
   // dropout: same seed, same result; gradient consistent with that mask
   manual_seed(5);
   Tensor d1 = call("scaled_dot_product_attention", {q, k, v, none, 0.5});
   manual_seed(5);
   Tensor d2 = call("scaled_dot_product_attention", {q, k, v, none, 0.5});
   EXPECT_TRUE(close(d1, d2, 0, 0));
-  EXPECT_TRUE(throws_with([&] { call("scaled_dot_product_attention", {q, randu({B, S, 4}, 1), v}); },
-                          {"scaled_dot_product_attention", "[2, 4, 4]"}));
-  EXPECT_TRUE(throws_with([&] { call("scaled_dot_product_attention", {q, k, v, mask, 0.0, true}); },
-                          {"scaled_dot_product_attention", "is_causal"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("scaled_dot_product_attention", {q, randu({B, S, 4}, 1), v});
+      },
+      {"scaled_dot_product_attention", "[2, 4, 4]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("scaled_dot_product_attention", {q, k, v, mask, 0.0, true});
+      },
+      {"scaled_dot_product_attention", "is_causal"}));
 }
 
 }  // namespace
@@ -330,20 +394,51 @@ TEST(NNOpsDtypes, ReducedPrecisionMatchesFloat64) {
   };
   Tensor t = from_vector<int64_t>({2, 0, 1});
   std::vector<Case> cases = {
-      {"conv2d", {randu({1, 2, 5, 5}, 1, -1, 1), randu({3, 2, 3, 3}, 2, -1, 1)},
-       [](const std::vector<Tensor>& in) { return call("conv2d", {in[0], in[1], none, 1, 1}); }},
-      {"conv_transpose2d", {randu({1, 2, 3, 3}, 3, -1, 1), randu({2, 3, 2, 2}, 4, -1, 1)},
-       [](const std::vector<Tensor>& in) { return call("conv_transpose2d", {in[0], in[1], none, 2}); }},
-      {"max_pool2d", {randu({1, 2, 5, 5}, 5)}, [](const std::vector<Tensor>& in) { return call("max_pool2d", {in[0], 2, 1, 1}); }},
-      {"avg_pool2d", {randu({1, 2, 5, 5}, 6)}, [](const std::vector<Tensor>& in) { return call("avg_pool2d", {in[0], 3, 2, 1}); }},
-      {"adaptive_avg_pool2d", {randu({1, 2, 5, 5}, 7)},
-       [](const std::vector<Tensor>& in) { return call("adaptive_avg_pool2d", {in[0], std::vector<int64_t>{2, 3}}); }},
-      {"upsample_bilinear2d", {randu({1, 2, 3, 3}, 8)},
-       [](const std::vector<Tensor>& in) { return call("upsample_bilinear2d", {in[0], std::vector<int64_t>{5, 4}, false}); }},
-      {"cross_entropy", {randu({3, 5}, 9)}, [t](const std::vector<Tensor>& in) { return call("cross_entropy", {in[0], t, none, "none"}); }},
-      {"group_norm", {randu({2, 4, 3}, 10)}, [](const std::vector<Tensor>& in) { return call("group_norm", {in[0], 2}); }},
-      {"scaled_dot_product_attention", {randu({2, 3, 4}, 11), randu({2, 5, 4}, 12), randu({2, 5, 3}, 13)},
-       [](const std::vector<Tensor>& in) { return call("scaled_dot_product_attention", {in[0], in[1], in[2]}); }},
+      {"conv2d",
+       {randu({1, 2, 5, 5}, 1, -1, 1), randu({3, 2, 3, 3}, 2, -1, 1)},
+       [](const std::vector<Tensor>& in) {
+         return call("conv2d", {in[0], in[1], none, 1, 1});
+       }},
+      {"conv_transpose2d",
+       {randu({1, 2, 3, 3}, 3, -1, 1), randu({2, 3, 2, 2}, 4, -1, 1)},
+       [](const std::vector<Tensor>& in) {
+         return call("conv_transpose2d", {in[0], in[1], none, 2});
+       }},
+      {"max_pool2d",
+       {randu({1, 2, 5, 5}, 5)},
+       [](const std::vector<Tensor>& in) {
+         return call("max_pool2d", {in[0], 2, 1, 1});
+       }},
+      {"avg_pool2d",
+       {randu({1, 2, 5, 5}, 6)},
+       [](const std::vector<Tensor>& in) {
+         return call("avg_pool2d", {in[0], 3, 2, 1});
+       }},
+      {"adaptive_avg_pool2d",
+       {randu({1, 2, 5, 5}, 7)},
+       [](const std::vector<Tensor>& in) {
+         return call("adaptive_avg_pool2d", {in[0], std::vector<int64_t>{2, 3}});
+       }},
+      {"upsample_bilinear2d",
+       {randu({1, 2, 3, 3}, 8)},
+       [](const std::vector<Tensor>& in) {
+         return call("upsample_bilinear2d", {in[0], std::vector<int64_t>{5, 4}, false});
+       }},
+      {"cross_entropy",
+       {randu({3, 5}, 9)},
+       [t](const std::vector<Tensor>& in) {
+         return call("cross_entropy", {in[0], t, none, "none"});
+       }},
+      {"group_norm",
+       {randu({2, 4, 3}, 10)},
+       [](const std::vector<Tensor>& in) {
+         return call("group_norm", {in[0], 2});
+       }},
+      {"scaled_dot_product_attention",
+       {randu({2, 3, 4}, 11), randu({2, 5, 4}, 12), randu({2, 5, 3}, 13)},
+       [](const std::vector<Tensor>& in) {
+         return call("scaled_dot_product_attention", {in[0], in[1], in[2]});
+       }},
   };
   for (const Case& c : cases) {
     for (tsr_dtype_t dt : {TSR_F32, TSR_F16, TSR_BF16}) {

@@ -47,8 +47,10 @@ TEST(NNOpsLoss, ElementwiseLossesValuesAndGrad) {
   DiffCase cases[] = {
       {"mse_loss", 0, [](double d, double) { return d * d; }},
       {"l1_loss", 0, [](double d, double) { return std::fabs(d); }},
-      {"smooth_l1_loss", 0.7, [](double d, double b) { return std::fabs(d) < b ? 0.5 * d * d / b : std::fabs(d) - 0.5 * b; }},
-      {"huber_loss", 0.7, [](double d, double b) { return std::fabs(d) <= b ? 0.5 * d * d : b * (std::fabs(d) - 0.5 * b); }},
+      {"smooth_l1_loss", 0.7,
+       [](double d, double b) { return std::fabs(d) < b ? 0.5 * d * d / b : std::fabs(d) - 0.5 * b; }},
+      {"huber_loss", 0.7,
+       [](double d, double b) { return std::fabs(d) <= b ? 0.5 * d * d : b * (std::fabs(d) - 0.5 * b); }},
   };
   for (const DiffCase& c : cases) {
     bool has_p = std::string(c.name) == "smooth_l1_loss" || std::string(c.name) == "huber_loss";
@@ -80,13 +82,19 @@ TEST(NNOpsLoss, BinaryCrossEntropy) {
   for (int i = 0; i < 12; ++i) l.push_back(-wv[i % 3] * (yv[i] * std::log(pv[i]) + (1 - yv[i]) * std::log(1 - pv[i])));
   EXPECT_TRUE(close(call_op("binary_cross_entropy", {p, y, w, "none"}), l, {4, 3}, 1e-10, 1e-12));
   EXPECT_TRUE(close(call_op("binary_cross_entropy", {p, y, w}), {reduce_ref(l, "mean")}, {}, 1e-10, 1e-12));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call_op("binary_cross_entropy", {in[0], in[1], in[2], "sum"}); },
-                        {p, y, w}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call_op("binary_cross_entropy", {in[0], in[1], in[2], "sum"});
+      },
+      {p, y, w}));
   // log clamped at -100: p = 0 with y = 0 contributes 0, with y = 1 contributes 100
   Tensor p0 = from_vector<double>({0.0, 0.0}), y0 = from_vector<double>({0.0, 1.0});
   EXPECT_TRUE(close(call_op("binary_cross_entropy", {p0, y0, none, "none"}), {0.0, 100.0}, {2}, 1e-12, 1e-12));
-  EXPECT_TRUE(throws_with([&] { call_op("binary_cross_entropy", {from_vector<double>({1.5}), from_vector<double>({1.0})}); },
-                          {"binary_cross_entropy", "between 0 and 1"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call_op("binary_cross_entropy", {from_vector<double>({1.5}), from_vector<double>({1.0})});
+      },
+      {"binary_cross_entropy", "between 0 and 1"}));
 
   Tensor x = randu({4, 3}, 23, -30, 30), pw = randu({3}, 24, 0.5, 2);
   std::vector<double> xv = values(x), pwv = values(pw), l2;
@@ -97,14 +105,19 @@ TEST(NNOpsLoss, BinaryCrossEntropy) {
   EXPECT_TRUE(close(call_op("binary_cross_entropy_with_logits", {x, y, w, pw, "none"}), l2, {4, 3}, 1e-8, 1e-10));
   // numerically stable for huge logits
   Tensor big = from_vector<double>({1000.0, -1000.0}), yb = from_vector<double>({0.0, 1.0});
-  EXPECT_TRUE(close(call_op("binary_cross_entropy_with_logits", {big, yb, none, none, "none"}), {1000.0, 1000.0}, {2}, 1e-12, 0));
+  EXPECT_TRUE(close(call_op("binary_cross_entropy_with_logits", {big, yb, none, none, "none"}), {1000.0, 1000.0}, {2},
+                    1e-12, 0));
   Tensor xs = randu({2, 3}, 25);
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) {
-    return call_op("binary_cross_entropy_with_logits", {in[0], in[1], in[2], in[3], "mean"});
-  }, {xs, randu({2, 3}, 26, 0, 1), w, pw}));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) {
-    return call_op("binary_cross_entropy_with_logits", {in[0], in[1], none, none, "none"});
-  }, {xs, randu({2, 3}, 27, 0, 1)}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call_op("binary_cross_entropy_with_logits", {in[0], in[1], in[2], in[3], "mean"});
+      },
+      {xs, randu({2, 3}, 26, 0, 1), w, pw}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call_op("binary_cross_entropy_with_logits", {in[0], in[1], none, none, "none"});
+      },
+      {xs, randu({2, 3}, 27, 0, 1)}));
 }
 
 TEST(NNOpsLoss, KlDiv) {
@@ -117,11 +130,15 @@ TEST(NNOpsLoss, KlDiv) {
   EXPECT_TRUE(close(call_op("kl_div", {x, t, "none"}), l, {3, 4}, 1e-10, 1e-12));
   EXPECT_TRUE(close(call_op("kl_div", {x, t, "batchmean"}), {reduce_ref(l, "sum") / 3}, {}, 1e-10, 1e-12));
   // zero targets contribute 0 (xlogy)
-  EXPECT_TRUE(close(call_op("kl_div", {from_vector<double>({-1.0}), from_vector<double>({0.0}), "sum"}), {0.0}, {}, 0, 0));
+  EXPECT_TRUE(
+      close(call_op("kl_div", {from_vector<double>({-1.0}), from_vector<double>({0.0}), "sum"}), {0.0}, {}, 0, 0));
   for (bool lt : {false, true})
     for (const char* red : {"none", "batchmean", "sum"})
-      EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call_op("kl_div", {in[0], in[1], red, lt}); },
-                            {randu({2, 3}, 32), lt ? randu({2, 3}, 33, -2, 0) : randu({2, 3}, 33, 0.1, 1)}));
+      EXPECT_TRUE(gradcheck(
+          [&](const std::vector<Tensor>& in) {
+            return call_op("kl_div", {in[0], in[1], red, lt});
+          },
+          {randu({2, 3}, 32), lt ? randu({2, 3}, 33, -2, 0) : randu({2, 3}, 33, 0.1, 1)}));
 }
 
 // Reference cross entropy / nll with weights, ignore_index, label smoothing.
@@ -159,19 +176,31 @@ TEST(NNOpsLoss, CrossEntropyAndNll) {
     double denom;
     auto ref = ce_ref(xv, tv, N, C, wv, -100, ls, false, &denom);
     EXPECT_TRUE(close(call_op("cross_entropy", {x, t, w, "none", -100, ls}), ref, {N}, 1e-10, 1e-12));
-    EXPECT_TRUE(close(call_op("cross_entropy", {x, t, w, "mean", -100, ls}), {reduce_ref(ref, "sum") / denom}, {}, 1e-10, 1e-12));
+    EXPECT_TRUE(close(call_op("cross_entropy", {x, t, w, "mean", -100, ls}), {reduce_ref(ref, "sum") / denom}, {},
+                      1e-10, 1e-12));
     for (const char* red : {"none", "mean", "sum"})
-      EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call_op("cross_entropy", {in[0], t, w, red, -100, ls}); },
-                            {x}));
+      EXPECT_TRUE(gradcheck(
+          [&](const std::vector<Tensor>& in) {
+            return call_op("cross_entropy", {in[0], t, w, red, -100, ls});
+          },
+          {x}));
   }
   double denom;
   auto nref = ce_ref(xv, tv, N, C, ones, -100, 0, true, &denom);
   EXPECT_TRUE(close(call_op("nll_loss", {x, t}), {reduce_ref(nref, "sum") / denom}, {}, 1e-10, 1e-12));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call_op("nll_loss", {in[0], t, w, "mean"}); }, {x}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call_op("nll_loss", {in[0], t, w, "mean"});
+      },
+      {x}));
   // spatial: [N, C, d] with [N, d] targets; 1-D input with 0-dim target
   Tensor xs = randu({2, 3, 4}, 42);
   Tensor ts = randint({2, 4}, 43, 0, 3);
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call_op("cross_entropy", {in[0], ts, none, "none"}); }, {xs}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call_op("cross_entropy", {in[0], ts, none, "none"});
+      },
+      {xs}));
   Tensor x1 = randu({C}, 44);
   Tensor t0 = from_vector<int64_t>({2}, {});
   double m = -1e300, s = 0;
@@ -190,16 +219,25 @@ TEST(NNOpsLoss, CrossEntropyAndNll) {
     for (int c = 0; c < C; ++c) pref[n] -= pv[n * C + c] * (xv[n * C + c] - mm - std::log(ss));
   }
   EXPECT_TRUE(close(call_op("cross_entropy", {x, probs, none, "none"}), pref, {N}, 1e-10, 1e-12));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call_op("cross_entropy", {in[0], in[1], none, "mean", -100, 0.1}); },
-                        {x, probs}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call_op("cross_entropy", {in[0], in[1], none, "mean", -100, 0.1});
+      },
+      {x, probs}));
   // f32
   EXPECT_TRUE(close(call_op("cross_entropy", {x.to(TSR_F32), t, w.to(TSR_F32), "none"}),
                     ce_ref(xv, tv, N, C, wv, -100, 0, false, &denom), {N}, 1e-5, 1e-5));
   // bad input
-  EXPECT_TRUE(throws_with([&] { call_op("cross_entropy", {x, from_vector<int64_t>({0, 1, 2, 4, 0}, {N})}); },
-                          {"cross_entropy", "target 4 is out of bounds"}));
-  EXPECT_TRUE(throws_with([&] { call_op("cross_entropy", {x, from_vector<int64_t>({0, 1}, {2})}); },
-                          {"cross_entropy", "[5]", "[2]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call_op("cross_entropy", {x, from_vector<int64_t>({0, 1, 2, 4, 0}, {N})});
+      },
+      {"cross_entropy", "target 4 is out of bounds"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call_op("cross_entropy", {x, from_vector<int64_t>({0, 1}, {2})});
+      },
+      {"cross_entropy", "[5]", "[2]"}));
   EXPECT_TRUE(throws_with([&] { call_op("nll_loss", {x, x}); }, {"nll_loss", "integer class indices"}));
   EXPECT_TRUE(throws_with([&] { call_op("nll_loss", {x, t, randu({3}, 1)}); }, {"nll_loss", "weight", "[3]"}));
 }

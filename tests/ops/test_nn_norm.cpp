@@ -41,17 +41,34 @@ TEST(NNOpsNorm, LayerNormAndRmsNorm) {
       auto tol = default_tol(dt);
       EXPECT_TRUE(close(y, ref, {3, 2, 5}, tol.first * 4, tol.second * 4)) << rms << " " << dtype_name(dt);
     }
-    EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) {
-      return rms ? call("rms_norm", {in[0], std::vector<int64_t>{5}, in[1]})
-                 : call("layer_norm", {in[0], std::vector<int64_t>{5}, in[1], in[2]});
-    }, {randu({2, 3, 5}, 4), randu({5}, 5), randu({5}, 6)}));
-    EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) {
-      return rms ? call("rms_norm", {in[0], std::vector<int64_t>{2, 3}}) : call("layer_norm", {in[0], std::vector<int64_t>{2, 3}});
-    }, {randu({2, 3}, 7)}));
+    EXPECT_TRUE(gradcheck(
+        [&](const std::vector<Tensor>& in) {
+          return rms ? call("rms_norm", {in[0], std::vector<int64_t>{5}, in[1]})
+                     : call("layer_norm", {in[0], std::vector<int64_t>{5}, in[1], in[2]});
+        },
+        {randu({2, 3, 5}, 4), randu({5}, 5), randu({5}, 6)}));
+    EXPECT_TRUE(gradcheck(
+        [&](const std::vector<Tensor>& in) {
+          return rms ? call("rms_norm", {in[0], std::vector<int64_t>{2, 3}})
+                     : call("layer_norm", {in[0], std::vector<int64_t>{2, 3}});
+        },
+        {randu({2, 3}, 7)}));
   }
-  EXPECT_TRUE(throws_with([&] { call("layer_norm", {x, std::vector<int64_t>{4}}); }, {"layer_norm", "[3, 2, 5]", "[4]"}));
-  EXPECT_TRUE(throws_with([&] { call("layer_norm", {x, std::vector<int64_t>{5}, randu({4}, 1)}); }, {"layer_norm", "weight", "[4]"}));
-  EXPECT_TRUE(throws_with([&] { call("rms_norm", {randint({2, 3}, 1, 0, 3), std::vector<int64_t>{3}}); }, {"rms_norm", "int64"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("layer_norm", {x, std::vector<int64_t>{4}});
+      },
+      {"layer_norm", "[3, 2, 5]", "[4]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("layer_norm", {x, std::vector<int64_t>{5}, randu({4}, 1)});
+      },
+      {"layer_norm", "weight", "[4]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("rms_norm", {randint({2, 3}, 1, 0, 3), std::vector<int64_t>{3}});
+      },
+      {"rms_norm", "int64"}));
   // empty batch
   EXPECT_EQ(call("layer_norm", {randu({0, 4}, 1), std::vector<int64_t>{4}}).sizes(), (Shape{0, 4}));
 }
@@ -67,8 +84,11 @@ TEST(NNOpsNorm, GroupNorm) {
   }
   EXPECT_TRUE(close(call("group_norm", {x, G, w, b}), ref, {N, C, HW}, 1e-10, 1e-10));
   EXPECT_TRUE(close(call("group_norm", {x.to(TSR_F32), G, w.to(TSR_F32), b.to(TSR_F32)}), ref, {N, C, HW}, 1e-5, 1e-5));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call("group_norm", {in[0], 2, in[1], in[2]}); },
-                        {randu({2, 4, 3}, 13), randu({4}, 14), randu({4}, 15)}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call("group_norm", {in[0], 2, in[1], in[2]});
+      },
+      {randu({2, 4, 3}, 13), randu({4}, 14), randu({4}, 15)}));
   EXPECT_TRUE(throws_with([&] { call("group_norm", {x, 4}); }, {"group_norm", "num_groups 4", "[2, 6, 5]"}));
   EXPECT_TRUE(throws_with([&] { call("group_norm", {x, 3, randu({5}, 1)}); }, {"group_norm", "weight", "[5]"}));
 }
@@ -110,15 +130,29 @@ TEST(NNOpsNorm, BatchNorm) {
   }
   EXPECT_TRUE(close(call("batch_norm", {x, w, b, rm, rv, false}), eref, {N, C, HW}, 1e-10, 1e-10));
   for (bool training : {true, false})
-    EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) {
-      return call("batch_norm", {in[0], in[1], in[2], rm.slice(0, 0, 2).clone(), rv.slice(0, 0, 2).clone(), training});
-    }, {randu({3, 2, 2, 2}, 23), randu({2}, 24), randu({2}, 25)}));
-  EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return call("batch_norm", {in[0], none, none, none, none, true}); },
-                        {randu({4, 3}, 26)}));
-  EXPECT_TRUE(close(call("batch_norm", {x.to(TSR_BF16), w.to(TSR_BF16), b.to(TSR_BF16), none, none, true}), ref, {N, C, HW}, 3e-2, 3e-2));
-  EXPECT_TRUE(throws_with([&] { call("batch_norm", {randu({1, 3}, 1), none, none, none, none, true}); },
-                          {"batch_norm", "more than 1 value per channel", "[1, 3]"}));
-  EXPECT_TRUE(throws_with([&] { call("batch_norm", {x, none, none, none, none, false}); }, {"batch_norm", "running_mean"}));
+    EXPECT_TRUE(gradcheck(
+        [&](const std::vector<Tensor>& in) {
+          return call("batch_norm",
+                      {in[0], in[1], in[2], rm.slice(0, 0, 2).clone(), rv.slice(0, 0, 2).clone(), training});
+        },
+        {randu({3, 2, 2, 2}, 23), randu({2}, 24), randu({2}, 25)}));
+  EXPECT_TRUE(gradcheck(
+      [&](const std::vector<Tensor>& in) {
+        return call("batch_norm", {in[0], none, none, none, none, true});
+      },
+      {randu({4, 3}, 26)}));
+  EXPECT_TRUE(close(call("batch_norm", {x.to(TSR_BF16), w.to(TSR_BF16), b.to(TSR_BF16), none, none, true}), ref,
+                    {N, C, HW}, 3e-2, 3e-2));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("batch_norm", {randu({1, 3}, 1), none, none, none, none, true});
+      },
+      {"batch_norm", "more than 1 value per channel", "[1, 3]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("batch_norm", {x, none, none, none, none, false});
+      },
+      {"batch_norm", "running_mean"}));
   EXPECT_TRUE(throws_with([&] { call("batch_norm", {x, randu({4}, 1)}); }, {"batch_norm", "weight", "[4]"}));
 }
 
@@ -169,7 +203,11 @@ TEST(NNOpsMisc, EmbeddingAndOneHot) {
     EXPECT_EQ(g[5 * 4 + j], 1.0);
     EXPECT_EQ(g[4 * 4 + j], 0.0);
   }
-  EXPECT_TRUE(throws_with([&] { call("embedding", {w, from_vector<int64_t>({1, 6})}); }, {"embedding", "index 6", "[6, 4]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("embedding", {w, from_vector<int64_t>({1, 6})});
+      },
+      {"embedding", "index 6", "[6, 4]"}));
   EXPECT_TRUE(throws_with([&] { call("embedding", {w, from_vector<double>({1.0})}); }, {"embedding", "integer"}));
   EXPECT_EQ(call("embedding", {w, from_vector<int64_t>({}, {0})}).sizes(), (Shape{0, 4}));
 
@@ -177,7 +215,11 @@ TEST(NNOpsMisc, EmbeddingAndOneHot) {
   EXPECT_EQ(oh.dtype(), TSR_I64);
   EXPECT_TRUE(close(oh, {0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0}, {3, 4}, 0, 0));
   EXPECT_EQ(call("one_hot", {from_vector<int64_t>({2, 0, 1})}).sizes(), (Shape{3, 3}));
-  EXPECT_TRUE(throws_with([&] { call("one_hot", {from_vector<int64_t>({4}), 3}); }, {"one_hot", "smaller than num_classes"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("one_hot", {from_vector<int64_t>({4}), 3});
+      },
+      {"one_hot", "smaller than num_classes"}));
   EXPECT_TRUE(throws_with([&] { call("one_hot", {from_vector<int64_t>({-1}), 3}); }, {"one_hot", "non-negative"}));
 }
 
@@ -199,7 +241,8 @@ TEST(NNOpsSdk, WrappersMatchOps) {
   EXPECT_TRUE(close(nn::layer_norm(x, {5}), call("layer_norm", {x, std::vector<int64_t>{5}})));
   Tensor t = from_vector<int64_t>({1, 0});
   Tensor logits = randu({2, 3}, 3);
-  EXPECT_TRUE(close(nn::cross_entropy(logits, t, std::nullopt, "sum"), call("cross_entropy", {logits, t, none, "sum"})));
+  EXPECT_TRUE(
+      close(nn::cross_entropy(logits, t, std::nullopt, "sum"), call("cross_entropy", {logits, t, none, "sum"})));
   Tensor emb = randu({4, 2}, 4);
   EXPECT_TRUE(close(nn::embedding(t, emb), call("embedding", {emb, t})));
   EXPECT_TRUE(close(nn::interpolate(x, std::vector<int64_t>{7, 7}, std::nullopt, "bilinear", true),

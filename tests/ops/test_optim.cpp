@@ -28,8 +28,10 @@ void ref_adam(Vec& p, const Vec& grad, Vec& m, Vec& v, Vec& vmax, int64_t step, 
   for (size_t i = 0; i < p.size(); ++i) {
     double g = o.maximize ? -grad[i] : grad[i];
     if (o.weight_decay != 0) {
-      if (o.decoupled_weight_decay) p[i] *= 1 - o.lr * o.weight_decay;
-      else g += o.weight_decay * p[i];
+      if (o.decoupled_weight_decay)
+        p[i] *= 1 - o.lr * o.weight_decay;
+      else
+        g += o.weight_decay * p[i];
     }
     m[i] = o.beta1 * m[i] + (1 - o.beta1) * g;
     v[i] = o.beta2 * v[i] + (1 - o.beta2) * g * g;
@@ -126,7 +128,8 @@ TEST(OptimOps, BadArguments) {
   SgdOptions mom;
   mom.momentum = 0.9;
   EXPECT_TRUE(throws_with([&] { sgd_step_(p, zeros({4}), std::nullopt, SgdOptions{}); }, {"sgd_step_", "[4]", "[3]"}));
-  EXPECT_TRUE(throws_with([&] { sgd_step_(p, g.to(TSR_F64), std::nullopt, SgdOptions{}); }, {"sgd_step_", "float64", "float32"}));
+  EXPECT_TRUE(throws_with([&] { sgd_step_(p, g.to(TSR_F64), std::nullopt, SgdOptions{}); },
+                          {"sgd_step_", "float64", "float32"}));
   EXPECT_TRUE(throws_with([&] { sgd_step_(p, g, std::nullopt, mom); }, {"sgd_step_", "momentum_buffer"}));
   SgdOptions nes;
   nes.nesterov = true;
@@ -135,8 +138,10 @@ TEST(OptimOps, BadArguments) {
   neg.lr = -1;
   EXPECT_TRUE(throws_with([&] { sgd_step_(p, g, std::nullopt, neg); }, {"sgd_step_", "learning rate", "-1"}));
   Tensor ip = zeros({3}, TSR_I64);
-  EXPECT_TRUE(throws_with([&] { sgd_step_(ip, zeros({3}, TSR_I64), std::nullopt, SgdOptions{}); }, {"sgd_step_", "int64"}));
-  EXPECT_TRUE(throws_with([&] { adam_step_(p, g, m, v, std::nullopt, 0, AdamOptions{}); }, {"adam_step_", "step", "0"}));
+  EXPECT_TRUE(
+      throws_with([&] { sgd_step_(ip, zeros({3}, TSR_I64), std::nullopt, SgdOptions{}); }, {"sgd_step_", "int64"}));
+  EXPECT_TRUE(
+      throws_with([&] { adam_step_(p, g, m, v, std::nullopt, 0, AdamOptions{}); }, {"adam_step_", "step", "0"}));
   AdamOptions ams;
   ams.amsgrad = true;
   EXPECT_TRUE(throws_with([&] { adam_step_(p, g, m, v, std::nullopt, 1, ams); }, {"adam_step_", "max_exp_avg_sq"}));
@@ -144,7 +149,8 @@ TEST(OptimOps, BadArguments) {
   beta.beta2 = 1.0;
   EXPECT_TRUE(throws_with([&] { adam_step_(p, g, m, v, std::nullopt, 1, beta); }, {"adam_step_", "beta", "1"}));
   Tensor bad = zeros({2, 3});
-  EXPECT_TRUE(throws_with([&] { adam_step_(p, g, bad, v, std::nullopt, 1, AdamOptions{}); }, {"adam_step_", "exp_avg", "[2, 3]"}));
+  EXPECT_TRUE(throws_with([&] { adam_step_(p, g, bad, v, std::nullopt, 1, AdamOptions{}); },
+                          {"adam_step_", "exp_avg", "[2, 3]"}));
   // Nothing was written by the refused calls.
   EXPECT_TRUE(close(p, zeros({3}), 0, 0));
 }

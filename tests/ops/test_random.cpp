@@ -41,7 +41,8 @@ TEST(RandomOps, DeterministicUnderSeed) {
   (void)u;
   (void)n;
   Tensor z = normal(0.0, 1.0, {10}, TSR_F32, {}, 42, 3);
-  EXPECT_TRUE(close(z, call("randn", {std::vector<int64_t>{10}, TSR_F32, Device::cpu(), int64_t{42}, int64_t{3}}), 0, 0));
+  EXPECT_TRUE(
+      close(z, call("randn", {std::vector<int64_t>{10}, TSR_F32, Device::cpu(), int64_t{42}, int64_t{3}}), 0, 0));
 }
 
 TEST(RandomOps, Bernoulli) {
@@ -134,7 +135,8 @@ TEST(RandomOps, NormalAndUniform) {
   Tensor it = zeros({3}, TSR_I64);
   EXPECT_TRUE(throws_with([&] { normal_(it); }, {"normal_", "int64"}));
   // Differentiable in mean and std with a fixed draw.
-  GRADCHECK([](const std::vector<Tensor>& x) { return normal(x[0], x[1], 11, 0); }, {randu({3, 2}, 1), randu({2}, 2, 0.5, 2)});
+  GRADCHECK([](const std::vector<Tensor>& x) { return normal(x[0], x[1], 11, 0); },
+            {randu({3, 2}, 1), randu({2}, 2, 0.5, 2)});
 }
 
 TEST(RandomOps, Randperm) {
@@ -189,7 +191,11 @@ TEST(RandomOps, Multinomial) {
   EXPECT_TRUE(close(multinomial(p, 5, true, 3, 9), multinomial(p, 5, true, 3, 9), 0, 0));
   EXPECT_TRUE(throws_with([&] { multinomial(p, 5, false); }, {"multinomial", "5", "4", "without replacement"}));
   EXPECT_TRUE(throws_with([&] { multinomial(p, 4, false); }, {"multinomial", "not enough non-zero"}));
-  EXPECT_TRUE(throws_with([&] { multinomial(from_vector(std::vector<double>{0.5, -0.1}), 1, true); }, {"multinomial", "< 0", "-0.1"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        multinomial(from_vector(std::vector<double>{0.5, -0.1}), 1, true);
+      },
+      {"multinomial", "< 0", "-0.1"}));
   EXPECT_TRUE(throws_with([&] { multinomial(zeros({2}, TSR_F64), 1, true); }, {"multinomial", "sum"}));
   EXPECT_TRUE(throws_with([&] { multinomial(p, 0, true); }, {"multinomial", "0"}));
   EXPECT_TRUE(throws_with([&] { multinomial(zeros({2, 2, 2}), 1, true); }, {"multinomial", "[2, 2, 2]"}));

@@ -28,7 +28,8 @@ struct Ref {
   Vals v;
   Shape shape;
 };
-Ref ref_reduce(const Vals& x, const Shape& shape, Shape dims, bool keepdim, const std::function<double(const Vals&)>& fn) {
+Ref ref_reduce(const Vals& x, const Shape& shape, Shape dims, bool keepdim,
+               const std::function<double(const Vals&)>& fn) {
   const int64_t nd = static_cast<int64_t>(shape.size());
   if (dims.empty())
     for (int64_t d = 0; d < nd; ++d) dims.push_back(d);
@@ -83,7 +84,8 @@ Ref ref_along(const Vals& x, const Shape& shape, int64_t dim, const std::functio
     Vals slice;
     for (int64_t j = 0; j < n; ++j) slice.push_back(x[static_cast<size_t>(base + j * st[static_cast<size_t>(dim)])]);
     Vals res = fn(slice);
-    for (int64_t j = 0; j < m; ++j) r.v[static_cast<size_t>(obase + j * ost[static_cast<size_t>(dim)])] = res[static_cast<size_t>(j)];
+    for (int64_t j = 0; j < m; ++j)
+      r.v[static_cast<size_t>(obase + j * ost[static_cast<size_t>(dim)])] = res[static_cast<size_t>(j)];
   }
   return r;
 }
@@ -220,13 +222,14 @@ TEST(ReduceOps, VarStd) {
       }
     }
   }
-  EXPECT_TRUE(matches(tsr::var(x.to(TSR_BF16), {1}), ref_reduce(values(x.to(TSR_BF16)), shape, {1}, false,
-                                                                  [](const Vals& s) { return vvar(s, 1); }),
+  EXPECT_TRUE(matches(tsr::var(x.to(TSR_BF16), {1}),
+                      ref_reduce(values(x.to(TSR_BF16)), shape, {1}, false, [](const Vals& s) { return vvar(s, 1); }),
                       5e-2, 5e-2));
   EXPECT_TRUE(throws_with([] { tsr::var(randint({3}, 1, 0, 5)); }, {"var", "int64"}));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tsr::var(in[0], {1}); }, {randu({3, 4}, 12)}));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tsr::std(in[0], {}, 0); }, {randu({3, 4}, 13)}));
-  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tsr::std_mean(in[0], {0}).first; }, {randu({3, 4}, 14)}));
+  EXPECT_TRUE(
+      gradcheck([](const std::vector<Tensor>& in) { return tsr::std_mean(in[0], {0}).first; }, {randu({3, 4}, 14)}));
 }
 
 // ---- norm --------------------------------------------------------------------------------------
@@ -250,13 +253,13 @@ TEST(ReduceOps, Norm) {
     for (Shape dims : {Shape{}, Shape{1}})
       for (bool keepdim : {false, true}) {
         EXPECT_TRUE(matches(tsr::norm(x, p, dims, keepdim), ref_reduce(v, shape, dims, keepdim, f))) << "p=" << p;
-        EXPECT_TRUE(matches(tsr::norm(noncontig(x).to(TSR_F32), p, dims, keepdim), ref_reduce(v, shape, dims, keepdim, f),
-                            1e-5, 1e-5))
+        EXPECT_TRUE(matches(tsr::norm(noncontig(x).to(TSR_F32), p, dims, keepdim),
+                            ref_reduce(v, shape, dims, keepdim, f), 1e-5, 1e-5))
             << "p=" << p;
       }
     if (p != 0)
-      EXPECT_TRUE(gradcheck([p](const std::vector<Tensor>& in) { return tsr::norm(in[0], p, {1}); },
-                            {rand_away(shape, 16)}))
+      EXPECT_TRUE(
+          gradcheck([p](const std::vector<Tensor>& in) { return tsr::norm(in[0], p, {1}); }, {rand_away(shape, 16)}))
           << "p=" << p;
   }
   // at zero: a zero subgradient, not NaN
@@ -352,9 +355,12 @@ TEST(ReduceOps, MaxMinDim) {
     for (bool keepdim : {false, true}) {
       for (bool is_max : {true, false}) {
         auto r = is_max ? tsr::max_dim(noncontig(x), d, keepdim) : tsr::min_dim(noncontig(x), d, keepdim);
-        auto fv = [is_max](const Vals& s) { return is_max ? *std::max_element(s.begin(), s.end()) : *std::min_element(s.begin(), s.end()); };
+        auto fv = [is_max](const Vals& s) {
+          return is_max ? *std::max_element(s.begin(), s.end()) : *std::min_element(s.begin(), s.end());
+        };
         auto fi = [is_max](const Vals& s) {
-          return double((is_max ? std::max_element(s.begin(), s.end()) : std::min_element(s.begin(), s.end())) - s.begin());
+          return double((is_max ? std::max_element(s.begin(), s.end()) : std::min_element(s.begin(), s.end())) -
+                        s.begin());
         };
         EXPECT_TRUE(matches(r.first, ref_reduce(v, shape, {d}, keepdim, fv)));
         EXPECT_TRUE(matches(r.second, ref_reduce(v, shape, {d}, keepdim, fi)));
@@ -381,11 +387,15 @@ TEST(ReduceOps, MaxMinDim) {
     EXPECT_EQ(r.first.dtype(), dt);
     EXPECT_TRUE(matches(r.second, ref_reduce(values(xi), {3, 5}, {1}, false, fi))) << dtype_name(dt);
     auto mm = tsr::aminmax(xi, 0);
-    EXPECT_TRUE(matches(mm.first, ref_reduce(values(xi), {3, 5}, {0}, false, [](const Vals& s) { return *std::min_element(s.begin(), s.end()); })));
-    EXPECT_TRUE(matches(mm.second, ref_reduce(values(xi), {3, 5}, {0}, false, [](const Vals& s) { return *std::max_element(s.begin(), s.end()); })));
+    EXPECT_TRUE(matches(mm.first, ref_reduce(values(xi), {3, 5}, {0}, false,
+                                             [](const Vals& s) { return *std::min_element(s.begin(), s.end()); })));
+    EXPECT_TRUE(matches(mm.second, ref_reduce(values(xi), {3, 5}, {0}, false,
+                                              [](const Vals& s) { return *std::max_element(s.begin(), s.end()); })));
   }
-  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tsr::max_dim(in[0], 1).first; }, {randu({3, 5}, 28)}));
-  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tsr::min_dim(in[0], 0, true).first; }, {randu({3, 5}, 29)}));
+  EXPECT_TRUE(
+      gradcheck([](const std::vector<Tensor>& in) { return tsr::max_dim(in[0], 1).first; }, {randu({3, 5}, 28)}));
+  EXPECT_TRUE(
+      gradcheck([](const std::vector<Tensor>& in) { return tsr::min_dim(in[0], 0, true).first; }, {randu({3, 5}, 29)}));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tsr::max(in[0]); }, {randu({3, 5}, 30)}));
   // 0-d
   Tensor s = from_vector<double>({2.5}, {}).reshape({});
@@ -399,8 +409,10 @@ Vals scan(const Vals& s, int kind) {
   Vals r;
   double acc = kind == 0 ? 0 : kind == 1 ? 1 : -kInf;
   for (double x : s) {
-    if (kind == 0) acc += x;
-    else if (kind == 1) acc *= x;
+    if (kind == 0)
+      acc += x;
+    else if (kind == 1)
+      acc *= x;
     else {
       double m = std::max(acc, x);
       acc = std::isinf(m) && m < 0 ? m : m + std::log(std::exp(acc - m) + std::exp(x - m));
@@ -415,7 +427,8 @@ TEST(ReduceOps, CumsumCumprodLogcumsumexp) {
     Tensor x = randu(shape, 31, 0.5, 1.5);
     Vals v = values(x);
     for (int64_t d = -1; d < int64_t(shape.size()); ++d) {
-      EXPECT_TRUE(matches(tsr::cumsum(noncontig(x), d), ref_along(v, shape, d, [](const Vals& s) { return scan(s, 0); })));
+      EXPECT_TRUE(
+          matches(tsr::cumsum(noncontig(x), d), ref_along(v, shape, d, [](const Vals& s) { return scan(s, 0); })));
       EXPECT_TRUE(matches(tsr::cumprod(x, d), ref_along(v, shape, d, [](const Vals& s) { return scan(s, 1); })));
       EXPECT_TRUE(matches(tsr::logcumsumexp(x, d), ref_along(v, shape, d, [](const Vals& s) { return scan(s, 2); })));
       for (tsr_dtype_t dt : {TSR_F32, TSR_F16, TSR_BF16})
@@ -494,9 +507,8 @@ TEST(ReduceOps, CummaxCummin) {
 std::vector<size_t> stable_order(const Vals& s, bool descending) {
   std::vector<size_t> o(s.size());
   std::iota(o.begin(), o.end(), 0);
-  std::stable_sort(o.begin(), o.end(), [&](size_t a, size_t b) {
-    return descending ? nan_less(s[b], s[a]) : nan_less(s[a], s[b]);
-  });
+  std::stable_sort(o.begin(), o.end(),
+                   [&](size_t a, size_t b) { return descending ? nan_less(s[b], s[a]) : nan_less(s[a], s[b]); });
   return o;
 }
 
@@ -538,7 +550,8 @@ TEST(ReduceOps, SortArgsort) {
     EXPECT_TRUE(matches(r.first, ref_along(values(xi), {3, 8}, 1, fv))) << dtype_name(dt);
   }
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tsr::sort(in[0], 1).first; }, {randu({3, 5}, 41)}));
-  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tsr::sort(in[0], 0, true).first; }, {randu({3, 5}, 42)}));
+  EXPECT_TRUE(
+      gradcheck([](const std::vector<Tensor>& in) { return tsr::sort(in[0], 0, true).first; }, {randu({3, 5}, 42)}));
 }
 
 TEST(ReduceOps, TopkKthvalue) {
@@ -650,9 +663,11 @@ TEST(ReduceOps, Mode) {
         Tensor at = tsr::max_dim(tsr::eq(xd, keepdim ? r.first : r.first.unsqueeze(d)).to(TSR_I64), d, keepdim).first;
         EXPECT_TRUE(close(at, Vals(size_t(numel_of(at.sizes())), 1.0), at.sizes(), 0, 0));
         Tensor picked = tsr::max_dim(tsr::eq(tsr::arange(shape[size_t(d)]).reshape(d == 0 ? Shape{4, 1} : Shape{1, 9}),
-                                             keepdim ? r.second : r.second.unsqueeze(d)).to(TSR_I64) *
+                                             keepdim ? r.second : r.second.unsqueeze(d))
+                                             .to(TSR_I64) *
                                          tsr::eq(xd, keepdim ? r.first : r.first.unsqueeze(d)).to(TSR_I64),
-                                     d, keepdim).first;
+                                     d, keepdim)
+                            .first;
         EXPECT_TRUE(close(picked, Vals(size_t(numel_of(picked.sizes())), 1.0), picked.sizes(), 0, 0));
       }
   }
@@ -698,8 +713,11 @@ TEST(ReduceOps, TwoOutputOutVariants) {
   EXPECT_TRUE(close(i, ref.second, 0, 0));
   // a wrong index dtype is refused before anything is written
   Tensor v2 = tsr::full({4, 2}, 5.0, TSR_F64), i2 = tsr::full({4, 2}, 5.0, TSR_I32);
-  EXPECT_TRUE(throws_with([&] { call_multi(topk_op, {x, int64_t{2}, int64_t{1}, true, true}, {v2, i2}); },
-                          {"topk", "int32"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call_multi(topk_op, {x, int64_t{2}, int64_t{1}, true, true}, {v2, i2});
+      },
+      {"topk", "int32"}));
   EXPECT_TRUE(close(v2, Vals(8, 5.0), {4, 2}, 0, 0));
   static const Op max_dim_op("max_dim");
   Tensor mv = tsr::empty({4}, TSR_F64), mi = tsr::empty({4}, TSR_I64);
@@ -714,8 +732,11 @@ TEST(ReduceOps, InternalRowOpsCheckTheirIndices) {
   EXPECT_TRUE(throws_with([&] { call(gather_op, {x, bad}); }, {"_gather_rows", "index 4", "size 4"}));
   EXPECT_TRUE(throws_with([&] { call(gather_op, {x, bad.to(TSR_I32)}); }, {"_gather_rows", "int64"}));
   static const Op scatter_op("_scatter_add_rows");
-  EXPECT_TRUE(throws_with([&] { call(scatter_op, {x, from_vector<int64_t>({0, 1}, {2, 1}), int64_t{3}}); },
-                          {"_scatter_add_rows", "[2, 1]", "[2, 4]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call(scatter_op, {x, from_vector<int64_t>({0, 1}, {2, 1}), int64_t{3}});
+      },
+      {"_scatter_add_rows", "[2, 1]", "[2, 4]"}));
   Tensor s = call(scatter_op, {x, from_vector<int64_t>({0, 0, 1, 2, 2, 2, 2, 0}, {2, 4}), int64_t{3}});
   Vals v = values(x);
   EXPECT_TRUE(close(s, Vals{v[0] + v[1], v[2], v[3], v[7], 0, v[4] + v[5] + v[6]}, {2, 3}, 1e-12, 1e-12));

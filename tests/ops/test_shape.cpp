@@ -50,7 +50,11 @@ TEST(ShapeOps, CatErrors) {
   Tensor a = sample({2, 3}, TSR_F32, 1), b = sample({2, 4}, TSR_F32, 2), c = sample({3, 4}, TSR_F32, 3);
   EXPECT_TRUE(throws_with([&] { cat({a, b, c}, 1); }, {"cat", "tensor 2", "[3, 4]", "[2, 3]", "dimension 1"}));
   EXPECT_TRUE(throws_with([&] { cat({a, sample({2, 3, 1}, TSR_F32, 4)}, 0); }, {"cat", "tensor 1", "[2, 3, 1]"}));
-  EXPECT_TRUE(throws_with([&] { cat({a, scalar_tensor(1.0, TSR_F32, false)}, 0); }, {"cat", "zero-dimensional", "position 1"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        cat({a, scalar_tensor(1.0, TSR_F32, false)}, 0);
+      },
+      {"cat", "zero-dimensional", "position 1"}));
   EXPECT_TRUE(throws_with([&] { cat({}, 0); }, {"cat", "non-empty"}));
   EXPECT_TRUE(throws_with([&] { cat({a, a}, 2); }, {"cat", "out of range", "2"}));
 }
@@ -58,7 +62,11 @@ TEST(ShapeOps, CatErrors) {
 TEST(ShapeOps, CatGradients) {
   Tensor a = randu({2, 3}, 1), b = randu({2, 2}, 2), c = randu({2, 1}, 3);
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return cat({in[0], in[1], in[2]}, 1); }, {a, b, c}));
-  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return cat({in[0], noncontig(in[1]), in[0]}, -1); }, {a, b}));
+  EXPECT_TRUE(gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return cat({in[0], noncontig(in[1]), in[0]}, -1);
+      },
+      {a, b}));
   // An integer input takes no gradient; the float ones still do.
   Tensor i = sample({2, 2}, TSR_I64, 4);
   EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return cat({in[0], i}, 1); }, {a}));
@@ -114,10 +122,12 @@ TEST(ShapeOps, SplitChunkUnbind) {
   EXPECT_EQ(ti[2].size(0), 0);
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return split(in[0], 3, 0)[1]; }, {x}));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return unbind(in[0], 1)[3]; }, {x}));
-  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) {
-    std::vector<Tensor> parts = chunk(in[0], 2, 1);
-    return cat({parts[1], parts[0]}, 1);
-  }, {x}));
+  EXPECT_TRUE(gradcheck(
+      [](const std::vector<Tensor>& in) {
+        std::vector<Tensor> parts = chunk(in[0], 2, 1);
+        return cat({parts[1], parts[0]}, 1);
+      },
+      {x}));
 }
 
 TEST(ShapeOps, FlattenUnflattenMovedimSwapaxes) {
@@ -135,7 +145,11 @@ TEST(ShapeOps, FlattenUnflattenMovedimSwapaxes) {
   EXPECT_EQ(m.sizes(), Shape({3, 5, 2}));
   EXPECT_TRUE(close(m, values(x.permute({1, 2, 0}).contiguous()), {3, 5, 2}, 0, 0));
   EXPECT_EQ(movedim(x, std::vector<int64_t>{0, 1}, std::vector<int64_t>{2, 0}).sizes(), Shape({3, 5, 2}));
-  EXPECT_TRUE(throws_with([&] { movedim(x, std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 2}); }, {"movedim", "repeated"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        movedim(x, std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 2});
+      },
+      {"movedim", "repeated"}));
   EXPECT_TRUE(close(swapaxes(x, 0, 2), values(x.transpose(0, 2).contiguous()), {5, 3, 2}, 0, 0));
   EXPECT_TRUE(close(swapdims(x, -1, 1), values(x.transpose(1, 2).contiguous()), {2, 5, 3}, 0, 0));
   EXPECT_TRUE(close(moveaxis(x, {2}, {0}), values(x.permute({2, 0, 1}).contiguous()), {5, 2, 3}, 0, 0));
@@ -237,13 +251,23 @@ TEST(ShapeOps, RepeatInterleave) {
   EXPECT_TRUE(close(repeat_interleave(from_vector<int64_t>({2, 0, 1})), {0, 0, 2}, {3}, 0, 0));
   EXPECT_EQ(repeat_interleave(from_vector<int32_t>({2, 1})).dtype(), TSR_I32);
   Tensor x = randu({3, 2}, 6);
-  EXPECT_TRUE(throws_with([&] { repeat_interleave(x, from_vector<int64_t>({1, 2}), 0); }, {"repeat_interleave", "[2]", "[3, 2]"}));
-  EXPECT_TRUE(throws_with([&] { repeat_interleave(x, from_vector<int64_t>({1, -2, 1}), 0); }, {"repeat_interleave", "-2"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        repeat_interleave(x, from_vector<int64_t>({1, 2}), 0);
+      },
+      {"repeat_interleave", "[2]", "[3, 2]"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        repeat_interleave(x, from_vector<int64_t>({1, -2, 1}), 0);
+      },
+      {"repeat_interleave", "-2"}));
   EXPECT_TRUE(throws_with([&] { repeat_interleave(x, 2, 0, 5); }, {"repeat_interleave", "output_size", "6"}));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return repeat_interleave(in[0], 3, 1); }, {x}));
-  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) {
-    return repeat_interleave(in[0], from_vector<int64_t>({2, 0, 1}), 0);
-  }, {x}));
+  EXPECT_TRUE(gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return repeat_interleave(in[0], from_vector<int64_t>({2, 0, 1}), 0);
+      },
+      {x}));
 }
 
 TEST(ShapeOps, EmptyInputs) {
@@ -283,7 +307,8 @@ TEST(ShapeOps, GradientEdgeCases) {
   std::vector<double> cv = values(cot), gv = values(g1[0]);
   for (int64_t r = 0; r < 2; ++r)
     for (int64_t c = 0; c < 3; ++c)
-      EXPECT_DOUBLE_EQ(gv[static_cast<size_t>(r * 3 + c)], cv[static_cast<size_t>(r * 6 + 5 - c)] + cv[static_cast<size_t>(r * 6 + 2 - c)]);
+      EXPECT_DOUBLE_EQ(gv[static_cast<size_t>(r * 3 + c)],
+                       cv[static_cast<size_t>(r * 6 + 5 - c)] + cv[static_cast<size_t>(r * 6 + 2 - c)]);
   // out= with an input that requires grad is refused.
   Tensor out = empty({2, 6}, TSR_F64);
   static const Op op("cat");

@@ -12,7 +12,8 @@ TEST(ShapeOps, TrilTriu) {
     Tensor x = sample({2, 4, 5}, dt, 3);
     for (int64_t k : {-5, -1, 0, 2, 6}) {
       auto ref = [&](bool upper) {
-        return ref_map(x, {2, 4, 5}, [&](std::vector<int64_t>& i) { return upper ? i[2] - i[1] >= k : i[2] - i[1] <= k; });
+        return ref_map(x, {2, 4, 5},
+                       [&](std::vector<int64_t>& i) { return upper ? i[2] - i[1] >= k : i[2] - i[1] <= k; });
       };
       EXPECT_TRUE(close(tril(x, k), ref(false), {2, 4, 5}, 0, 0)) << dtype_name(dt) << " k=" << k;
       EXPECT_TRUE(close(triu(noncontig(x), k), ref(true), {2, 4, 5}, 0, 0)) << dtype_name(dt) << " k=" << k;
@@ -20,7 +21,8 @@ TEST(ShapeOps, TrilTriu) {
   }
   Tensor m = randu({3, 4}, 4);
   Tensor tall = m.t();  // non-contiguous 2-D with a strided last dim
-  EXPECT_TRUE(close(tril(tall, 1), ref_map(tall.contiguous(), {4, 3}, [](std::vector<int64_t>& i) { return i[1] - i[0] <= 1; }),
+  EXPECT_TRUE(close(tril(tall, 1),
+                    ref_map(tall.contiguous(), {4, 3}, [](std::vector<int64_t>& i) { return i[1] - i[0] <= 1; }),
                     {4, 3}, 0, 0));
   EXPECT_EQ(tril(empty({0, 3})).sizes(), Shape({0, 3}));
   const int64_t huge = std::numeric_limits<int64_t>::max();
@@ -39,7 +41,8 @@ TEST(ShapeOps, TrilTriu) {
   EXPECT_TRUE(close(out, values(triu(m, 1)), {3, 4}, 0, 0));
   EXPECT_TRUE(throws_with([&] { tril(randu({5}, 1)); }, {"tril", "at least 2", "[5]"}));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tril(in[0], 1); }, {m}));
-  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return triu(noncontig(in[0]), -1); }, {randu({2, 3, 3}, 5)}));
+  EXPECT_TRUE(
+      gradcheck([](const std::vector<Tensor>& in) { return triu(noncontig(in[0]), -1); }, {randu({2, 3, 3}, 5)}));
 }
 
 TEST(ShapeOps, Diagonal) {
@@ -47,25 +50,33 @@ TEST(ShapeOps, Diagonal) {
   for (int64_t off : {-2, 0, 1, 4, 9}) {
     Tensor d = diagonal(x, off, 1, 2);
     int64_t len = std::max<int64_t>(0, off >= 0 ? std::min<int64_t>(4, 5 - off) : std::min<int64_t>(4 + off, 5));
-    EXPECT_TRUE(close(d, ref_map(x, {3, len}, [&](std::vector<int64_t>& i) {
-      int64_t b = i[0], j = i[1];
-      i = {b, off >= 0 ? j : j - off, off >= 0 ? j + off : j};
-      return true;
-    }), {3, len}, 0, 0)) << off;
+    EXPECT_TRUE(close(d,
+                      ref_map(x, {3, len},
+                              [&](std::vector<int64_t>& i) {
+                                int64_t b = i[0], j = i[1];
+                                i = {b, off >= 0 ? j : j - off, off >= 0 ? j + off : j};
+                                return true;
+                              }),
+                      {3, len}, 0, 0))
+        << off;
   }
   // dims in either order, negative dims; the result is a view.
   Tensor d = diagonal(x, 1, -1, 0);
   EXPECT_EQ(d.sizes(), Shape({4, 2}));  // len = min(5, 3 - 1)
   EXPECT_TRUE(d.shares_storage(x));
-  EXPECT_TRUE(close(d, ref_map(x, {4, 2}, [](std::vector<int64_t>& i) {
-    int64_t m = i[0], j = i[1];
-    i = {j + 1, m, j};
-    return true;
-  }), {4, 2}, 0, 0));
+  EXPECT_TRUE(close(d,
+                    ref_map(x, {4, 2},
+                            [](std::vector<int64_t>& i) {
+                              int64_t m = i[0], j = i[1];
+                              i = {j + 1, m, j};
+                              return true;
+                            }),
+                    {4, 2}, 0, 0));
   EXPECT_TRUE(close(diagonal(noncontig(x), 0, 0, 2), values(diagonal(x, 0, 0, 2)), {4, 3}, 0, 0));
   EXPECT_TRUE(throws_with([&] { diagonal(x, 0, 1, -2); }, {"diagonal", "identical"}));
   EXPECT_TRUE(throws_with([&] { diagonal(randu({3}, 1)); }, {"diagonal", "[3]"}));
-  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return diagonal(in[0], -1, 0, 2); }, {randu({3, 2, 4}, 3)}));
+  EXPECT_TRUE(
+      gradcheck([](const std::vector<Tensor>& in) { return diagonal(in[0], -1, 0, 2); }, {randu({3, 2, 4}, 3)}));
 }
 
 TEST(ShapeOps, DiagEmbedAndDiag) {
@@ -73,12 +84,16 @@ TEST(ShapeOps, DiagEmbedAndDiag) {
     Tensor v = sample({2, 3}, dt, 4);
     for (int64_t off : {0, 2, -1}) {
       int64_t n = 3 + std::abs(off);
-      EXPECT_TRUE(close(diag_embed(v, off), ref_map(v, {2, n, n}, [&](std::vector<int64_t>& i) {
-        int64_t b = i[0], r = i[1], c = i[2];
-        if (c - r != off) return false;
-        i = {b, off >= 0 ? r : c};
-        return true;
-      }), {2, n, n}, 0, 0)) << dtype_name(dt) << off;
+      EXPECT_TRUE(close(diag_embed(v, off),
+                        ref_map(v, {2, n, n},
+                                [&](std::vector<int64_t>& i) {
+                                  int64_t b = i[0], r = i[1], c = i[2];
+                                  if (c - r != off) return false;
+                                  i = {b, off >= 0 ? r : c};
+                                  return true;
+                                }),
+                        {2, n, n}, 0, 0))
+          << dtype_name(dt) << off;
     }
     // dim1/dim2 placement: the diagonal dims go where asked, the batch dim fills the rest.
     Tensor e = diag_embed(noncontig(v), 1, 0, 2);
@@ -100,28 +115,32 @@ TEST(ShapeOps, DiagEmbedAndDiag) {
 
 // Reference F.pad over the last pads.size()/2 dims: output index o reads input o - left,
 // mapped per mode (constant: outside -> value).
-std::vector<double> ref_pad(const Tensor& x, const Shape& pads, const std::string& mode, double value, Shape* out_shape) {
+std::vector<double> ref_pad(const Tensor& x, const Shape& pads, const std::string& mode, double value,
+                            Shape* out_shape) {
   Shape xs = x.sizes(), os = xs;
   size_t nd = xs.size(), k = pads.size() / 2;
   for (size_t i = 0; i < k; ++i) os[nd - 1 - i] += pads[2 * i] + pads[2 * i + 1];
   *out_shape = os;
-  return ref_map(x, os, [&](std::vector<int64_t>& idx) {
-    for (size_t i = 0; i < k; ++i) {
-      size_t d = nd - 1 - i;
-      int64_t n = xs[d], p = idx[d] - pads[2 * i];
-      if (mode == "constant") {
-        if (p < 0 || p >= n) return false;
-      } else if (mode == "reflect") {
-        p = p < 0 ? -p : (p >= n ? 2 * (n - 1) - p : p);
-      } else if (mode == "replicate") {
-        p = std::min(std::max<int64_t>(p, 0), n - 1);
-      } else {
-        p = ((p % n) + n) % n;
-      }
-      idx[d] = p;
-    }
-    return true;
-  }, value);
+  return ref_map(
+      x, os,
+      [&](std::vector<int64_t>& idx) {
+        for (size_t i = 0; i < k; ++i) {
+          size_t d = nd - 1 - i;
+          int64_t n = xs[d], p = idx[d] - pads[2 * i];
+          if (mode == "constant") {
+            if (p < 0 || p >= n) return false;
+          } else if (mode == "reflect") {
+            p = p < 0 ? -p : (p >= n ? 2 * (n - 1) - p : p);
+          } else if (mode == "replicate") {
+            p = std::min(std::max<int64_t>(p, 0), n - 1);
+          } else {
+            p = ((p % n) + n) % n;
+          }
+          idx[d] = p;
+        }
+        return true;
+      },
+      value);
 }
 
 TEST(ShapeOps, ConstantPad) {
@@ -170,11 +189,14 @@ TEST(ShapeOps, ReflectReplicateCircularPad) {
 TEST(ShapeOps, LargeInputsParallelKernels) {
   Tensor x = sample({2, 256, 300}, TSR_F32, 21);
   Tensor xn = noncontig(x);
-  EXPECT_TRUE(close(flip(xn, {1, 2}), ref_map(x, {2, 256, 300}, [](std::vector<int64_t>& i) {
-    i[1] = 255 - i[1];
-    i[2] = 299 - i[2];
-    return true;
-  }), {2, 256, 300}, 0, 0));
+  EXPECT_TRUE(close(flip(xn, {1, 2}),
+                    ref_map(x, {2, 256, 300},
+                            [](std::vector<int64_t>& i) {
+                              i[1] = 255 - i[1];
+                              i[2] = 299 - i[2];
+                              return true;
+                            }),
+                    {2, 256, 300}, 0, 0));
   EXPECT_TRUE(close(triu(xn, 3), ref_map(x, {2, 256, 300}, [](std::vector<int64_t>& i) { return i[2] - i[1] >= 3; }),
                     {2, 256, 300}, 0, 0));
   Tensor y = sample({2, 256, 300}, TSR_I16, 22);

@@ -16,7 +16,7 @@ using unary::op_named;
 struct FloatOp {
   std::string name;
   std::function<double(double)> ref;
-  double lo, hi;             // input domain for the random tests
+  double lo, hi;  // input domain for the random tests
   Invoke invoke;
   bool ints_promote = true;  // integer/bool inputs compute in float32 (else refused)
   bool has_inplace = true;
@@ -31,64 +31,120 @@ std::vector<FloatOp> float_ops() {
     v.push_back(FloatOp{std::move(name), std::move(ref), lo, hi, std::move(inv)});
     return &v.back();
   };
-  add("exp", [](double x) { return std::exp(x); }, -5, 5);
-  add("exp2", [](double x) { return std::exp2(x); }, -5, 5);
-  add("expm1", [](double x) { return std::expm1(x); }, -3, 3);
-  add("log", [](double x) { return std::log(x); }, 0.05, 5)->int_lo = 1;
-  add("log2", [](double x) { return std::log2(x); }, 0.05, 5)->int_lo = 1;
-  add("log10", [](double x) { return std::log10(x); }, 0.05, 5)->int_lo = 1;
-  add("log1p", [](double x) { return std::log1p(x); }, -0.9, 5)->int_lo = 0;
-  add("sqrt", [](double x) { return std::sqrt(x); }, 0.05, 5)->int_lo = 0;
-  add("rsqrt", [](double x) { return 1 / std::sqrt(x); }, 0.05, 5)->int_lo = 1;
-  add("reciprocal", [](double x) { return 1 / x; }, 0.2, 3)->int_lo = 1;
-  add("sin", [](double x) { return std::sin(x); }, -6, 6);
-  add("cos", [](double x) { return std::cos(x); }, -6, 6);
-  add("tan", [](double x) { return std::tan(x); }, -1.3, 1.3)->int_hi = 2;
-  add("asin", [](double x) { return std::asin(x); }, -0.95, 0.95)->int_lo = -1;
+  add(
+      "exp", [](double x) { return std::exp(x); }, -5, 5);
+  add(
+      "exp2", [](double x) { return std::exp2(x); }, -5, 5);
+  add(
+      "expm1", [](double x) { return std::expm1(x); }, -3, 3);
+  add(
+      "log", [](double x) { return std::log(x); }, 0.05, 5)
+      ->int_lo = 1;
+  add(
+      "log2", [](double x) { return std::log2(x); }, 0.05, 5)
+      ->int_lo = 1;
+  add(
+      "log10", [](double x) { return std::log10(x); }, 0.05, 5)
+      ->int_lo = 1;
+  add(
+      "log1p", [](double x) { return std::log1p(x); }, -0.9, 5)
+      ->int_lo = 0;
+  add(
+      "sqrt", [](double x) { return std::sqrt(x); }, 0.05, 5)
+      ->int_lo = 0;
+  add(
+      "rsqrt", [](double x) { return 1 / std::sqrt(x); }, 0.05, 5)
+      ->int_lo = 1;
+  add(
+      "reciprocal", [](double x) { return 1 / x; }, 0.2, 3)
+      ->int_lo = 1;
+  add(
+      "sin", [](double x) { return std::sin(x); }, -6, 6);
+  add(
+      "cos", [](double x) { return std::cos(x); }, -6, 6);
+  add(
+      "tan", [](double x) { return std::tan(x); }, -1.3, 1.3)
+      ->int_hi = 2;
+  add(
+      "asin", [](double x) { return std::asin(x); }, -0.95, 0.95)
+      ->int_lo = -1;
   v.back().int_hi = 2;
-  add("acos", [](double x) { return std::acos(x); }, -0.95, 0.95)->int_lo = -1;
+  add(
+      "acos", [](double x) { return std::acos(x); }, -0.95, 0.95)
+      ->int_lo = -1;
   v.back().int_hi = 2;
-  add("atan", [](double x) { return std::atan(x); }, -4, 4);
-  add("sinh", [](double x) { return std::sinh(x); }, -4, 4);
-  add("cosh", [](double x) { return std::cosh(x); }, -4, 4);
-  add("tanh", [](double x) { return std::tanh(x); }, -4, 4);
-  add("asinh", [](double x) { return std::asinh(x); }, -4, 4);
-  add("acosh", [](double x) { return std::acosh(x); }, 1.1, 5)->int_lo = 1;
-  add("atanh", [](double x) { return std::atanh(x); }, -0.95, 0.95)->int_lo = 0;
+  add(
+      "atan", [](double x) { return std::atan(x); }, -4, 4);
+  add(
+      "sinh", [](double x) { return std::sinh(x); }, -4, 4);
+  add(
+      "cosh", [](double x) { return std::cosh(x); }, -4, 4);
+  add(
+      "tanh", [](double x) { return std::tanh(x); }, -4, 4);
+  add(
+      "asinh", [](double x) { return std::asinh(x); }, -4, 4);
+  add(
+      "acosh", [](double x) { return std::acosh(x); }, 1.1, 5)
+      ->int_lo = 1;
+  add(
+      "atanh", [](double x) { return std::atanh(x); }, -0.95, 0.95)
+      ->int_lo = 0;
   v.back().int_hi = 1;
-  add("erf", [](double x) { return std::erf(x); }, -3, 3);
-  add("erfc", [](double x) { return std::erfc(x); }, -3, 3);
-  add("erfinv", [](double x) { return ref_erfinv(x); }, -0.98, 0.98)->int_lo = -1;
+  add(
+      "erf", [](double x) { return std::erf(x); }, -3, 3);
+  add(
+      "erfc", [](double x) { return std::erfc(x); }, -3, 3);
+  add(
+      "erfinv", [](double x) { return ref_erfinv(x); }, -0.98, 0.98)
+      ->int_lo = -1;
   v.back().int_hi = 2;
   add("sigmoid", ref_sigmoid, -6, 6);
-  add("logit", [](double x) { return std::log(x / (1 - x)); }, 0.05, 0.95)->int_lo = 0;
+  add(
+      "logit", [](double x) { return std::log(x / (1 - x)); }, 0.05, 0.95)
+      ->int_lo = 0;
   v.back().int_hi = 2;
-  add("logit", [](double x) { return std::log(ref_clamp(x, 0.2, 0.8) / (1 - ref_clamp(x, 0.2, 0.8))); }, 0.02, 0.98,
-      with_double(0.2))->int_lo = 0;
+  add(
+      "logit", [](double x) { return std::log(ref_clamp(x, 0.2, 0.8) / (1 - ref_clamp(x, 0.2, 0.8))); }, 0.02, 0.98,
+      with_double(0.2))
+      ->int_lo = 0;
   v.back().int_hi = 2;
-  add("silu", [](double x) { return x * ref_sigmoid(x); }, -6, 6);
-  add("gelu", [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5);
-  add("gelu", [](double x) {
-        return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-      }, -5, 5, with_str("tanh"));
+  add(
+      "silu", [](double x) { return x * ref_sigmoid(x); }, -6, 6);
+  add(
+      "gelu", [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5);
+  add(
+      "gelu", [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }, -5,
+      5, with_str("tanh"));
   // PyTorch has no integer kernels for these activations: integer inputs are refused.
   auto act = [&](std::string name, std::function<double(double)> ref, double lo, double hi, Invoke inv = no_args()) {
     FloatOp* o = add(std::move(name), std::move(ref), lo, hi, std::move(inv));
     o->ints_promote = false;
     return o;
   };
-  act("frac", [](double x) { return x - std::trunc(x); }, -5, 5);
-  act("leaky_relu", [](double x) { return x > 0 ? x : 0.01 * x; }, -3, 3);
-  act("leaky_relu", [](double x) { return x > 0 ? x : 0.2 * x; }, -3, 3, with_double(0.2));
-  act("elu", [](double x) { return ref_elu(x, 1, 1, 1); }, -3, 3);
-  act("elu", [](double x) { return ref_elu(x, 1.5, 0.5, 2); }, -3, 3, with_doubles(1.5, 0.5, 2.0));
-  act("selu", [](double x) { return ref_elu(x, 1.6732632423543772848, 1.0507009873554804934, 1); }, -3, 3);
-  act("celu", [](double x) { return ref_elu(x, 0.7, 1, 1 / 0.7); }, -3, 3, with_double(0.7));
-  act("mish", [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }, -5, 5);
-  act("softplus", [](double x) { return ref_softplus(x, 1, 20); }, -5, 5);
-  act("softplus", [](double x) { return ref_softplus(x, 2, 3); }, -3, 3, with_doubles(2.0, 3.0));
-  act("hardswish", [](double x) { return x * ref_clamp(x + 3, 0, 6) / 6; }, -5, 5);
-  act("hardsigmoid", [](double x) { return ref_clamp(x + 3, 0, 6) / 6; }, -5, 5);
+  act(
+      "frac", [](double x) { return x - std::trunc(x); }, -5, 5);
+  act(
+      "leaky_relu", [](double x) { return x > 0 ? x : 0.01 * x; }, -3, 3);
+  act(
+      "leaky_relu", [](double x) { return x > 0 ? x : 0.2 * x; }, -3, 3, with_double(0.2));
+  act(
+      "elu", [](double x) { return ref_elu(x, 1, 1, 1); }, -3, 3);
+  act(
+      "elu", [](double x) { return ref_elu(x, 1.5, 0.5, 2); }, -3, 3, with_doubles(1.5, 0.5, 2.0));
+  act(
+      "selu", [](double x) { return ref_elu(x, 1.6732632423543772848, 1.0507009873554804934, 1); }, -3, 3);
+  act(
+      "celu", [](double x) { return ref_elu(x, 0.7, 1, 1 / 0.7); }, -3, 3, with_double(0.7));
+  act(
+      "mish", [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }, -5, 5);
+  act(
+      "softplus", [](double x) { return ref_softplus(x, 1, 20); }, -5, 5);
+  act(
+      "softplus", [](double x) { return ref_softplus(x, 2, 3); }, -3, 3, with_doubles(2.0, 3.0));
+  act(
+      "hardswish", [](double x) { return x * ref_clamp(x + 3, 0, 6) / 6; }, -5, 5);
+  act(
+      "hardsigmoid", [](double x) { return ref_clamp(x + 3, 0, 6) / 6; }, -5, 5);
   return v;
 }
 
@@ -157,7 +213,8 @@ TEST(UnaryOps, FloatOpsOnIntegersAndBool) {
     const Op& op = op_named(o.name);
     for (tsr_dtype_t dt : {TSR_I64, TSR_I32, TSR_I16, TSR_I8, TSR_U8, TSR_BOOL}) {
       Tensor x = dt == TSR_BOOL ? randmask({4, 3}, 40 + i)
-                                : randint({4, 3}, 40 + i, dt == TSR_U8 ? std::max<int64_t>(0, int64_t(o.int_lo)) : int64_t(o.int_lo),
+                                : randint({4, 3}, 40 + i,
+                                          dt == TSR_U8 ? std::max<int64_t>(0, int64_t(o.int_lo)) : int64_t(o.int_lo),
                                           int64_t(o.int_hi), dt);
       if (!o.ints_promote) {
         EXPECT_TRUE(throws_with([&] { o.invoke(op, x, {}); }, {o.name + ":", "floating point", dtype_name(dt)}))
@@ -199,8 +256,8 @@ TEST(UnaryOps, FloatOpsInplaceAndOut) {
     if (o.ints_promote) {
       // Integer self cannot hold the float result: refused, self untouched.
       Tensor xi = randint({3}, 5, 1, 2);
-      EXPECT_TRUE(throws_with([&] { o.invoke(op_named(o.name + "_"), xi, {xi}); },
-                              {o.name + "_", "can't be cast", "int64"}))
+      EXPECT_TRUE(
+          throws_with([&] { o.invoke(op_named(o.name + "_"), xi, {xi}); }, {o.name + "_", "can't be cast", "int64"}))
           << label(o, i);
       EXPECT_EQ(values(xi), std::vector<double>(3, 1.0));
       // An int out= for a float result is refused before any write.
@@ -263,7 +320,8 @@ TEST(UnaryOps, SpecialValues) {
   EXPECT_EQ(values(sigmoid(big))[1], 0.0);
   // sin/cos beyond the f32 polynomial's range go through libm; out= may be the input itself.
   for (const char* name : {"sin", "cos"}) {
-    Tensor x = from_vector(std::vector<float>{1e6f, -3e7f, 1e20f, 12345.6f, 0.5f, -INFINITY, NAN, 99999.f, 100001.f}, {9});
+    Tensor x =
+        from_vector(std::vector<float>{1e6f, -3e7f, 1e20f, 12345.6f, 0.5f, -INFINITY, NAN, 99999.f, 100001.f}, {9});
     std::vector<double> expected;
     for (double v : values(x)) expected.push_back(name[0] == 's' ? std::sin(v) : std::cos(v));
     EXPECT_TRUE(close(call(op_named(name), {x}), expected, {9}, 1e-5, 1e-6)) << name;

@@ -58,7 +58,8 @@ TEST(UnaryOps, ExactOpsOnFloats) {
       auto tol = default_tol(dt);
       EXPECT_TRUE(close(y, map_ref(values(x), o.ref), {9, 7}, tol.first, tol.second)) << label(o, i) << dtype_name(dt);
       Tensor xs = noncontig(x);
-      EXPECT_TRUE(close(o.invoke(op, xs, {}), map_ref(values(xs), o.ref), {9, 7}, tol.first, tol.second)) << label(o, i);
+      EXPECT_TRUE(close(o.invoke(op, xs, {}), map_ref(values(xs), o.ref), {9, 7}, tol.first, tol.second))
+          << label(o, i);
     }
     Tensor e = o.invoke(op, empty({0, 4}, TSR_F32), {});
     EXPECT_EQ(e.sizes(), (Shape{0, 4})) << label(o, i);
@@ -132,8 +133,7 @@ TEST(UnaryOps, RoundDecimals) {
   Tensor f = x.to(TSR_F32);
   round_(f, 1);
   std::vector<double> r1 = values(f);
-  for (size_t i = 0; i < xv.size(); ++i)
-    EXPECT_FLOAT_EQ(float(r1[i]), std::nearbyint(float(xv[i]) * 10.f) / 10.f) << i;
+  for (size_t i = 0; i < xv.size(); ++i) EXPECT_FLOAT_EQ(float(r1[i]), std::nearbyint(float(xv[i]) * 10.f) / 10.f) << i;
   Tensor ints = randint({4}, 3, -50, 50);
   EXPECT_EQ(values(round(ints)), values(ints));
   EXPECT_TRUE(throws_with([&] { round(ints, 2); }, {"round", "decimals=2", "int64"}));
@@ -147,12 +147,9 @@ TEST(UnaryOps, Predicates) {
     std::function<bool(double)> f;
   };
   const std::vector<P> preds = {
-      {"isnan", [](double x) { return std::isnan(x); }},
-      {"isinf", [](double x) { return std::isinf(x); }},
-      {"isposinf", [](double x) { return x == INFINITY; }},
-      {"isneginf", [](double x) { return x == -INFINITY; }},
-      {"isfinite", [](double x) { return std::isfinite(x); }},
-      {"signbit", [](double x) { return std::signbit(x); }},
+      {"isnan", [](double x) { return std::isnan(x); }},       {"isinf", [](double x) { return std::isinf(x); }},
+      {"isposinf", [](double x) { return x == INFINITY; }},    {"isneginf", [](double x) { return x == -INFINITY; }},
+      {"isfinite", [](double x) { return std::isfinite(x); }}, {"signbit", [](double x) { return std::signbit(x); }},
   };
   for (const P& p : preds) {
     std::vector<double> expected;
@@ -183,8 +180,9 @@ TEST(UnaryOps, Predicates) {
 
 TEST(UnaryOps, NanToNum) {
   const std::vector<double> v = {NAN, INFINITY, -INFINITY, 1.5, -2.0};
-  EXPECT_EQ(values(nan_to_num(from_vector(v, {5}))),
-            (std::vector<double>{0, std::numeric_limits<double>::max(), std::numeric_limits<double>::lowest(), 1.5, -2}));
+  EXPECT_EQ(
+      values(nan_to_num(from_vector(v, {5}))),
+      (std::vector<double>{0, std::numeric_limits<double>::max(), std::numeric_limits<double>::lowest(), 1.5, -2}));
   EXPECT_EQ(values(nan_to_num(from_vector(v, {5}).to(TSR_F32))),
             (std::vector<double>{0, std::numeric_limits<float>::max(), std::numeric_limits<float>::lowest(), 1.5, -2}));
   EXPECT_EQ(values(nan_to_num(from_vector(v, {5}).to(TSR_F16))), (std::vector<double>{0, 65504, -65504, 1.5, -2}));

@@ -29,10 +29,13 @@ inline const Op& op_named(const std::string& name) {
 using Invoke = std::function<Tensor(const Op& op, const Tensor& x, std::vector<Tensor> outs)>;
 
 inline Invoke no_args() {
-  return [](const Op& op, const Tensor& x, std::vector<Tensor> outs) { return call_multi(op, {x}, std::move(outs))[0]; };
+  return
+      [](const Op& op, const Tensor& x, std::vector<Tensor> outs) { return call_multi(op, {x}, std::move(outs))[0]; };
 }
 inline Invoke with_double(double a) {
-  return [a](const Op& op, const Tensor& x, std::vector<Tensor> outs) { return call_multi(op, {x, a}, std::move(outs))[0]; };
+  return [a](const Op& op, const Tensor& x, std::vector<Tensor> outs) {
+    return call_multi(op, {x, a}, std::move(outs))[0];
+  };
 }
 inline Invoke with_doubles(double a, double b) {
   return [a, b](const Op& op, const Tensor& x, std::vector<Tensor> outs) {
@@ -45,10 +48,14 @@ inline Invoke with_doubles(double a, double b, double c) {
   };
 }
 inline Invoke with_int(int64_t a) {
-  return [a](const Op& op, const Tensor& x, std::vector<Tensor> outs) { return call_multi(op, {x, a}, std::move(outs))[0]; };
+  return [a](const Op& op, const Tensor& x, std::vector<Tensor> outs) {
+    return call_multi(op, {x, a}, std::move(outs))[0];
+  };
 }
 inline Invoke with_str(const char* s) {
-  return [s](const Op& op, const Tensor& x, std::vector<Tensor> outs) { return call_multi(op, {x, s}, std::move(outs))[0]; };
+  return [s](const Op& op, const Tensor& x, std::vector<Tensor> outs) {
+    return call_multi(op, {x, s}, std::move(outs))[0];
+  };
 }
 
 inline std::vector<double> map_ref(const std::vector<double>& in, const std::function<double(double)>& f) {

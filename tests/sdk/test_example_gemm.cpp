@@ -46,8 +46,7 @@ void expect_close(const tsr::Tensor& got, const std::vector<double>& want, tsr_d
   std::vector<double> g = got.to_vector<double>();
   ASSERT_EQ(g.size(), want.size());
   const double tol = dt == TSR_F64 ? 1e-12 : dt == TSR_F32 ? 2e-5 : dt == TSR_BF16 ? 3e-2 : 4e-3;
-  for (size_t i = 0; i < g.size(); ++i)
-    ASSERT_NEAR(g[i], want[i], tol * (1 + std::abs(want[i]))) << "element " << i;
+  for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], want[i], tol * (1 + std::abs(want[i]))) << "element " << i;
 }
 
 enum class Layout { Contiguous, Transposed, Strided };
@@ -59,9 +58,12 @@ const char* layout_name(Layout l) {
 // [cols, rows], or every other column of a [rows, 2*cols+1] tensor (non-unit inner stride).
 tsr::Tensor make_matrix(int64_t rows, int64_t cols, tsr_dtype_t dt, Layout layout) {
   switch (layout) {
-    case Layout::Contiguous: return tsr::randn({rows, cols}, dt);
-    case Layout::Transposed: return tsr::randn({cols, rows}, dt).t();
-    case Layout::Strided: return tsr::randn({rows, 2 * cols + 1}, dt).slice(1, 1, 2 * cols + 1, 2);
+    case Layout::Contiguous:
+      return tsr::randn({rows, cols}, dt);
+    case Layout::Transposed:
+      return tsr::randn({cols, rows}, dt).t();
+    case Layout::Strided:
+      return tsr::randn({rows, 2 * cols + 1}, dt).slice(1, 1, 2 * cols + 1, 2);
   }
   return {};
 }
@@ -132,8 +134,8 @@ TEST_F(ExampleGemm, MatchesFloat64Reference) {
                 tsr::Tensor bias = with_bias ? tsr::randn({n}, dt) : tsr::Tensor();
                 for (const char* act : acts) {
                   SCOPED_TRACE(std::string(tsr::dtype_name(dt)) + " m=" + std::to_string(m) +
-                               " k=" + std::to_string(k) + " n=" + std::to_string(n) + " a " +
-                               layout_name(la) + " b " + layout_name(lb) + (with_bias ? " bias " : " ") + act);
+                               " k=" + std::to_string(k) + " n=" + std::to_string(n) + " a " + layout_name(la) + " b " +
+                               layout_name(lb) + (with_bias ? " bias " : " ") + act);
                   tsr::Tensor out = gemm(a, b, bias, act);
                   ASSERT_EQ(out.sizes(), (std::vector<int64_t>{m, n}));
                   ASSERT_EQ(out.dtype(), dt);
@@ -239,25 +241,52 @@ void expect_invalid(F&& f, std::vector<std::string> needles) {
 
 TEST_F(ExampleGemm, ErrorsNameTheOpAndTheShapes) {
   const tsr::Tensor none;
-  expect_invalid([&] { gemm(tsr::randn({2, 3}), tsr::randn({4, 5}), none, "none"); },
-                 {"example::gemm_bias_act", "[2, 3]", "[4, 5]"});
-  expect_invalid([&] { gemm(tsr::randn({2, 3}), tsr::randn({3, 5}), tsr::randn({4}), "none"); },
-                 {"example::gemm_bias_act", "bias [4]", "[5]"});
-  expect_invalid([&] { gemm(tsr::randn({2, 3}), tsr::randn({3, 5}), tsr::randn({1, 5}), "none"); },
-                 {"example::gemm_bias_act", "bias [1, 5]"});
-  expect_invalid([&] { gemm(tsr::randn({6}), tsr::randn({6, 2}), none, "none"); },
-                 {"example::gemm_bias_act", "2-D", "[6]", "[6, 2]"});
-  expect_invalid([&] { gemm(tsr::randn({2, 3}), tsr::randn({3, 2}, TSR_F64), none, "none"); },
-                 {"example::gemm_bias_act", "float32", "float64"});
-  expect_invalid([&] { gemm(tsr::randn({2, 3}), tsr::randn({3, 2}), tsr::randn({2}, TSR_F64), "none"); },
-                 {"example::gemm_bias_act", "bias", "float64"});
-  expect_invalid([&] { gemm(tsr::arange(6).view({2, 3}), tsr::arange(6).view({3, 2}), none, "none"); },
-                 {"example::gemm_bias_act", "floating", "int64"});
-  expect_invalid([&] { gemm(tsr::randn({2, 3}), tsr::randn({3, 2}), none, "tanh"); },
-                 {"example::gemm_bias_act", "unknown act 'tanh'"});
+  expect_invalid(
+      [&] {
+        gemm(tsr::randn({2, 3}), tsr::randn({4, 5}), none, "none");
+      },
+      {"example::gemm_bias_act", "[2, 3]", "[4, 5]"});
+  expect_invalid(
+      [&] {
+        gemm(tsr::randn({2, 3}), tsr::randn({3, 5}), tsr::randn({4}), "none");
+      },
+      {"example::gemm_bias_act", "bias [4]", "[5]"});
+  expect_invalid(
+      [&] {
+        gemm(tsr::randn({2, 3}), tsr::randn({3, 5}), tsr::randn({1, 5}), "none");
+      },
+      {"example::gemm_bias_act", "bias [1, 5]"});
+  expect_invalid(
+      [&] {
+        gemm(tsr::randn({6}), tsr::randn({6, 2}), none, "none");
+      },
+      {"example::gemm_bias_act", "2-D", "[6]", "[6, 2]"});
+  expect_invalid(
+      [&] {
+        gemm(tsr::randn({2, 3}), tsr::randn({3, 2}, TSR_F64), none, "none");
+      },
+      {"example::gemm_bias_act", "float32", "float64"});
+  expect_invalid(
+      [&] {
+        gemm(tsr::randn({2, 3}), tsr::randn({3, 2}), tsr::randn({2}, TSR_F64), "none");
+      },
+      {"example::gemm_bias_act", "bias", "float64"});
+  expect_invalid(
+      [&] {
+        gemm(tsr::arange(6).view({2, 3}), tsr::arange(6).view({3, 2}), none, "none");
+      },
+      {"example::gemm_bias_act", "floating", "int64"});
+  expect_invalid(
+      [&] {
+        gemm(tsr::randn({2, 3}), tsr::randn({3, 2}), none, "tanh");
+      },
+      {"example::gemm_bias_act", "unknown act 'tanh'"});
   // Argument kinds are checked by the core from the schema.
-  expect_invalid([&] { tsr::call(gemm_op(), {tsr::randn({2, 3}), tsr::randn({3, 2}), tsr::none, 3}); },
-                 {"example::gemm_bias_act", "act"});
+  expect_invalid(
+      [&] {
+        tsr::call(gemm_op(), {tsr::randn({2, 3}), tsr::randn({3, 2}), tsr::none, 3});
+      },
+      {"example::gemm_bias_act", "act"});
 }
 
 }  // namespace

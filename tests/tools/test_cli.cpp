@@ -11,8 +11,8 @@ namespace {
 using nlohmann::json;
 using tsr_test::run_cli;
 
-#define REQUIRE_CPU()                                                  \
-  do {                                                                 \
+#define REQUIRE_CPU()                                                   \
+  do {                                                                  \
     if (!kHaveCpu) GTEST_SKIP() << "the cpu backend is not built here"; \
   } while (0)
 

@@ -86,8 +86,8 @@ TEST(CliConformance, ListShowsOpsAndDevices) {
 // The CPU plugin given explicitly (nothing else loaded) certifies like a vendor's would.
 TEST(CliConformance, PluginGivenByPath) {
   REQUIRE_CPU();
-  tsr_test::CliResult r = run_cli(
-      TSR_CLI, "conformance --no-default-plugins --op rand --plugin " + shell_quote(std::string(TSR_PLUGIN_DIR) + "/tessera_cpu.so"));
+  tsr_test::CliResult r = run_cli(TSR_CLI, "conformance --no-default-plugins --op rand --plugin " +
+                                               shell_quote(std::string(TSR_PLUGIN_DIR) + "/tessera_cpu.so"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "rand ")) << r.output;
   EXPECT_TRUE(contains(r.output, "1 of 1 op/device pairs conform")) << r.output;

@@ -84,8 +84,9 @@ TEST(TrainCli, ResumeContinuesWithBitIdenticalLosses) {
   tsr_test::CliResult rb = run_cli(TSR_CLI, "train " + common + "--stop-at 4 --out " + shell_quote(b.path.string()));
   ASSERT_EQ(rb.exit_code, 0) << rb.output;
   ASSERT_EQ(csv_rows(b / "log.csv").size(), 4u);
-  tsr_test::CliResult rc = run_cli(TSR_CLI, "train --threads 2 --quiet --resume " + shell_quote(b / "checkpoint.safetensors") +
-                                                " --out " + shell_quote(c.path.string()));
+  tsr_test::CliResult rc =
+      run_cli(TSR_CLI, "train --threads 2 --quiet --resume " + shell_quote(b / "checkpoint.safetensors") + " --out " +
+                           shell_quote(c.path.string()));
   ASSERT_EQ(rc.exit_code, 0) << rc.output;
   EXPECT_TRUE(contains(rc.output, "4..8 of 8")) << rc.output;
   auto straight = csv_rows(a / "log.csv"), resumed = csv_rows(c / "log.csv");
@@ -97,13 +98,13 @@ TEST(TrainCli, ResumeContinuesWithBitIdenticalLosses) {
     EXPECT_EQ(resumed[i][2], straight[i][2]) << "lr of step " << i + 1;
   }
   // A finished run cannot resume without more steps; a changed setting is refused.
-  tsr_test::CliResult done = run_cli(TSR_CLI, "train --quiet --resume " + shell_quote(c / "checkpoint.safetensors") + " --out " +
-                                                  shell_quote(c.path.string()));
+  tsr_test::CliResult done = run_cli(TSR_CLI, "train --quiet --resume " + shell_quote(c / "checkpoint.safetensors") +
+                                                  " --out " + shell_quote(c.path.string()));
   EXPECT_EQ(done.exit_code, 2) << done.output;
   EXPECT_TRUE(contains(done.output, "already at --steps 8")) << done.output;
-  tsr_test::CliResult changed = run_cli(TSR_CLI, "train --quiet --n-embd 32 --resume " +
-                                                     shell_quote(b / "checkpoint.safetensors") + " --out " +
-                                                     shell_quote(c.path.string()));
+  tsr_test::CliResult changed =
+      run_cli(TSR_CLI, "train --quiet --n-embd 32 --resume " + shell_quote(b / "checkpoint.safetensors") + " --out " +
+                           shell_quote(c.path.string()));
   EXPECT_EQ(changed.exit_code, 2) << changed.output;
   EXPECT_TRUE(contains(changed.output, "--n-embd 32 differs from the checkpoint's 16")) << changed.output;
 }
@@ -113,9 +114,9 @@ TEST(TrainCli, TextModelTrainsAndSamples) {
   std::string text;
   for (int i = 0; i < 60; ++i) text += "to be or not to be, that is the question. ";
   std::ofstream(d / "in.txt") << text;
-  tsr_test::CliResult r =
-      run_cli(TSR_CLI, "train --text " + shell_quote(d / "in.txt") + " --steps 4 --block-size 16 --n-layer 1 --n-embd 16 " +
-                           "--batch-size 4 --warmup 1 --sample-len 30 --quiet --out " + shell_quote(d / "out"));
+  tsr_test::CliResult r = run_cli(
+      TSR_CLI, "train --text " + shell_quote(d / "in.txt") + " --steps 4 --block-size 16 --n-layer 1 --n-embd 16 " +
+                   "--batch-size 4 --warmup 1 --sample-len 30 --quiet --out " + shell_quote(d / "out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "val loss")) << r.output;
   EXPECT_TRUE(contains(r.output, "sample (temperature 0.8, top-k 10):")) << r.output;

@@ -26,12 +26,12 @@ GPTConfig small(bool bias = true) {
 // Counted the long way round, layer by layer, independently of GPTConfig's closed form.
 int64_t count_by_hand(const GPTConfig& c) {
   const int64_t C = c.n_embd, b = c.bias ? 1 : 0;
-  int64_t layer = 2 * C                       // ln_1
-                  + 3 * C * C + b * 3 * C     // c_attn
-                  + C * C + b * C             // attn.c_proj
-                  + 2 * C                     // ln_2
-                  + 4 * C * C + b * 4 * C     // c_fc
-                  + 4 * C * C + b * C;        // mlp.c_proj
+  int64_t layer = 2 * C                                                    // ln_1
+                  + 3 * C * C + b * 3 * C                                  // c_attn
+                  + C * C + b * C                                          // attn.c_proj
+                  + 2 * C                                                  // ln_2
+                  + 4 * C * C + b * 4 * C                                  // c_fc
+                  + 4 * C * C + b * C;                                     // mlp.c_proj
   return c.vocab_size * C + c.block_size * C + c.n_layer * layer + 2 * C;  // no head: it is wte
 }
 
@@ -77,7 +77,8 @@ TEST(TrainGpt, HeadIsTiedToTheTokenEmbedding) {
   for (int64_t r = 0; r < 8; ++r)
     for (int64_t v = 0; v < c.vocab_size; ++v) {
       double s = 0;
-      for (int64_t k = 0; k < c.n_embd; ++k) s += hf[static_cast<size_t>(r * c.n_embd + k)] * w[static_cast<size_t>(v * c.n_embd + k)];
+      for (int64_t k = 0; k < c.n_embd; ++k)
+        s += hf[static_cast<size_t>(r * c.n_embd + k)] * w[static_cast<size_t>(v * c.n_embd + k)];
       ref.push_back(s);
     }
   EXPECT_TRUE(tsr::optest::close(logits, ref, {2, 4, c.vocab_size}, 1e-5, 1e-5));
@@ -122,7 +123,11 @@ TEST(TrainGpt, BadInputsAndConfigsAreErrors) {
   tsr::manual_seed(6);
   GPTConfig c = small();
   GPT m(c);
-  EXPECT_TRUE(throws_with([&] { m.forward(tsr::zeros({1, 6}, TSR_I64)); }, {"GPT", "sequence length 6", "block_size 5"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        m.forward(tsr::zeros({1, 6}, TSR_I64));
+      },
+      {"GPT", "sequence length 6", "block_size 5"}));
   EXPECT_TRUE(throws_with([&] { m.forward(tsr::zeros({1, 3})); }, {"GPT", "integer token indices", "float32"}));
   EXPECT_TRUE(throws_with([&] { m.forward(tsr::zeros({3}, TSR_I64)); }, {"GPT", "[B, T]"}));
   GPTConfig bad = c;
@@ -142,7 +147,8 @@ TEST(TrainGpt, SameSeedSameInitialization) {
   tsr::manual_seed(7);
   GPT b(small());
   EXPECT_EQ(a.wte->weight.to_vector<float>(), b.wte->weight.to_vector<float>());
-  EXPECT_EQ(a.h->blocks()[2]->mlp->c_proj->weight.to_vector<float>(), b.h->blocks()[2]->mlp->c_proj->weight.to_vector<float>());
+  EXPECT_EQ(a.h->blocks()[2]->mlp->c_proj->weight.to_vector<float>(),
+            b.h->blocks()[2]->mlp->c_proj->weight.to_vector<float>());
   // GPT-2 init: N(0, 0.02), residual projections scaled by 1/sqrt(2 n_layer).
   auto stddev = [](const tsr::Tensor& t) {
     std::vector<double> v = t.to_vector<double>();

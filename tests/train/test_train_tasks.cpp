@@ -19,13 +19,14 @@ using namespace tessera_train;
 using tsr::optest::throws_with;
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("tessera_train_test_" + std::to_string(getpid()) + "_" + name)).string();
+  return (std::filesystem::temp_directory_path() / ("tessera_train_test_" + std::to_string(getpid()) + "_" + name))
+      .string();
 }
 
 TEST(TrainAddition, EncodesTheAnswerReversed) {
   AdditionOptions o;
   AdditionTask t(o);
-  EXPECT_EQ(AdditionTask::render(t.encode(123, 45)), "123+045=8610");  // 168 -> 8,6,1,0
+  EXPECT_EQ(AdditionTask::render(t.encode(123, 45)), "123+045=8610");   // 168 -> 8,6,1,0
   EXPECT_EQ(AdditionTask::render(t.encode(999, 999)), "999+999=8991");  // 1998
   EXPECT_EQ(AdditionTask::render(t.encode(0, 0)), "000+000=0000");
   EXPECT_EQ(t.block_size(), 11);
@@ -84,7 +85,8 @@ TEST(TrainAddition, BatchesTakeLossOnlyOnTheAnswerAndAreAFunctionOfTheStep) {
   std::multiset<std::vector<int64_t>> seen;
   for (int64_t step = 0; step < 10; ++step) {
     std::vector<int64_t> v = small.batch(step, 8, tsr::Device::cpu()).x.to_vector<int64_t>();
-    for (size_t r = 0; r < 8; ++r) seen.insert(std::vector<int64_t>(v.begin() + static_cast<long>(r * 5), v.begin() + static_cast<long>(r * 5 + 3)));
+    for (size_t r = 0; r < 8; ++r)
+      seen.insert(std::vector<int64_t>(v.begin() + static_cast<long>(r * 5), v.begin() + static_cast<long>(r * 5 + 3)));
   }
   EXPECT_EQ(seen.size(), 80u);
   EXPECT_EQ(std::set<std::vector<int64_t>>(seen.begin(), seen.end()).size(), 80u);
@@ -167,7 +169,8 @@ TEST(TrainPlot, SvgHasAxesCurvesAndEscapedText) {
   EXPECT_NE(svg.find("#123456"), std::string::npos);
   EXPECT_EQ(svg.find("nan"), std::string::npos) << "non-finite points are skipped";
   EXPECT_NE(render_svg(spec, {}).find("</svg>"), std::string::npos) << "an empty plot still renders";
-  EXPECT_TRUE(throws_with([&] { write_svg("/nonexistent-dir/x.svg", spec, {s}); }, {"cannot write", "/nonexistent-dir/x.svg"}));
+  EXPECT_TRUE(
+      throws_with([&] { write_svg("/nonexistent-dir/x.svg", spec, {s}); }, {"cannot write", "/nonexistent-dir/x.svg"}));
 }
 
 TEST(TrainProgress, PlainLinesWhenNotATerminal) {

@@ -121,8 +121,8 @@ std::string gradcheck(const Sample& s, uint64_t seed, double tol_scale) {
       double num = (fp - fm) / (2 * eps);
       if (!(std::fabs(num - ga[e]) <= atol + rtol * std::fabs(num))) {
         std::ostringstream os;
-        os << "input " << idx << " element " << e << ": autograd gives " << ga[e] << ", finite differences "
-           << num << " (atol " << atol << ", rtol " << rtol << ")";
+        os << "input " << idx << " element " << e << ": autograd gives " << ga[e] << ", finite differences " << num
+           << " (atol " << atol << ", rtol " << rtol << ")";
         return os.str();
       }
     }

@@ -103,10 +103,10 @@ tsr::Tensor random_index(const Shape& shape, uint64_t seed, int64_t lo, int64_t 
 // bool mask, about `p` true, never all false.
 tsr::Tensor random_mask(const Shape& shape, uint64_t seed, double p = 0.5);
 
-#define TSR_OPINFOS(family)                                                                     \
-  static void tsr_opinfos_##family(std::vector<::tsr::conformance::OpInfo>& v);                \
-  [[maybe_unused]] static const bool tsr_opinfos_registered_##family =                         \
-      ::tsr::conformance::register_opinfo_family(#family, tsr_opinfos_##family);                \
+#define TSR_OPINFOS(family)                                                      \
+  static void tsr_opinfos_##family(std::vector<::tsr::conformance::OpInfo>& v);  \
+  [[maybe_unused]] static const bool tsr_opinfos_registered_##family =           \
+      ::tsr::conformance::register_opinfo_family(#family, tsr_opinfos_##family); \
   static void tsr_opinfos_##family(std::vector<::tsr::conformance::OpInfo>& v)
 
 }  // namespace tsr::conformance

@@ -59,8 +59,8 @@ OpInfo binary_info(const char* name, Fn2 fn, Gen ga, Gen gb, std::vector<tsr_dty
   o.tol_scale = tol_scale;
   o.integer_reference_in_dtype = true;
   o.samples = [name, fn, ga, gb, has_out, inplace](uint64_t seed) {
-    const std::vector<std::pair<Shape, Shape>> shapes = {
-        {{3, 5}, {5}}, {{2, 1, 3}, {4, 3}}, {{7}, {7}}, {{0, 3}, {3}}, {{}, {}}, {{1}, {5}}};
+    const std::vector<std::pair<Shape, Shape>> shapes = {{{3, 5}, {5}}, {{2, 1, 3}, {4, 3}}, {{7}, {7}}, {{0, 3}, {3}},
+                                                         {{}, {}},      {{1}, {5}}};
     std::vector<Sample> out;
     for (const auto& sp : shapes) {
       Sample s;
@@ -88,7 +88,8 @@ OpInfo ternary_info(const char* name, std::function<tsr::Tensor(const Tensors&)>
   o.differentiable = differentiable;
   o.tol_scale = 4;
   o.samples = [fn, gens](uint64_t seed) {
-    const std::vector<std::vector<Shape>> shapes = {{{2, 3, 4}, {3, 4}, {2, 1, 4}}, {{5}, {5}, {5}}, {{0, 2}, {2}, {1}}};
+    const std::vector<std::vector<Shape>> shapes = {
+        {{2, 3, 4}, {3, 4}, {2, 1, 4}}, {{5}, {5}, {5}}, {{0, 2}, {2}, {1}}};
     std::vector<Sample> out;
     for (const auto& sh : shapes) {
       Sample s;
@@ -129,66 +130,100 @@ TSR_OPINFOS(binary) {
   const std::vector<tsr_dtype_t> ints_bool = {TSR_BOOL, TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64};
   const std::vector<tsr_dtype_t> ints = {TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64};
 
-  v.push_back(binary_info("add", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::add(a, b, 2); }, u, u,
-                          num, true, false));
-  v.push_back(binary_info("sub", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::sub(a, b); }, u, u, num,
-                          true, true, 1, "sub_"));
-  v.push_back(binary_info("mul", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::mul(a, b); }, u, u, num,
-                          true, true, 1, "mul_"));
-  v.push_back(binary_info("div", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::div(a, b); }, u, nz,
-                          floats(), true, true, 1, "div_"));
-  v.push_back(binary_info("maximum", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::maximum(a, b); }, u,
-                          u, num, true));
-  v.push_back(binary_info("minimum", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::minimum(a, b); }, u,
-                          u, num, true));
-  v.push_back(binary_info("pow", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::pow(a, b); }, pos, u,
-                          floats(), true, true, 4, "pow_"));
+  v.push_back(binary_info(
+      "add", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::add(a, b, 2); }, u, u, num, true, false));
+  v.push_back(binary_info(
+      "sub", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::sub(a, b); }, u, u, num, true, true, 1,
+      "sub_"));
+  v.push_back(binary_info(
+      "mul", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::mul(a, b); }, u, u, num, true, true, 1,
+      "mul_"));
+  v.push_back(binary_info(
+      "div", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::div(a, b); }, u, nz, floats(), true, true, 1,
+      "div_"));
+  v.push_back(binary_info(
+      "maximum", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::maximum(a, b); }, u, u, num, true));
+  v.push_back(binary_info(
+      "minimum", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::minimum(a, b); }, u, u, num, true));
+  v.push_back(binary_info(
+      "pow", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::pow(a, b); }, pos, u, floats(), true, true, 4,
+      "pow_"));
   for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
-    v.push_back(binary_info(cmp, [cmp](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::call(op_of(cmp), {a, b}); },
-                            u, u, wide_num, false));
+    v.push_back(binary_info(
+        cmp,
+        [cmp](const tsr::Tensor& a, const tsr::Tensor& b) {
+          return tsr::call(op_of(cmp), {a, b});
+        },
+        u, u, wide_num, false));
   }
-  v.push_back(binary_info("div_mode", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::div(a, b, "floor"); },
-                          dividend, divisor, rounding, true, false));
-  v.push_back(binary_info("remainder", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::remainder(a, b); },
-                          dividend, divisor, rounding, true, true, 4, "remainder_"));
-  v.push_back(binary_info("fmod", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmod(a, b); }, dividend,
-                          divisor, rounding, true, true, 4, "fmod_"));
-  v.push_back(binary_info("atan2", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::atan2(a, b); }, nz, nz,
-                          floats(), true, true, 1, "atan2_"));
-  v.push_back(binary_info("hypot", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::hypot(a, b); }, nz, nz,
-                          floats(), true, true, 1, "hypot_"));
-  v.push_back(binary_info("copysign", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::copysign(a, b); },
-                          nz, nz, floats(), true, true, 1, "copysign_"));
-  v.push_back(binary_info("xlogy", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::xlogy(a, b); }, u, pos,
-                          floats(), true, true, 1, "xlogy_"));
-  v.push_back(binary_info("logaddexp", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logaddexp(a, b); },
-                          u, u, floats(), true));
-  v.push_back(binary_info("logaddexp2", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logaddexp2(a, b); },
-                          u, u, floats(), true));
-  v.push_back(binary_info("fmax", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmax(a, b); }, u, u, num, true));
-  v.push_back(binary_info("fmin", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmin(a, b); }, u, u, num, true));
-  v.push_back(binary_info("true_divide", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::true_divide(a, b); },
-                          u, nz, floats(), true, true, 1, "true_divide_"));
-  v.push_back(binary_info("floor_divide", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::floor_divide(a, b); },
-                          dividend, divisor, rounding, true, true, 1, "floor_divide_"));
-  v.push_back(binary_info("float_power", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::float_power(a, b); },
-                          pos, u, {TSR_F64}, true));
+  v.push_back(binary_info(
+      "div_mode", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::div(a, b, "floor"); }, dividend, divisor,
+      rounding, true, false));
+  v.push_back(binary_info(
+      "remainder", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::remainder(a, b); }, dividend, divisor,
+      rounding, true, true, 4, "remainder_"));
+  v.push_back(binary_info(
+      "fmod", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmod(a, b); }, dividend, divisor, rounding,
+      true, true, 4, "fmod_"));
+  v.push_back(binary_info(
+      "atan2", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::atan2(a, b); }, nz, nz, floats(), true,
+      true, 1, "atan2_"));
+  v.push_back(binary_info(
+      "hypot", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::hypot(a, b); }, nz, nz, floats(), true,
+      true, 1, "hypot_"));
+  v.push_back(binary_info(
+      "copysign", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::copysign(a, b); }, nz, nz, floats(),
+      true, true, 1, "copysign_"));
+  v.push_back(binary_info(
+      "xlogy", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::xlogy(a, b); }, u, pos, floats(), true,
+      true, 1, "xlogy_"));
+  v.push_back(binary_info(
+      "logaddexp", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logaddexp(a, b); }, u, u, floats(),
+      true));
+  v.push_back(binary_info(
+      "logaddexp2", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::logaddexp2(a, b); }, u, u, floats(),
+      true));
+  v.push_back(binary_info(
+      "fmax", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmax(a, b); }, u, u, num, true));
+  v.push_back(binary_info(
+      "fmin", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::fmin(a, b); }, u, u, num, true));
+  v.push_back(binary_info(
+      "true_divide", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::true_divide(a, b); }, u, nz, floats(),
+      true, true, 1, "true_divide_"));
+  v.push_back(binary_info(
+      "floor_divide", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::floor_divide(a, b); }, dividend,
+      divisor, rounding, true, true, 1, "floor_divide_"));
+  v.push_back(binary_info(
+      "float_power", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::float_power(a, b); }, pos, u,
+      {TSR_F64}, true));
   for (const char* l : {"logical_and", "logical_or", "logical_xor"}) {
-    v.push_back(binary_info(l, [l](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::call(op_of(l), {x, y}); },
-                            bits, bits, ints_bool, false, true));
+    v.push_back(binary_info(
+        l,
+        [l](const tsr::Tensor& x, const tsr::Tensor& y) {
+          return tsr::call(op_of(l), {x, y});
+        },
+        bits, bits, ints_bool, false, true));
   }
-  v.push_back(binary_info("isclose", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::isclose(a, b, 0.5, 0.1); },
-                          u, u, wide_floats(), false, false));
+  v.push_back(binary_info(
+      "isclose", [](const tsr::Tensor& a, const tsr::Tensor& b) { return tsr::isclose(a, b, 0.5, 0.1); }, u, u,
+      wide_floats(), false, false));
   for (const char* b : {"bitwise_and", "bitwise_or", "bitwise_xor"}) {
-    v.push_back(binary_info(b, [b](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::call(op_of(b), {x, y}); },
-                            bits, bits, ints_bool, false, true, 1, b[8] == 'a' ? "bitwise_and_" : b[8] == 'o' ? "bitwise_or_" : "bitwise_xor_"));
+    v.push_back(binary_info(
+        b,
+        [b](const tsr::Tensor& x, const tsr::Tensor& y) {
+          return tsr::call(op_of(b), {x, y});
+        },
+        bits, bits, ints_bool, false, true, 1,
+        b[8] == 'a'   ? "bitwise_and_"
+        : b[8] == 'o' ? "bitwise_or_"
+                      : "bitwise_xor_"));
   }
-  v.push_back(binary_info("bitwise_left_shift",
-                          [](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::bitwise_left_shift(x, y); }, bits,
-                          counts, ints, false, true, 1, "bitwise_left_shift_"));
-  v.push_back(binary_info("bitwise_right_shift",
-                          [](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::bitwise_right_shift(x, y); }, bits,
-                          counts, ints, false, true, 1, "bitwise_right_shift_"));
+  v.push_back(binary_info(
+      "bitwise_left_shift", [](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::bitwise_left_shift(x, y); },
+      bits, counts, ints, false, true, 1, "bitwise_left_shift_"));
+  v.push_back(binary_info(
+      "bitwise_right_shift", [](const tsr::Tensor& x, const tsr::Tensor& y) { return tsr::bitwise_right_shift(x, y); },
+      bits, counts, ints, false, true, 1, "bitwise_right_shift_"));
 
   v.push_back(ternary_info("where", [](const Tensors& in) { return tsr::where(tsr::gt(in[2], 0.0), in[0], in[1]); },
                            {uniform(-2, 2), uniform(-2, 2), uniform(-1, 1)}));

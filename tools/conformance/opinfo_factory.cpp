@@ -10,9 +10,9 @@ namespace tsr::conformance {
 
 namespace {
 
-const std::vector<tsr_dtype_t> kAll = {TSR_BOOL, TSR_U8,   TSR_I8,  TSR_I16, TSR_I32,
+const std::vector<tsr_dtype_t> kAll = {TSR_BOOL, TSR_U8,  TSR_I8,   TSR_I16, TSR_I32,
                                        TSR_I64,  TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
-const std::vector<tsr_dtype_t> kNumeric = {TSR_U8, TSR_I8, TSR_I16, TSR_I32, TSR_I64,
+const std::vector<tsr_dtype_t> kNumeric = {TSR_U8,  TSR_I8,   TSR_I16, TSR_I32, TSR_I64,
                                            TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
 const std::vector<tsr_dtype_t> kFloat = {TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
 const std::vector<Shape> kShapes = {{}, {0}, {1}, {7}, {3, 5}, {2, 0, 3}, {2, 3, 1}};
@@ -87,9 +87,9 @@ OpInfo arange_info() {
       s.desc = "(" + num(r.start) + ", " + num(r.end) + ", " + num(r.step) + ")";
       auto args = [r](tsr_dtype_t dt, tsr::Device dev, Tensors* outs) {
         if (r.integral)
-          return tsr::call_multi(op, {static_cast<int64_t>(r.start), static_cast<int64_t>(r.end),
-                                      static_cast<int64_t>(r.step), dt, dev},
-                                 outs ? *outs : Tensors{});
+          return tsr::call_multi(
+              op, {static_cast<int64_t>(r.start), static_cast<int64_t>(r.end), static_cast<int64_t>(r.step), dt, dev},
+              outs ? *outs : Tensors{});
         return tsr::call_multi(op, {r.start, r.end, r.step, dt, dev}, outs ? *outs : Tensors{});
       };
       s.run_at = [args](const Tensors&, const Where& w) { return args(w.dtype, w.device, nullptr); };
@@ -186,7 +186,8 @@ OpInfo random_info(const char* name, bool normal) {
         if (x.size() >= 100) {
           mean /= static_cast<double>(x.size());
           double expect = normal ? 0.0 : 0.5, spread = normal ? 0.5 : 0.15;
-          if (std::fabs(mean - expect) > spread) return "mean " + std::to_string(mean) + " far from " + std::to_string(expect);
+          if (std::fabs(mean - expect) > spread)
+            return "mean " + std::to_string(mean) + " far from " + std::to_string(expect);
         }
         return "";
       };

@@ -72,10 +72,13 @@ Run r2(tsr::Tensor (*f)(const tsr::Tensor&, const tsr::Tensor&)) {
 
 TSR_OPINFOS(linalg) {
   v.push_back(info("mm", kMmDtypes, true, 4,
-                   {{{uni({3, 5}), uni({5, 4})}, r2(tsr::mm)}, {{uni({2, 7}), uni({7, 3})}, r2(tsr::mm)},
-                    {{uni({0, 3}), uni({3, 2})}, r2(tsr::mm)}, {{uni({2, 0}), uni({0, 3})}, r2(tsr::mm)}}));
-  v.push_back(info("bmm", kMmDtypes, true, 4,
-                   {{{uni({2, 3, 5}), uni({2, 5, 4})}, r2(tsr::bmm)}, {{uni({0, 3, 2}), uni({0, 2, 1})}, r2(tsr::bmm)}}));
+                   {{{uni({3, 5}), uni({5, 4})}, r2(tsr::mm)},
+                    {{uni({2, 7}), uni({7, 3})}, r2(tsr::mm)},
+                    {{uni({0, 3}), uni({3, 2})}, r2(tsr::mm)},
+                    {{uni({2, 0}), uni({0, 3})}, r2(tsr::mm)}}));
+  v.push_back(
+      info("bmm", kMmDtypes, true, 4,
+           {{{uni({2, 3, 5}), uni({2, 5, 4})}, r2(tsr::bmm)}, {{uni({0, 3, 2}), uni({0, 2, 1})}, r2(tsr::bmm)}}));
   v.push_back(info("matmul", kMmDtypes, true, 4,
                    {{{uni({5}), uni({5})}, r2(tsr::matmul)},
                     {{uni({3, 5}), uni({5})}, r2(tsr::matmul)},
@@ -83,39 +86,52 @@ TSR_OPINFOS(linalg) {
                     {{uni({2, 1, 3, 4}), uni({5, 4, 2})}, r2(tsr::matmul)},
                     {{uni({4}), uni({2, 4, 3})}, r2(tsr::matmul)},
                     {{uni({0, 3}), uni({3, 2})}, r2(tsr::matmul)}}));
-  v.push_back(info("mv", kMmDtypes, true, 4, {{{uni({3, 5}), uni({5})}, r2(tsr::mv)}, {{uni({0, 2}), uni({2})}, r2(tsr::mv)}}));
-  v.push_back(info("dot", kMmDtypes, true, 4, {{{uni({7}), uni({7})}, r2(tsr::dot)}, {{uni({0}), uni({0})}, r2(tsr::dot)}}));
+  v.push_back(
+      info("mv", kMmDtypes, true, 4, {{{uni({3, 5}), uni({5})}, r2(tsr::mv)}, {{uni({0, 2}), uni({2})}, r2(tsr::mv)}}));
+  v.push_back(
+      info("dot", kMmDtypes, true, 4, {{{uni({7}), uni({7})}, r2(tsr::dot)}, {{uni({0}), uni({0})}, r2(tsr::dot)}}));
   v.push_back(info("vdot", kMmDtypes, true, 4, {{{uni({5}), uni({5})}, r2(tsr::vdot)}}));
-  v.push_back(info("outer", kMmDtypes, true, 1, {{{uni({3}), uni({4})}, r2(tsr::outer)}, {{uni({0}), uni({2})}, r2(tsr::outer)}}));
+  v.push_back(info("outer", kMmDtypes, true, 1,
+                   {{{uni({3}), uni({4})}, r2(tsr::outer)}, {{uni({0}), uni({2})}, r2(tsr::outer)}}));
   v.push_back(info("addmm", kMmDtypes, true, 4,
                    {{{uni({4}), uni({3, 5}), uni({5, 4})},
                      [](const Tensors& x) { return Tensors{tsr::addmm(x[0], x[1], x[2], 0.5, 2.0)}; }},
-                    {{uni({2}), uni({3, 2}), uni({2, 2})}, [](const Tensors& x) { return Tensors{tsr::addmm(x[0], x[1], x[2])}; }}}));
-  v.push_back(info("addmv", kMmDtypes, true, 4,
-                   {{{uni({3}), uni({3, 5}), uni({5})},
-                     [](const Tensors& x) { return Tensors{tsr::addmv(x[0], x[1], x[2], 2.0, -1.0)}; }}}));
-  v.push_back(info("baddbmm", kMmDtypes, true, 4,
-                   {{{uni({2}), uni({2, 3, 4}), uni({2, 4, 2})},
-                     [](const Tensors& x) { return Tensors{tsr::baddbmm(x[0], x[1], x[2], 0.25, 3.0)}; }}}));
-  v.push_back(info("addbmm", kMmDtypes, true, 4,
-                   {{{uni({3, 2}), uni({3, 3, 4}), uni({3, 4, 2})},
-                     [](const Tensors& x) { return Tensors{tsr::addbmm(x[0], x[1], x[2])}; }}}));
+                    {{uni({2}), uni({3, 2}), uni({2, 2})},
+                     [](const Tensors& x) { return Tensors{tsr::addmm(x[0], x[1], x[2])}; }}}));
+  v.push_back(info("addmv", kMmDtypes, true, 4, {{{uni({3}), uni({3, 5}), uni({5})}, [](const Tensors& x) {
+                                                    return Tensors{tsr::addmv(x[0], x[1], x[2], 2.0, -1.0)};
+                                                  }}}));
+  v.push_back(info("baddbmm", kMmDtypes, true, 4, {{{uni({2}), uni({2, 3, 4}), uni({2, 4, 2})}, [](const Tensors& x) {
+                                                      return Tensors{tsr::baddbmm(x[0], x[1], x[2], 0.25, 3.0)};
+                                                    }}}));
+  v.push_back(info("addbmm", kMmDtypes, true, 4, {{{uni({3, 2}), uni({3, 3, 4}), uni({3, 4, 2})}, [](const Tensors& x) {
+                                                     return Tensors{tsr::addbmm(x[0], x[1], x[2])};
+                                                   }}}));
   v.push_back(info("linear", kMmDtypes, true, 4,
                    {{{uni({2, 3, 5}), uni({4, 5}), uni({4})},
                      [](const Tensors& x) { return Tensors{tsr::linear(x[0], x[1], x[2])}; }},
                     {{uni({5}), uni({3, 5})}, [](const Tensors& x) { return Tensors{tsr::linear(x[0], x[1])}; }}}));
-  v.push_back(info("tensordot", kMmDtypes, true, 4,
-                   {{{uni({3, 4, 5}), uni({5, 4, 2})},
-                     [](const Tensors& x) { return Tensors{tsr::tensordot(x[0], x[1], {1, 2}, {1, 0})}; }}}));
+  v.push_back(info("tensordot", kMmDtypes, true, 4, {{{uni({3, 4, 5}), uni({5, 4, 2})}, [](const Tensors& x) {
+                                                        return Tensors{tsr::tensordot(x[0], x[1], {1, 2}, {1, 0})};
+                                                      }}}));
   v.push_back(info("einsum", kMmDtypes, true, 4,
-                   {{{uni({3, 4}), uni({4, 5})}, [](const Tensors& x) { return Tensors{tsr::einsum("ij,jk->ik", {x[0], x[1]})}; }},
+                   {{{uni({3, 4}), uni({4, 5})},
+                     [](const Tensors& x) {
+                       return Tensors{tsr::einsum("ij,jk->ik", {x[0], x[1]})};
+                     }},
                     {{uni({4, 4})}, [](const Tensors& x) { return Tensors{tsr::einsum("ii->i", {x[0]})}; }},
                     {{uni({4, 4})}, [](const Tensors& x) { return Tensors{tsr::einsum("ii", {x[0]})}; }},
-                    {{uni({3}), uni({2})}, [](const Tensors& x) { return Tensors{tsr::einsum("i,j->ij", {x[0], x[1]})}; }},
+                    {{uni({3}), uni({2})},
+                     [](const Tensors& x) {
+                       return Tensors{tsr::einsum("i,j->ij", {x[0], x[1]})};
+                     }},
                     {{uni({1, 2, 3, 4}), uni({1, 2, 5, 4})},
-                     [](const Tensors& x) { return Tensors{tsr::einsum("bhqd,bhkd->bhqk", {x[0], x[1]})}; }},
-                    {{uni({2, 1, 3, 4}), uni({5, 4, 2})},
-                     [](const Tensors& x) { return Tensors{tsr::einsum("...ij,...jk->...ik", {x[0], x[1]})}; }}}));
+                     [](const Tensors& x) {
+                       return Tensors{tsr::einsum("bhqd,bhkd->bhqk", {x[0], x[1]})};
+                     }},
+                    {{uni({2, 1, 3, 4}), uni({5, 4, 2})}, [](const Tensors& x) {
+                       return Tensors{tsr::einsum("...ij,...jk->...ik", {x[0], x[1]})};
+                     }}}));
   v.push_back(info("inverse", kLapack, true, 2,
                    {{{well_conditioned({3, 3})}, [](const Tensors& x) { return Tensors{tsr::inverse(x[0])}; }},
                     {{well_conditioned({2, 4, 4})}, [](const Tensors& x) { return Tensors{tsr::inverse(x[0])}; }},
@@ -126,11 +142,10 @@ TSR_OPINFOS(linalg) {
   v.push_back(info("det", kLapack, true, 2,
                    {{{uni({3, 3})}, [](const Tensors& x) { return Tensors{tsr::det(x[0])}; }},
                     {{well_conditioned({2, 4, 4})}, [](const Tensors& x) { return Tensors{tsr::det(x[0])}; }}}));
-  v.push_back(info("slogdet", kLapack, true, 2,
-                   {{{uni({2, 3, 3})}, [](const Tensors& x) {
-                       auto r = tsr::slogdet(x[0]);
-                       return Tensors{r.first, r.second};
-                     }}}));
+  v.push_back(info("slogdet", kLapack, true, 2, {{{uni({2, 3, 3})}, [](const Tensors& x) {
+                                                    auto r = tsr::slogdet(x[0]);
+                                                    return Tensors{r.first, r.second};
+                                                  }}}));
   // cholesky reads one triangle: the sample symmetrizes so the gradient is well defined.
   auto chol = [](bool upper) {
     return [upper](const Tensors& x) {
@@ -152,25 +167,34 @@ TSR_OPINFOS(random) {
   v.push_back(info("bernoulli_p", floats, false, 1,
                    {{{uni({4, 3})}, [](const Tensors& x) { return Tensors{tsr::bernoulli_p(x[0], 0.3)}; }}}, false));
   v.push_back(info("randint", {TSR_I64}, false, 1,
-                   {{{}, [](const Tensors&) { return Tensors{tsr::randint(-5, 9, {3, 7})}; }}}, false));
+                   {{{},
+                     [](const Tensors&) {
+                       return Tensors{tsr::randint(-5, 9, {3, 7})};
+                     }}},
+                   false));
   v.push_back(info("normal", {TSR_F32}, false, 1,
                    {{{}, [](const Tensors&) { return Tensors{tsr::normal(1.0, 2.0, {11})}; }}}, false));
-  v.push_back(info("normal_tensor", floats, false, 1,
-                   {{{uni({3, 4}), uni({4}, 0.5, 2)}, [](const Tensors& x) { return Tensors{tsr::normal(x[0], x[1])}; }}}, false));
+  v.push_back(info(
+      "normal_tensor", floats, false, 1,
+      {{{uni({3, 4}), uni({4}, 0.5, 2)}, [](const Tensors& x) { return Tensors{tsr::normal(x[0], x[1])}; }}}, false));
   v.push_back(info("normal_", floats, false, 1,
-                   {{{uni({2, 5})}, [](const Tensors& x) {
+                   {{{uni({2, 5})},
+                     [](const Tensors& x) {
                        tsr::Tensor t = x[0].clone();
                        return Tensors{tsr::normal_(t, 0.0, 1.0)};
                      }}},
                    false));
   v.push_back(info("uniform_", floats, false, 1,
-                   {{{uni({2, 5})}, [](const Tensors& x) {
+                   {{{uni({2, 5})},
+                     [](const Tensors& x) {
                        tsr::Tensor t = x[0].clone();
                        return Tensors{tsr::uniform_(t, -1.0, 3.0)};
                      }}},
                    false));
-  v.push_back(info("rand_like", floats, false, 1, {{{uni({3, 2})}, [](const Tensors& x) { return Tensors{tsr::rand_like(x[0])}; }}}, false));
-  v.push_back(info("randn_like", floats, false, 1, {{{uni({3, 2})}, [](const Tensors& x) { return Tensors{tsr::randn_like(x[0])}; }}}, false));
+  v.push_back(info("rand_like", floats, false, 1,
+                   {{{uni({3, 2})}, [](const Tensors& x) { return Tensors{tsr::rand_like(x[0])}; }}}, false));
+  v.push_back(info("randn_like", floats, false, 1,
+                   {{{uni({3, 2})}, [](const Tensors& x) { return Tensors{tsr::randn_like(x[0])}; }}}, false));
   v.push_back(info("randperm", {TSR_I64}, false, 1,
                    {{{}, [](const Tensors&) { return Tensors{tsr::randperm(17)}; }},
                     {{}, [](const Tensors&) { return Tensors{tsr::randperm(0)}; }}},
@@ -183,16 +207,15 @@ TSR_OPINFOS(random) {
 
 TSR_OPINFOS(optim) {
   const std::vector<tsr_dtype_t> floats = {TSR_F32, TSR_F64, TSR_F16, TSR_BF16};
-  v.push_back(info("sgd_step_", floats, false, 2,
-                   {{{uni({3, 5}), uni({3, 5}), uni({3, 5})}, [](const Tensors& x) {
-                       tsr::Tensor p = x[0].clone(), buf = x[2].clone();
-                       tsr::SgdOptions o;
-                       o.lr = 0.1;
-                       o.momentum = 0.9;
-                       o.weight_decay = 0.01;
-                       tsr::sgd_step_(p, x[1], buf, o);
-                       return Tensors{p, buf};
-                     }}}));
+  v.push_back(info("sgd_step_", floats, false, 2, {{{uni({3, 5}), uni({3, 5}), uni({3, 5})}, [](const Tensors& x) {
+                                                      tsr::Tensor p = x[0].clone(), buf = x[2].clone();
+                                                      tsr::SgdOptions o;
+                                                      o.lr = 0.1;
+                                                      o.momentum = 0.9;
+                                                      o.weight_decay = 0.01;
+                                                      tsr::sgd_step_(p, x[1], buf, o);
+                                                      return Tensors{p, buf};
+                                                    }}}));
   v.push_back(info("adam_step_", floats, false, 2,
                    {{{uni({3, 5}), uni({3, 5}), uni({3, 5}), uni({3, 5}, 0, 1)}, [](const Tensors& x) {
                        tsr::Tensor p = x[0].clone(), m = x[2].clone(), v2 = x[3].clone();

@@ -49,23 +49,30 @@ struct Extra {
   const char* s = nullptr;
 };
 
-std::vector<tsr::Tensor> invoke(const tsr::Op& op, const tsr::Tensor& x, const Extra& e, std::vector<tsr::Tensor> outs) {
+std::vector<tsr::Tensor> invoke(const tsr::Op& op, const tsr::Tensor& x, const Extra& e,
+                                std::vector<tsr::Tensor> outs) {
   switch (e.kind) {
-    case Extra::D1: return tsr::call_multi(op, {x, e.a}, std::move(outs));
-    case Extra::D2: return tsr::call_multi(op, {x, e.a, e.b}, std::move(outs));
-    case Extra::D3: return tsr::call_multi(op, {x, e.a, e.b, e.c}, std::move(outs));
+    case Extra::D1:
+      return tsr::call_multi(op, {x, e.a}, std::move(outs));
+    case Extra::D2:
+      return tsr::call_multi(op, {x, e.a, e.b}, std::move(outs));
+    case Extra::D3:
+      return tsr::call_multi(op, {x, e.a, e.b, e.c}, std::move(outs));
     case Extra::I1F:
       if (!tsr::is_floating(x.dtype())) return tsr::call_multi(op, {x}, std::move(outs));
       return tsr::call_multi(op, {x, e.i}, std::move(outs));
-    case Extra::S1: return tsr::call_multi(op, {x, e.s}, std::move(outs));
-    default: return tsr::call_multi(op, {x}, std::move(outs));
+    case Extra::S1:
+      return tsr::call_multi(op, {x, e.s}, std::move(outs));
+    default:
+      return tsr::call_multi(op, {x}, std::move(outs));
   }
 }
 
 // One OpInfo per op: `extra` binds the op's other arguments; `alt`, when set, is used for every
 // other sample instead (two modes of one op, e.g. gelu's approximations).
 OpInfo unary_info(const std::string& name, Gen gen, std::vector<tsr_dtype_t> dtypes, bool differentiable,
-                  Extra extra = {}, bool has_out = true, double tol_scale = 1, std::optional<Extra> alt = std::nullopt) {
+                  Extra extra = {}, bool has_out = true, double tol_scale = 1,
+                  std::optional<Extra> alt = std::nullopt) {
   OpInfo o;
   o.name = name;
   o.dtypes = std::move(dtypes);
@@ -90,11 +97,39 @@ OpInfo unary_info(const std::string& name, Gen gen, std::vector<tsr_dtype_t> dty
   return o;
 }
 
-Extra d1(double a) { Extra e; e.kind = Extra::D1; e.a = a; return e; }
-Extra d2(double a, double b) { Extra e; e.kind = Extra::D2; e.a = a; e.b = b; return e; }
-Extra d3(double a, double b, double c) { Extra e; e.kind = Extra::D3; e.a = a; e.b = b; e.c = c; return e; }
-Extra i1f(int64_t i) { Extra e; e.kind = Extra::I1F; e.i = i; return e; }
-Extra s1(const char* s) { Extra e; e.kind = Extra::S1; e.s = s; return e; }
+Extra d1(double a) {
+  Extra e;
+  e.kind = Extra::D1;
+  e.a = a;
+  return e;
+}
+Extra d2(double a, double b) {
+  Extra e;
+  e.kind = Extra::D2;
+  e.a = a;
+  e.b = b;
+  return e;
+}
+Extra d3(double a, double b, double c) {
+  Extra e;
+  e.kind = Extra::D3;
+  e.a = a;
+  e.b = b;
+  e.c = c;
+  return e;
+}
+Extra i1f(int64_t i) {
+  Extra e;
+  e.kind = Extra::I1F;
+  e.i = i;
+  return e;
+}
+Extra s1(const char* s) {
+  Extra e;
+  e.kind = Extra::S1;
+  e.s = s;
+  return e;
+}
 
 }  // namespace
 

@@ -14,9 +14,12 @@ using namespace detail;
 
 const char* outcome_name(Outcome o) {
   switch (o) {
-    case Outcome::Pass: return "pass";
-    case Outcome::Fail: return "fail";
-    case Outcome::Skip: return "skip";
+    case Outcome::Pass:
+      return "pass";
+    case Outcome::Fail:
+      return "fail";
+    case Outcome::Skip:
+      return "skip";
   }
   return "?";
 }
@@ -37,11 +40,16 @@ std::string device_name(tsr_runtime_t* rt, const tsr::Device& d) { return d.str(
 
 Tol default_tolerance(tsr_dtype_t dt) {
   switch (dt) {
-    case TSR_F64: return {1e-10, 1e-12};
-    case TSR_F32: return {1e-5, 1e-6};
-    case TSR_F16: return {2e-3, 2e-3};
-    case TSR_BF16: return {1.6e-2, 1e-2};
-    default: return {0, 0};
+    case TSR_F64:
+      return {1e-10, 1e-12};
+    case TSR_F32:
+      return {1e-5, 1e-6};
+    case TSR_F16:
+      return {2e-3, 2e-3};
+    case TSR_BF16:
+      return {1.6e-2, 1e-2};
+    default:
+      return {0, 0};
   }
 }
 
@@ -89,9 +97,12 @@ std::string compare(const tsr::Tensor& actual, const tsr::Tensor& expected, Tol 
   for (size_t i = 0; i < a.size(); ++i) {
     double x = a[i], y = e[i];
     bool ok;
-    if (std::isnan(y) || std::isnan(x)) ok = std::isnan(x) && std::isnan(y);
-    else if (exact || std::isinf(y)) ok = x == y;
-    else ok = std::fabs(x - y) <= tol.atol + tol.rtol * std::fabs(y);
+    if (std::isnan(y) || std::isnan(x))
+      ok = std::isnan(x) && std::isnan(y);
+    else if (exact || std::isinf(y))
+      ok = x == y;
+    else
+      ok = std::fabs(x - y) <= tol.atol + tol.rtol * std::fabs(y);
     if (!ok && bad++ == 0) first = i;
   }
   if (!bad) return "";
@@ -99,8 +110,10 @@ std::string compare(const tsr::Tensor& actual, const tsr::Tensor& expected, Tol 
   os.precision(10);
   os << bad << " of " << a.size() << " elements differ; first at flat index " << first << ": got " << a[first]
      << ", reference " << e[first];
-  if (exact) os << " (exact match required)";
-  else os << " (rtol " << tol.rtol << ", atol " << tol.atol << ")";
+  if (exact)
+    os << " (exact match required)";
+  else
+    os << " (rtol " << tol.rtol << ", atol " << tol.atol << ")";
   return os.str();
 }
 
@@ -130,9 +143,12 @@ Tensor as_dtype(const Tensor& t, tsr_dtype_t dt) {
 Tensors convert_inputs(const Tensors& in, const tsr::Device& dev, tsr_dtype_t dt) {
   Tensors out;
   for (const Tensor& t : in) {
-    if (!t.defined()) out.push_back(t);
-    else if (t.dtype() == TSR_F64) out.push_back(as_dtype(t, dt).to(dev));
-    else out.push_back(t.to(dev));
+    if (!t.defined())
+      out.push_back(t);
+    else if (t.dtype() == TSR_F64)
+      out.push_back(as_dtype(t, dt).to(dev));
+    else
+      out.push_back(t.to(dev));
   }
   return out;
 }
@@ -141,8 +157,10 @@ Tensors convert_inputs(const Tensors& in, const tsr::Device& dev, tsr_dtype_t dt
 Tensors reference_inputs(const Tensors& in, tsr_dtype_t dt, tsr_dtype_t ref_dt) {
   Tensors out;
   for (const Tensor& t : in) {
-    if (t.defined() && t.dtype() == TSR_F64) out.push_back(as_dtype(t, dt).to(ref_dt));
-    else out.push_back(t);
+    if (t.defined() && t.dtype() == TSR_F64)
+      out.push_back(as_dtype(t, dt).to(ref_dt));
+    else
+      out.push_back(t);
   }
   return out;
 }
@@ -238,8 +256,10 @@ class OpRun {
       add(dtype, check, s.desc, msg.empty() ? Outcome::Pass : Outcome::Fail, msg);
     } catch (const tsr::Error& e) {
       // A kernel the check needs (a copy, a fill) is missing on this device.
-      if (e.code() == TSR_UNIMPLEMENTED && may_skip()) add(dtype, check, s.desc, Outcome::Skip, e.what());
-      else add(dtype, check, s.desc, Outcome::Fail, std::string("threw: ") + e.what());
+      if (e.code() == TSR_UNIMPLEMENTED && may_skip())
+        add(dtype, check, s.desc, Outcome::Skip, e.what());
+      else
+        add(dtype, check, s.desc, Outcome::Fail, std::string("threw: ") + e.what());
     } catch (const std::exception& e) {
       add(dtype, check, s.desc, Outcome::Fail, std::string("threw: ") + e.what());
     }
@@ -351,8 +371,7 @@ class OpRun {
     const std::string dn = tsr::dtype_name(dt);
     attempt(dn, "out", s, [&]() -> std::string {
       Tensors outs;
-      for (const Tensor& r : got)
-        outs.push_back(r.defined() ? tsr::empty(r.sizes(), r.dtype(), r.device()) : r);
+      for (const Tensor& r : got) outs.push_back(r.defined() ? tsr::empty(r.sizes(), r.dtype(), r.device()) : r);
       s.run_out(in, outs);
       std::string msg = compare_results(outs, ref, dt);
       if (msg.empty() && s.validate) msg = s.validate(outs);
@@ -363,8 +382,7 @@ class OpRun {
     if (!wrong) return;
     attempt(dn, "out_wrong_shape", s, [&]() -> std::string {
       Tensors outs;
-      for (const Tensor& r : got)
-        outs.push_back(r.defined() ? tsr::empty(r.sizes(), r.dtype(), r.device()) : r);
+      for (const Tensor& r : got) outs.push_back(r.defined() ? tsr::empty(r.sizes(), r.dtype(), r.device()) : r);
       outs[0] = tsr::full(*wrong, 1.0, got[0].dtype(), got[0].device());
       bool threw = false;
       try {
@@ -372,8 +390,8 @@ class OpRun {
       } catch (const tsr::Error&) {
         threw = true;
       }
-      std::string what = "an out= of shape " + shape_str(*wrong) + " for a result of shape " +
-                         shape_str(got[0].sizes());
+      std::string what =
+          "an out= of shape " + shape_str(*wrong) + " for a result of shape " + shape_str(got[0].sizes());
       if (!threw) return what + " was accepted (expected tsr::Error)";
       for (double v : values(outs[0]))
         if (v != 1.0) return what + " was refused but partly written";
@@ -386,8 +404,8 @@ class OpRun {
     if (in.empty() || !in[0].defined() || got.empty() || !got[0].defined()) return;
     if (got[0].dtype() != in[0].dtype() || got[0].sizes() != in[0].sizes()) {
       add(dn, "inplace", s.desc, Outcome::Skip,
-          "the result (" + shape_str(got[0].sizes()) + " " + tsr::dtype_name(got[0].dtype()) +
-              ") does not fit self (" + shape_str(in[0].sizes()) + " " + tsr::dtype_name(in[0].dtype()) + ")");
+          "the result (" + shape_str(got[0].sizes()) + " " + tsr::dtype_name(got[0].dtype()) + ") does not fit self (" +
+              shape_str(in[0].sizes()) + " " + tsr::dtype_name(in[0].dtype()) + ")");
       return;
     }
     for (bool nc : {false, true}) {
@@ -419,8 +437,8 @@ class OpRun {
     attempt(tsr::dtype_name(dt), "grad", s, [&]() -> std::string {
       tsr::EnableGradGuard grad_on;
       std::string error;
-      Tensors dev_grads = analytic_grads(s, convert_inputs(s.inputs, dev_, dt), wrt, Where{dev_, dt}, opts_.seed,
-                                         &error);
+      Tensors dev_grads =
+          analytic_grads(s, convert_inputs(s.inputs, dev_, dt), wrt, Where{dev_, dt}, opts_.seed, &error);
       if (!error.empty()) return error;
       Tensors ref_grads = analytic_grads(s, reference_inputs(s.inputs, dt, TSR_F64), wrt,
                                          Where{tsr::Device::cpu(), TSR_F64}, opts_.seed, &error);

@@ -39,8 +39,7 @@ bool parse_args(const char* command, int argc, char** argv, int first, const std
     for (const OptionSpec& s : specs)
       if (name == s.name) spec = &s;
     if (!spec) {
-      std::fprintf(stderr, "tessera %s: unknown option '%s' (see tessera %s --help)\n", command, name.c_str(),
-                   command);
+      std::fprintf(stderr, "tessera %s: unknown option '%s' (see tessera %s --help)\n", command, name.c_str(), command);
       return false;
     }
     if (!spec->takes_value) {

@@ -102,15 +102,15 @@ std::string copy_plugin(const std::string& so, const std::string& manifest, cons
   for (int k = 1; fs::exists(dst); ++k)  // two dependencies with one file name
     dst = dir / (std::to_string(k) + "_" + fs::path(so).filename().string());
   fs::copy_file(so, dst);
-  fs::permissions(dst, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                           fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(dst, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec);
   (*origin)[dst.string()] = so;
   if (!manifest.empty()) {
     fs::path mdst = dst;
     mdst.replace_extension(".json");
     fs::copy_file(manifest, mdst);
-    fs::permissions(mdst, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                              fs::perms::others_read);
+    fs::permissions(mdst,
+                    fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
   }
   return dst.string();
 }
@@ -282,8 +282,7 @@ int cmd_check_plugin(int argc, char** argv) {
     std::string t = args.value("--timeout");
     timeout = std::strtod(t.c_str(), &end);
     if (!end || *end || !(timeout > 0)) {
-      std::fprintf(stderr, "tessera check-plugin: --timeout needs a positive number of seconds, got '%s'\n",
-                   t.c_str());
+      std::fprintf(stderr, "tessera check-plugin: --timeout needs a positive number of seconds, got '%s'\n", t.c_str());
       return kExitUsage;
     }
   }
@@ -327,8 +326,8 @@ int cmd_check_plugin(int argc, char** argv) {
   for (const std::string& d : split_path_list(pp)) dep_dirs.push_back(d);
   if (!default_plugin_dir().empty()) dep_dirs.push_back(default_plugin_dir());
   std::vector<std::string> missing;
-  std::vector<PluginFile> deps = have_manifest ? resolve_dependencies(target, dep_dirs, &missing)
-                                               : std::vector<PluginFile>{};
+  std::vector<PluginFile> deps =
+      have_manifest ? resolve_dependencies(target, dep_dirs, &missing) : std::vector<PluginFile>{};
   for (const std::string& m : missing)
     notes.push_back("dependency '" + m + "' was not found in: " + [&] {
       std::string s;
@@ -357,8 +356,8 @@ int cmd_check_plugin(int argc, char** argv) {
                               fs::perms::others_read | fs::perms::others_exec);
     for (const std::string& d : {plan.plugin_dir, plan.deps_dir}) {
       fs::create_directory(d);
-      fs::permissions(d, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                             fs::perms::others_read | fs::perms::others_exec);
+      fs::permissions(d, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                             fs::perms::others_exec);
     }
     copy_plugin(so.string(), target.manifest, plan.plugin_dir, &origin);
     for (const PluginFile& d : deps) copy_plugin(d.so, d.manifest, plan.deps_dir, &origin);
@@ -403,9 +402,9 @@ int cmd_check_plugin(int argc, char** argv) {
     rc = kExitCrashed;
   } else if (!r.have_result || child.exit_code != 0) {
     status = "error";
-    message = r.error.empty() ? "the child process exited with status " + std::to_string(child.exit_code) +
-                                    " without a result"
-                              : r.error;
+    message = r.error.empty()
+                  ? "the child process exited with status " + std::to_string(child.exit_code) + " without a result"
+                  : r.error;
     rc = kExitInternal;
   } else if (plugin_record.is_null()) {
     status = "error";

@@ -41,8 +41,8 @@ struct OptionSpec {
 
 struct Args {
   std::vector<std::string> positional;
-  std::map<std::string, std::string> values;  // options with a value
-  std::set<std::string> flags;                 // options without one
+  std::map<std::string, std::string> values;              // options with a value
+  std::set<std::string> flags;                            // options without one
   std::map<std::string, std::vector<std::string>> lists;  // every value of repeatable options
   bool has(const std::string& name) const { return flags.count(name) || values.count(name); }
   std::string value(const std::string& name, const std::string& fallback = "") const {
@@ -53,8 +53,7 @@ struct Args {
 
 // Parses argv[first..argc) per `specs` (accepts "--opt value" and "--opt=value"). On error
 // prints a message naming `command` to stderr and returns false.
-bool parse_args(const char* command, int argc, char** argv, int first, const std::vector<OptionSpec>& specs,
-                Args* out);
+bool parse_args(const char* command, int argc, char** argv, int first, const std::vector<OptionSpec>& specs, Args* out);
 void print_options(const std::vector<OptionSpec>& specs);
 
 // Options every runtime-creating subcommand accepts.

@@ -148,9 +148,12 @@ Row summarize(const std::string& op, const std::string& device, const std::vecto
   }
   for (const std::string& dt : order) {
     const auto& o = by_dtype[dt];
-    if (o.count(conf::Outcome::Fail)) row.failed.push_back(dt);
-    else if (unimplemented.count(dt) || !o.count(conf::Outcome::Pass)) row.skipped.push_back(dt);
-    else row.passed.push_back(dt);
+    if (o.count(conf::Outcome::Fail))
+      row.failed.push_back(dt);
+    else if (unimplemented.count(dt) || !o.count(conf::Outcome::Pass))
+      row.skipped.push_back(dt);
+    else
+      row.passed.push_back(dt);
   }
   return row;
 }
@@ -166,8 +169,9 @@ std::string short_list(const std::vector<std::string>& dts) {
 }
 
 json result_json(const conf::CheckResult& r) {
-  return {{"op", r.op},         {"device", r.device}, {"dtype", r.dtype},  {"check", r.check},
-          {"sample", r.sample}, {"outcome", conf::outcome_name(r.outcome)}, {"message", r.message}};
+  return {{"op", r.op},          {"device", r.device}, {"dtype", r.dtype},
+          {"check", r.check},    {"sample", r.sample}, {"outcome", conf::outcome_name(r.outcome)},
+          {"message", r.message}};
 }
 
 void print_usage(const std::vector<OptionSpec>& specs) {
@@ -326,14 +330,18 @@ int cmd_conformance(int argc, char** argv) {
     j["plugins"] = plugins;
     json ops = json::array();
     for (const Row& r : rows)
-      ops.push_back({{"op", r.op}, {"device", r.device}, {"passed", r.passed}, {"failed", r.failed},
-                     {"skipped", r.skipped}, {"checks", r.checks}});
+      ops.push_back({{"op", r.op},
+                     {"device", r.device},
+                     {"passed", r.passed},
+                     {"failed", r.failed},
+                     {"skipped", r.skipped},
+                     {"checks", r.checks}});
     j["ops"] = ops;
     json results = json::array();
     for (const conf::CheckResult& r : all) results.push_back(result_json(r));
     j["results"] = results;
-    j["summary"] = {{"checks", all.size()}, {"passed", npass}, {"failed", nfail}, {"skipped", nskip},
-                    {"op_devices", rows.size()}, {"op_devices_conforming", rows_ok}};
+    j["summary"] = {{"checks", all.size()}, {"passed", npass},           {"failed", nfail},
+                    {"skipped", nskip},     {"op_devices", rows.size()}, {"op_devices_conforming", rows_ok}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%-24s %-10s %-44s %-20s %s\n", "op", "device", "dtypes passed", "failed", "skipped");

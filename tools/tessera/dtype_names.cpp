@@ -11,17 +11,28 @@ std::string dtype_full_name(int dtype) {
 
 std::string dtype_short_name(int dtype) {
   switch (dtype) {
-    case TSR_BOOL: return "bool";
-    case TSR_U8: return "u8";
-    case TSR_I8: return "i8";
-    case TSR_I16: return "i16";
-    case TSR_I32: return "i32";
-    case TSR_I64: return "i64";
-    case TSR_F16: return "f16";
-    case TSR_BF16: return "bf16";
-    case TSR_F32: return "f32";
-    case TSR_F64: return "f64";
-    default: return "dt" + std::to_string(dtype);
+    case TSR_BOOL:
+      return "bool";
+    case TSR_U8:
+      return "u8";
+    case TSR_I8:
+      return "i8";
+    case TSR_I16:
+      return "i16";
+    case TSR_I32:
+      return "i32";
+    case TSR_I64:
+      return "i64";
+    case TSR_F16:
+      return "f16";
+    case TSR_BF16:
+      return "bf16";
+    case TSR_F32:
+      return "f32";
+    case TSR_F64:
+      return "f64";
+    default:
+      return "dt" + std::to_string(dtype);
   }
 }
 

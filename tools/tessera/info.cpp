@@ -23,14 +23,18 @@ std::vector<DeviceMemory> memory_of(const tsr_api_t* api, tsr_runtime_t* rt, con
     DeviceMemory m;
     m.device = t.name + ":" + std::to_string(i);
     char buf[256];
-    if (tsr_status_t st = api->device_describe(rt, tsr_device_t{t.id, i}, buf, sizeof(buf))) api->status_free(st);
-    else m.description = buf;
+    if (tsr_status_t st = api->device_describe(rt, tsr_device_t{t.id, i}, buf, sizeof(buf)))
+      api->status_free(st);
+    else
+      m.description = buf;
     const char* alloc = api->device_allocator_name(rt, tsr_device_t{t.id, i});
     m.allocator = alloc ? alloc : "";
     if (TSR_HAS_FIELD(api, tsr_api_t, device_properties) && api->device_properties) {
       m.props.struct_size = TSR_STRUCT_SIZE(tsr_device_properties_t);
-      if (tsr_status_t st = api->device_properties(rt, tsr_device_t{t.id, i}, &m.props)) api->status_free(st);
-      else m.has_properties = m.props.name[0] != '\0';
+      if (tsr_status_t st = api->device_properties(rt, tsr_device_t{t.id, i}, &m.props))
+        api->status_free(st);
+      else
+        m.has_properties = m.props.name[0] != '\0';
     }
     m.stats.struct_size = TSR_STRUCT_SIZE(tsr_memory_stats_t);
     if (tsr_status_t st = api->memory_stats(rt, tsr_device_t{t.id, i}, &m.stats)) {
@@ -109,12 +113,11 @@ void print_info(const tsr_api_t* api, const RuntimeSession& s, const Args& args,
   std::printf("\nPlugins loaded (%zu):\n", nloaded);
   for (const PluginEntry& p : inv.plugins)
     if (p.loaded)
-      std::printf("  %-14s %-10s score %-4d %s\n", p.name.c_str(), p.version.empty() ? "-" : p.version.c_str(),
-                  p.score, p.path.c_str());
+      std::printf("  %-14s %-10s score %-4d %s\n", p.name.c_str(), p.version.empty() ? "-" : p.version.c_str(), p.score,
+                  p.path.c_str());
   std::printf("\nPlugins refused (%zu):\n", inv.plugins.size() - nloaded);
   for (const PluginEntry& p : inv.plugins)
-    if (!p.loaded)
-      std::printf("  %-14s %s\n  %14s reason: %s\n", p.name.c_str(), p.path.c_str(), "", p.reason.c_str());
+    if (!p.loaded) std::printf("  %-14s %s\n  %14s reason: %s\n", p.name.c_str(), p.path.c_str(), "", p.reason.c_str());
 
   std::printf("\nAllocator configuration: %s (%s)\n", s.alloc_conf().empty() ? "\"\"" : s.alloc_conf().c_str(),
               conf_source(s, args));

@@ -22,7 +22,8 @@ const std::vector<OptionSpec> kTrainOptions = {
     {"--device", true, "device to train on (default: the best loaded one, e.g. cuda:0, else cpu:0)"},
     {"--threads", true, "CPU threads (default: the OpenMP default, usually every core)"},
     {"--seed", true, "seed of the initialization, the data and the sampling (default 1337)"},
-    {"--out", true, "output directory: checkpoint.safetensors, log.csv, log.json, loss.svg (default tessera-train-out)"},
+    {"--out", true,
+     "output directory: checkpoint.safetensors, log.csv, log.json, loss.svg (default tessera-train-out)"},
     {"--resume", true, "continue from a checkpoint written by an earlier run"},
     {"--eval-every", true, "evaluate on the held-out set every N steps (default: only at the end)"},
     {"--quiet", false, "no progress display (the summary is still printed)"},
@@ -93,7 +94,8 @@ int cmd_train(int argc, char** argv) {
     return kExitOk;
   }
   if (!args.positional.empty()) {
-    std::fprintf(stderr, "tessera train: unexpected argument '%s' (see tessera train --help)\n", args.positional[0].c_str());
+    std::fprintf(stderr, "tessera train: unexpected argument '%s' (see tessera train --help)\n",
+                 args.positional[0].c_str());
     return kExitUsage;
   }
 

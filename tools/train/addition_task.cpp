@@ -64,7 +64,8 @@ std::vector<int64_t> AdditionTask::encode(uint64_t a, uint64_t b) const {
 
 std::string AdditionTask::render(const std::vector<int64_t>& tokens) {
   std::string s;
-  for (int64_t t : tokens) s += t < 10 && t >= 0 ? static_cast<char>('0' + t) : t == kPlus ? '+' : t == kEquals ? '=' : '?';
+  for (int64_t t : tokens)
+    s += t < 10 && t >= 0 ? static_cast<char>('0' + t) : t == kPlus ? '+' : t == kEquals ? '=' : '?';
   return s;
 }
 
@@ -80,7 +81,8 @@ const std::vector<int64_t>& AdditionTask::epoch_order(int64_t epoch) const {
 }
 
 Batch AdditionTask::batch(int64_t step, int64_t batch_size, tsr::Device dev) const {
-  if (batch_size < 1) throw tsr::Error(TSR_INVALID_ARGUMENT, "addition: batch size must be >= 1, got " + std::to_string(batch_size));
+  if (batch_size < 1)
+    throw tsr::Error(TSR_INVALID_ARGUMENT, "addition: batch size must be >= 1, got " + std::to_string(batch_size));
   // Epochs without replacement; a batch may straddle two epochs when N % B != 0.
   const int64_t N = static_cast<int64_t>(train_.size()), T = block_size();
   std::vector<int64_t> x, y;
@@ -127,10 +129,12 @@ double AdditionTask::accuracy(GPT& model, tsr::Device dev, const std::vector<std
       bool ok = std::equal(full[i].begin() + P, full[i].end(), out.begin() + static_cast<int64_t>(i) * (P + A) + P);
       correct += ok;
       if (examples && start == 0 && i < 4) {
-        std::vector<int64_t> got(out.begin() + static_cast<int64_t>(i) * (P + A), out.begin() + static_cast<int64_t>(i + 1) * (P + A));
+        std::vector<int64_t> got(out.begin() + static_cast<int64_t>(i) * (P + A),
+                                 out.begin() + static_cast<int64_t>(i + 1) * (P + A));
         std::string s = render(got), ans = s.substr(static_cast<size_t>(P));
         std::reverse(ans.begin(), ans.end());  // shown the usual way round
-        *examples += (examples->empty() ? "" : "  ") + s.substr(0, static_cast<size_t>(P)) + ans + (ok ? " ok" : " wrong");
+        *examples +=
+            (examples->empty() ? "" : "  ") + s.substr(0, static_cast<size_t>(P)) + ans + (ok ? " ok" : " wrong");
       }
     }
   }
@@ -146,13 +150,17 @@ EvalResult AdditionTask::evaluate(GPT& model, tsr::Device dev) const {
 }
 
 std::map<std::string, std::string> AdditionTask::signature() const {
-  return {{"task", "addition"}, {"task.digits", std::to_string(d_)}, {"task.seed", std::to_string(seed_)},
-          {"task.train_size", std::to_string(train_.size())}, {"task.heldout_size", std::to_string(heldout_.size())}};
+  return {{"task", "addition"},
+          {"task.digits", std::to_string(d_)},
+          {"task.seed", std::to_string(seed_)},
+          {"task.train_size", std::to_string(train_.size())},
+          {"task.heldout_size", std::to_string(heldout_.size())}};
 }
 
 std::string AdditionTask::describe() const {
-  return std::to_string(d_) + "-digit addition, answer reversed (e.g. " + render(encode(base_ / 2 + 23 % base_, base_ - 1)) +
-         "), " + std::to_string(train_.size()) + " train / " + std::to_string(heldout_.size()) + " held-out problems";
+  return std::to_string(d_) + "-digit addition, answer reversed (e.g. " +
+         render(encode(base_ / 2 + 23 % base_, base_ - 1)) + "), " + std::to_string(train_.size()) + " train / " +
+         std::to_string(heldout_.size()) + " held-out problems";
 }
 
 }  // namespace tessera_train

@@ -47,8 +47,7 @@ int64_t GPTConfig::expected_parameters() const {
 std::string GPTConfig::str() const {
   return "vocab_size=" + std::to_string(vocab_size) + ", block_size=" + std::to_string(block_size) +
          ", n_layer=" + std::to_string(n_layer) + ", n_head=" + std::to_string(n_head) +
-         ", n_embd=" + std::to_string(n_embd) + ", dropout=" + fmt_g(dropout) +
-         ", bias=" + (bias ? "true" : "false");
+         ", n_embd=" + std::to_string(n_embd) + ", dropout=" + fmt_g(dropout) + ", bias=" + (bias ? "true" : "false");
 }
 
 CausalSelfAttention::CausalSelfAttention(const GPTConfig& c)
@@ -117,7 +116,8 @@ GPT::GPT(const GPTConfig& c) : Module("GPT"), cfg_(c) {
 
 tsr::Tensor GPT::forward(const tsr::Tensor& idx) {
   if (idx.dim() != 2 || tsr::is_floating(idx.dtype()))
-    throw tsr::Error(TSR_INVALID_ARGUMENT, "GPT: expected integer token indices of shape [B, T], got " + tsr::describe(idx));
+    throw tsr::Error(TSR_INVALID_ARGUMENT,
+                     "GPT: expected integer token indices of shape [B, T], got " + tsr::describe(idx));
   const int64_t T = idx.size(1);
   if (T > cfg_.block_size)
     throw tsr::Error(TSR_INVALID_ARGUMENT, "GPT: sequence length " + std::to_string(T) + " exceeds block_size " +

@@ -67,7 +67,9 @@ class Block : public tsr::nn::Module {
 class BlockList : public tsr::nn::Module {
  public:
   BlockList() : Module("ModuleList") {}
-  void push_back(std::shared_ptr<Block> b) { blocks_.push_back(register_module(std::to_string(blocks_.size()), std::move(b))); }
+  void push_back(std::shared_ptr<Block> b) {
+    blocks_.push_back(register_module(std::to_string(blocks_.size()), std::move(b)));
+  }
   const std::vector<std::shared_ptr<Block>>& blocks() const { return blocks_; }
 
  private:

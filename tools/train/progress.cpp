@@ -36,9 +36,11 @@ std::string Progress::line(int64_t step, double loss, double lr, double tps) con
     const int width = 24;
     int filled = total_ > 0 ? static_cast<int>(width * static_cast<double>(step) / static_cast<double>(total_)) : width;
     filled = std::clamp(filled, 0, width);
-    std::string bar = std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.');
+    std::string bar =
+        std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.');
     std::snprintf(buf, sizeof(buf), "[%s] %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  ETA %s", bar.c_str(),
-                  static_cast<long long>(step), static_cast<long long>(total_), loss, lr, tps, format_duration(eta).c_str());
+                  static_cast<long long>(step), static_cast<long long>(total_), loss, lr, tps,
+                  format_duration(eta).c_str());
   } else {
     std::snprintf(buf, sizeof(buf), "step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  ETA %s",
                   static_cast<long long>(step), static_cast<long long>(total_), loss, lr, tps,

@@ -17,11 +17,20 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -40,7 +49,8 @@ std::vector<double> nice_ticks(double lo, double hi, int n) {
   if (!(span > 0)) return {lo};
   double raw = span / n, mag = std::pow(10.0, std::floor(std::log10(raw)));
   double step = mag * (raw / mag < 1.5 ? 1 : raw / mag < 3.5 ? 2 : raw / mag < 7.5 ? 5 : 10);
-  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
+  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step)
+    out.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
   return out;
 }
 
@@ -71,7 +81,8 @@ std::string render_svg(const PlotSpec& spec, const std::vector<Series>& series) 
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W
     << ' ' << H << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  o << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape(spec.title) << "</text>\n";
+  o << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape(spec.title)
+    << "</text>\n";
   // Grid and tick labels.
   for (double t : nice_ticks(x0, x1, 6)) {
     o << "<line x1=\"" << px(t) << "\" y1=\"" << top << "\" x2=\"" << px(t) << "\" y2=\"" << top + ph
@@ -90,9 +101,10 @@ std::string render_svg(const PlotSpec& spec, const std::vector<Series>& series) 
   }
   for (double t : yt) {
     double y = top + (1 - (t - y0) / (y1 - y0)) * ph;
-    o << "<line x1=\"" << left << "\" y1=\"" << y << "\" x2=\"" << left + pw << "\" y2=\"" << y << "\" stroke=\"#ddd\"/>\n";
-    o << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">" << num(spec.log_y ? std::pow(10, t) : t)
-      << "</text>\n";
+    o << "<line x1=\"" << left << "\" y1=\"" << y << "\" x2=\"" << left + pw << "\" y2=\"" << y
+      << "\" stroke=\"#ddd\"/>\n";
+    o << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
+      << num(spec.log_y ? std::pow(10, t) : t) << "</text>\n";
   }
   o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
     << "\" fill=\"none\" stroke=\"#333\"/>\n";
@@ -108,8 +120,8 @@ std::string render_svg(const PlotSpec& spec, const std::vector<Series>& series) 
       if (usable(s.x[i], s.y[i])) o << num(px(s.x[i])) << ',' << num(py(s.y[i])) << ' ';
     o << "\"/>\n";
     double ly = top + 14 + 16 * legend_row++;
-    o << "<line x1=\"" << left + pw - 150 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + pw - 130 << "\" y2=\"" << ly - 4
-      << "\" stroke=\"" << escape(s.color) << "\" stroke-width=\"2\"/>\n";
+    o << "<line x1=\"" << left + pw - 150 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + pw - 130 << "\" y2=\""
+      << ly - 4 << "\" stroke=\"" << escape(s.color) << "\" stroke-width=\"2\"/>\n";
     o << "<text x=\"" << left + pw - 125 << "\" y=\"" << ly << "\">" << escape(s.label) << "</text>\n";
   }
   o << "</svg>\n";

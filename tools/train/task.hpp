@@ -24,7 +24,7 @@ struct Batch {
 struct EvalResult {
   std::string metric_name;  // "held-out exact match", "val loss"
   double metric = 0;
-  std::string detail;       // a few decoded examples, for the log
+  std::string detail;  // a few decoded examples, for the log
 };
 
 class Task {

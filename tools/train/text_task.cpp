@@ -25,8 +25,8 @@ TextTask::TextTask(const std::string& path, int64_t block_size, uint64_t seed)
   const int64_t n = static_cast<int64_t>(text.size()), need = 10 * (block_ + 1) + 1;
   if (n < need)
     throw tsr::Error(TSR_INVALID_ARGUMENT, "--text: " + path + " has " + std::to_string(n) +
-                                               " bytes; a block size of " + std::to_string(block_) + " needs at least " +
-                                               std::to_string(need) + " (10 windows)");
+                                               " bytes; a block size of " + std::to_string(block_) +
+                                               " needs at least " + std::to_string(need) + " (10 windows)");
   bool seen[256] = {};
   for (unsigned char c : text) seen[c] = true;
   std::fill(std::begin(id_of_), std::end(id_of_), -1);
@@ -41,7 +41,8 @@ TextTask::TextTask(const std::string& path, int64_t block_size, uint64_t seed)
 }
 
 Batch TextTask::batch(int64_t step, int64_t batch_size, tsr::Device dev) const {
-  if (batch_size < 1) throw tsr::Error(TSR_INVALID_ARGUMENT, "--text: batch size must be >= 1, got " + std::to_string(batch_size));
+  if (batch_size < 1)
+    throw tsr::Error(TSR_INVALID_ARGUMENT, "--text: batch size must be >= 1, got " + std::to_string(batch_size));
   SplitMix rng(mix64(seed_ * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(step)));
   const uint64_t starts = train_.size() - static_cast<size_t>(block_);
   std::vector<int64_t> x, y;
@@ -52,7 +53,8 @@ Batch TextTask::batch(int64_t step, int64_t batch_size, tsr::Device dev) const {
     x.insert(x.end(), o, o + block_);
     y.insert(y.end(), o + 1, o + block_ + 1);
   }
-  return {tsr::from_vector<int64_t>(x, {batch_size, block_}, dev), tsr::from_vector<int64_t>(y, {batch_size, block_}, dev)};
+  return {tsr::from_vector<int64_t>(x, {batch_size, block_}, dev),
+          tsr::from_vector<int64_t>(y, {batch_size, block_}, dev)};
 }
 
 EvalResult TextTask::evaluate(GPT& model, tsr::Device dev) const {
@@ -100,12 +102,14 @@ std::string TextTask::sample(GPT& model, tsr::Device dev, const std::string& pro
     std::vector<int64_t> ids(static_cast<size_t>(V));
     for (int64_t v = 0; v < V; ++v) ids[static_cast<size_t>(v)] = v;
     int64_t k = top_k > 0 ? std::min(top_k, V) : V;
-    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
-                      [&](int64_t a, int64_t b) { return last[static_cast<size_t>(a)] > last[static_cast<size_t>(b)]; });
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int64_t a, int64_t b) {
+      return last[static_cast<size_t>(a)] > last[static_cast<size_t>(b)];
+    });
     double mx = last[static_cast<size_t>(ids[0])], total = 0;
     std::vector<double> p(static_cast<size_t>(k));
     for (int64_t j = 0; j < k; ++j)
-      total += p[static_cast<size_t>(j)] = std::exp((last[static_cast<size_t>(ids[static_cast<size_t>(j)])] - mx) / temperature);
+      total += p[static_cast<size_t>(j)] =
+          std::exp((last[static_cast<size_t>(ids[static_cast<size_t>(j)])] - mx) / temperature);
     double u = rng.uniform() * total;
     int64_t pick = ids[static_cast<size_t>(k - 1)];
     for (int64_t j = 0; j < k; ++j) {
@@ -123,8 +127,11 @@ std::string TextTask::sample(GPT& model, tsr::Device dev, const std::string& pro
 }
 
 std::map<std::string, std::string> TextTask::signature() const {
-  return {{"task", "text"}, {"task.path", path_}, {"task.vocab_size", std::to_string(vocab_.size())},
-          {"task.bytes", std::to_string(train_.size() + val_.size())}, {"task.seed", std::to_string(seed_)}};
+  return {{"task", "text"},
+          {"task.path", path_},
+          {"task.vocab_size", std::to_string(vocab_.size())},
+          {"task.bytes", std::to_string(train_.size() + val_.size())},
+          {"task.seed", std::to_string(seed_)}};
 }
 
 std::string TextTask::describe() const {

@@ -145,7 +145,9 @@ std::map<std::string, std::string> TrainConfig::to_map() const {
 TrainConfig TrainConfig::from_map(const std::map<std::string, std::string>& m) {
   auto get = [&](const std::string& k) -> const std::string& {
     auto it = m.find(k);
-    if (it == m.end()) throw tsr::Error(TSR_INVALID_ARGUMENT, "checkpoint: no '" + k + "' in its metadata (not written by tessera train?)");
+    if (it == m.end())
+      throw tsr::Error(TSR_INVALID_ARGUMENT,
+                       "checkpoint: no '" + k + "' in its metadata (not written by tessera train?)");
     return it->second;
   };
   auto i64 = [&](const std::string& k) { return static_cast<int64_t>(std::stoll(get(k))); };
@@ -318,7 +320,8 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
     if (o.eval_every > 0 && (step + 1) % o.eval_every == 0 && step + 1 < cfg.steps) {
       EvalResult ev = task->evaluate(*model, dev);
       char buf[160];
-      std::snprintf(buf, sizeof(buf), "step %lld: %s %.4f", static_cast<long long>(step + 1), ev.metric_name.c_str(), ev.metric);
+      std::snprintf(buf, sizeof(buf), "step %lld: %s %.4f", static_cast<long long>(step + 1), ev.metric_name.c_str(),
+                    ev.metric);
       progress.message(buf + (ev.detail.empty() ? "" : "   " + ev.detail));
     }
   }
@@ -367,7 +370,8 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
     std::ostringstream csv;
     csv << "step,loss,lr,tokens_per_s\n";
     for (const StepRecord& r : res.history)
-      csv << r.step << ',' << fmt_double(r.loss) << ',' << fmt_double(r.lr) << ',' << fmt_double(r.tokens_per_s) << '\n';
+      csv << r.step << ',' << fmt_double(r.loss) << ',' << fmt_double(r.lr) << ',' << fmt_double(r.tokens_per_s)
+          << '\n';
     write_text(dir / "log.csv", csv.str());
     res.files.push_back((dir / "log.csv").string());
 
@@ -426,8 +430,9 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
     if (!ev.detail.empty()) std::fprintf(out, "examples       %s\n", ev.detail.c_str());
     for (size_t i = 0; i < res.files.size(); ++i)
       std::fprintf(out, "%-14s %s\n", i == 0 ? "files" : "", res.files[i].c_str());
-    if (!res.sample.empty()) std::fprintf(out, "\nsample (temperature %g, top-k %lld):\n%s\n", o.temperature,
-                                          static_cast<long long>(o.top_k), res.sample.c_str());
+    if (!res.sample.empty())
+      std::fprintf(out, "\nsample (temperature %g, top-k %lld):\n%s\n", o.temperature, static_cast<long long>(o.top_k),
+                   res.sample.c_str());
     std::fflush(out);
   }
   return res;

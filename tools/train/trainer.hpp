@@ -40,8 +40,8 @@ struct TrainOptions {
   std::optional<int64_t> steps, batch_size, warmup, n_layer, n_head, n_embd, block_size;
   std::optional<double> lr, weight_decay, grad_clip, dropout;
   std::optional<uint64_t> seed;
-  std::string device;  // "" = the best loaded device
-  int threads = 0;     // 0 = the runtime's default
+  std::string device;                         // "" = the best loaded device
+  int threads = 0;                            // 0 = the runtime's default
   std::string out_dir = "tessera-train-out";  // "" = write nothing
   std::string resume;
   int64_t stop_at = 0;     // stop (and checkpoint) after this step, as if interrupted; 0 = run to the end

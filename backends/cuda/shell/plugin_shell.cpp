@@ -48,8 +48,8 @@ const tsr_plugin_t* backend() {
     auto query = reinterpret_cast<tsr_plugin_query_fn_t>(dlsym(h, TSR_PLUGIN_QUERY_SYMBOL));
     const tsr_plugin_t* p = query ? query(TSR_ABI_VERSION) : nullptr;
     if (!p || !p->init)
-      tsr::fail(TSR_FAILED_PRECONDITION, "cuda plugin: ", path, " has no usable ", TSR_PLUGIN_QUERY_SYMBOL,
-                " for ABI ", TSR_ABI_VERSION_MAJOR(TSR_ABI_VERSION), ".x");
+      tsr::fail(TSR_FAILED_PRECONDITION, "cuda plugin: ", path, " has no usable ", TSR_PLUGIN_QUERY_SYMBOL, " for ABI ",
+                TSR_ABI_VERSION_MAJOR(TSR_ABI_VERSION), ".x");
     return p;
   }();
   return table;

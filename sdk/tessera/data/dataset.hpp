@@ -95,11 +95,13 @@ class Subset : public Dataset {
     const size_t n = base_->size();
     for (int64_t i : indices_)
       if (i < 0 || static_cast<size_t>(i) >= n)
-        throw Error(TSR_OUT_OF_RANGE, "Subset: index " + std::to_string(i) + " out of range for a dataset of size " +
-                                          std::to_string(n));
+        throw Error(TSR_OUT_OF_RANGE,
+                    "Subset: index " + std::to_string(i) + " out of range for a dataset of size " + std::to_string(n));
   }
   size_t size() const override { return indices_.size(); }
-  Example get(size_t i) const override { return base_->get(static_cast<size_t>(indices_[check(static_cast<int64_t>(i))])); }
+  Example get(size_t i) const override {
+    return base_->get(static_cast<size_t>(indices_[check(static_cast<int64_t>(i))]));
+  }
   Example get_batch(const std::vector<int64_t>& idx) const override {
     std::vector<int64_t> mapped;
     mapped.reserve(idx.size());

@@ -38,8 +38,8 @@ class TensorDataset : public Dataset {
                                               detail::shape_str(t) + " but tensor 0 has " +
                                               detail::shape_str(tensors_[0]) + " (sizes along dim 0 differ)");
       if (t.runtime() != tensors_[0].runtime())
-        throw Error(TSR_INVALID_ARGUMENT, "TensorDataset: tensor " + std::to_string(f) +
-                                              " belongs to another runtime than tensor 0");
+        throw Error(TSR_INVALID_ARGUMENT,
+                    "TensorDataset: tensor " + std::to_string(f) + " belongs to another runtime than tensor 0");
     }
     size_ = static_cast<size_t>(tensors_[0].size(0));
   }
@@ -74,8 +74,8 @@ class TensorDataset : public Dataset {
  private:
   void check(int64_t i) const {
     if (i < 0 || static_cast<size_t>(i) >= size_)
-      throw Error(TSR_OUT_OF_RANGE, "TensorDataset: index " + std::to_string(i) + " out of range for a dataset of size " +
-                                        std::to_string(size_));
+      throw Error(TSR_OUT_OF_RANGE, "TensorDataset: index " + std::to_string(i) +
+                                        " out of range for a dataset of size " + std::to_string(size_));
   }
   std::vector<Tensor> tensors_;
   size_t size_ = 0;

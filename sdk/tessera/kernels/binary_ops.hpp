@@ -113,8 +113,10 @@ struct FloatDivModeOp {
   template <class T>
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a, T b) const {
     using X = compute_t<T>;
-    if constexpr (FLOOR) return static_cast<T>(floor_div_float<X>(X(a), X(b)));
-    else return static_cast<T>(libm::trunc(X(a) / X(b)));
+    if constexpr (FLOOR)
+      return static_cast<T>(floor_div_float<X>(X(a), X(b)));
+    else
+      return static_cast<T>(libm::trunc(X(a) / X(b)));
   }
 };
 // PYSIGN: remainder (result has the divisor's sign) else fmod (the dividend's sign). Integers:
@@ -143,9 +145,12 @@ template <F2 F, class X>
 TSR_HOST_DEVICE inline X float2(X a, X b) {
   const X inf = std::numeric_limits<X>::infinity();
   switch (F) {
-    case F2::Atan2: return libm::atan2(a, b);
-    case F2::Hypot: return libm::hypot(a, b);
-    case F2::Copysign: return libm::copysign(a, b);
+    case F2::Atan2:
+      return libm::atan2(a, b);
+    case F2::Hypot:
+      return libm::hypot(a, b);
+    case F2::Copysign:
+      return libm::copysign(a, b);
     case F2::Xlogy:
       if (b != b) return b;
       if (a == X(0)) return X(0);
@@ -207,18 +212,24 @@ void add_sub(KernelCall& c, const Run& run) {
       if constexpr (SIGN < 0) {
         c.unsupported_dtype();
       } else {
-        if (c.arg_scalar<bool>(2)) ew<bool, uint8_t, uint8_t>(run, BoolOrOp{});
-        else ew<bool, uint8_t, uint8_t>(run, BoolFirstOp{});
+        if (c.arg_scalar<bool>(2))
+          ew<bool, uint8_t, uint8_t>(run, BoolOrOp{});
+        else
+          ew<bool, uint8_t, uint8_t>(run, BoolFirstOp{});
       }
     } else if constexpr (std::is_integral<T>::value) {
       const wrap_t<T> alpha = static_cast<wrap_t<T>>(c.arg_scalar<T>(2));
-      if (alpha == 1) ew<T, T, T>(run, AddOp<SIGN>{});
-      else ew<T, T, T>(run, AddAlphaOp<SIGN, wrap_t<T>>{alpha});
+      if (alpha == 1)
+        ew<T, T, T>(run, AddOp<SIGN>{});
+      else
+        ew<T, T, T>(run, AddAlphaOp<SIGN, wrap_t<T>>{alpha});
     } else {
       using CT = compute_t<T>;
       const CT alpha = static_cast<CT>(c.arg_scalar<double>(2));
-      if (alpha == CT(1)) ew<T, T, T>(run, AddOp<SIGN>{}, kReduced);
-      else ew<T, T, T>(run, AddAlphaOp<SIGN, CT>{alpha}, kReduced);
+      if (alpha == CT(1))
+        ew<T, T, T>(run, AddOp<SIGN>{}, kReduced);
+      else
+        ew<T, T, T>(run, AddAlphaOp<SIGN, CT>{alpha}, kReduced);
     }
   });
 }
@@ -227,8 +238,10 @@ template <class Run>
 void mul(KernelCall& c, const Run& run) {
   dispatch_all(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same<T, bool>::value) ew<bool, uint8_t, uint8_t>(run, BoolAndOp{});
-    else ew<T, T, T>(run, MulOp{}, kReduced);
+    if constexpr (std::is_same<T, bool>::value)
+      ew<bool, uint8_t, uint8_t>(run, BoolAndOp{});
+    else
+      ew<T, T, T>(run, MulOp{}, kReduced);
   });
 }
 
@@ -246,8 +259,10 @@ void max_min(KernelCall& c, const Run& run) {
   dispatch_all(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same<T, bool>::value) {
-      if constexpr (MAX) ew<bool, uint8_t, uint8_t>(run, BoolOrOp{});
-      else ew<bool, uint8_t, uint8_t>(run, BoolAndOp{});
+      if constexpr (MAX)
+        ew<bool, uint8_t, uint8_t>(run, BoolOrOp{});
+      else
+        ew<bool, uint8_t, uint8_t>(run, BoolAndOp{});
     } else if constexpr (NAN_IGNORING) {
       ew<T, T, T>(run, FMaxMinOp<MAX>{}, kReduced);
     } else {
@@ -266,7 +281,8 @@ void pow(KernelCall& c, const Run& run) {
 
 template <class T, class Run>
 void check_no_zero_divisor(KernelCall& c, const Run& run) {
-  if (run.template any_zero<T>(2)) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": ZeroDivisionError (integer division by zero)");
+  if (run.template any_zero<T>(2))
+    fail(TSR_INVALID_ARGUMENT, c.op_name(), ": ZeroDivisionError (integer division by zero)");
 }
 
 // div_mode(a, b, rounding_mode): "trunc" or "floor".
@@ -277,11 +293,15 @@ void div_mode(KernelCall& c, const Run& run) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral<T>::value) {
       check_no_zero_divisor<T>(c, run);
-      if (floor_mode) ew<T, T, T>(run, IntDivOp<true>{});
-      else ew<T, T, T>(run, IntDivOp<false>{});
+      if (floor_mode)
+        ew<T, T, T>(run, IntDivOp<true>{});
+      else
+        ew<T, T, T>(run, IntDivOp<false>{});
     } else {
-      if (floor_mode) ew<T, T, T>(run, FloatDivModeOp<true>{}, kReduced);
-      else ew<T, T, T>(run, FloatDivModeOp<false>{}, kReduced);
+      if (floor_mode)
+        ew<T, T, T>(run, FloatDivModeOp<true>{}, kReduced);
+      else
+        ew<T, T, T>(run, FloatDivModeOp<false>{}, kReduced);
     }
   });
 }

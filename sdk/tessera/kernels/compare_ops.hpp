@@ -26,18 +26,26 @@ struct CompareOp {
     using X = compute_t<S>;
     const X x = X(a), y = X(b);
     switch (OP) {
-      case Cmp::EQ: return x == y;
-      case Cmp::NE: return x != y;
-      case Cmp::LT: return x < y;
-      case Cmp::LE: return x <= y;
-      case Cmp::GT: return x > y;
-      default: return x >= y;
+      case Cmp::EQ:
+        return x == y;
+      case Cmp::NE:
+        return x != y;
+      case Cmp::LT:
+        return x < y;
+      case Cmp::LE:
+        return x <= y;
+      case Cmp::GT:
+        return x > y;
+      default:
+        return x >= y;
     }
   }
 };
 struct WhereOp {
   template <class S>
-  TSR_HOST_DEVICE TSR_ALWAYS_INLINE S operator()(uint8_t cond, S a, S b) const { return cond ? a : b; }
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE S operator()(uint8_t cond, S a, S b) const {
+    return cond ? a : b;
+  }
 };
 
 enum class L { And, Or, Xor };
@@ -67,7 +75,9 @@ struct BitwiseOp {
 };
 struct BitwiseNotOp {
   template <class T>
-  TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a) const { return static_cast<T>(~a); }
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a) const {
+    return static_cast<T>(~a);
+  }
 };
 struct BoolNotOp {
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE bool operator()(uint8_t a) const { return a == 0; }
@@ -89,8 +99,10 @@ struct RightShiftOp {
     constexpr int64_t max_shift = int64_t(sizeof(T)) * CHAR_BIT - (std::is_signed<T>::value ? 1 : 0);
     const int64_t n = static_cast<int64_t>(static_cast<std::make_signed_t<T>>(b));
     if (n < 0 || n >= max_shift) {
-      if constexpr (std::is_signed<T>::value) return static_cast<T>(a < 0 ? T(-1) : T(0));
-      else return T(0);
+      if constexpr (std::is_signed<T>::value)
+        return static_cast<T>(a < 0 ? T(-1) : T(0));
+      else
+        return T(0);
     }
     return static_cast<T>(a >> n);
   }
@@ -164,8 +176,10 @@ template <class Run>
 void bitwise_not(KernelCall& c, const Run& run) {
   dispatch_integral_and_bool(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same<T, bool>::value) ew<bool, uint8_t>(run, BoolNotOp{});
-    else ew<T, T>(run, BitwiseNotOp{});
+    if constexpr (std::is_same<T, bool>::value)
+      ew<bool, uint8_t>(run, BoolNotOp{});
+    else
+      ew<T, T>(run, BitwiseNotOp{});
   });
 }
 
@@ -183,14 +197,10 @@ struct CompareFamily {
   template <class Run>
   static constexpr auto ops() {
     constexpr OpEntry<Run> list[] = {
-        {"eq", kAllMask, &compare<Cmp::EQ, Run>},
-        {"ne", kAllMask, &compare<Cmp::NE, Run>},
-        {"lt", kAllMask, &compare<Cmp::LT, Run>},
-        {"le", kAllMask, &compare<Cmp::LE, Run>},
-        {"gt", kAllMask, &compare<Cmp::GT, Run>},
-        {"ge", kAllMask, &compare<Cmp::GE, Run>},
-        {"where", kAllMask, &where<Run>},
-        {"clamp", kNumericMask, &clamp<Run>},
+        {"eq", kAllMask, &compare<Cmp::EQ, Run>}, {"ne", kAllMask, &compare<Cmp::NE, Run>},
+        {"lt", kAllMask, &compare<Cmp::LT, Run>}, {"le", kAllMask, &compare<Cmp::LE, Run>},
+        {"gt", kAllMask, &compare<Cmp::GT, Run>}, {"ge", kAllMask, &compare<Cmp::GE, Run>},
+        {"where", kAllMask, &where<Run>},         {"clamp", kNumericMask, &clamp<Run>},
     };
     return entries_array(list);
   }

@@ -16,10 +16,14 @@ namespace tsr::kernels {
 template <class To, class From>
 struct CastOp {
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE Elem<To> operator()(Elem<From> v) const {
-    if constexpr (std::is_same<From, bool>::value) return convert<Elem<To>>(v != 0);
-    else if constexpr (std::is_same<To, bool>::value) return static_cast<uint8_t>(convert<bool>(v));
-    else if constexpr (std::is_same<To, From>::value) return v;
-    else return convert<To>(v);
+    if constexpr (std::is_same<From, bool>::value)
+      return convert<Elem<To>>(v != 0);
+    else if constexpr (std::is_same<To, bool>::value)
+      return static_cast<uint8_t>(convert<bool>(v));
+    else if constexpr (std::is_same<To, From>::value)
+      return v;
+    else
+      return convert<To>(v);
   }
 };
 
@@ -36,14 +40,19 @@ template <class T>
 struct ArangeOp {
   std::conditional_t<is_float_type<T>::value, double, uint64_t> start, step;
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(int64_t i) const {
-    if constexpr (is_float_type<T>::value) return static_cast<T>(start + double(i) * step);
-    else return static_cast<T>(static_cast<int64_t>(start + static_cast<uint64_t>(i) * step));
+    if constexpr (is_float_type<T>::value)
+      return static_cast<T>(start + double(i) * step);
+    else
+      return static_cast<T>(static_cast<int64_t>(start + static_cast<uint64_t>(i) * step));
   }
 };
 template <class T>
 ArangeOp<T> make_arange_op(const KernelCall& c) {
-  if constexpr (is_float_type<T>::value) return ArangeOp<T>{c.arg_double(0), c.arg_double(2)};
-  else return ArangeOp<T>{static_cast<uint64_t>(c.arg_scalar<int64_t>(0)), static_cast<uint64_t>(c.arg_scalar<int64_t>(2))};
+  if constexpr (is_float_type<T>::value)
+    return ArangeOp<T>{c.arg_double(0), c.arg_double(2)};
+  else
+    return ArangeOp<T>{static_cast<uint64_t>(c.arg_scalar<int64_t>(0)),
+                       static_cast<uint64_t>(c.arg_scalar<int64_t>(2))};
 }
 
 }  // namespace tsr::kernels

@@ -20,14 +20,15 @@ inline void batch_dims(const tsr_tensor_view_t& v, int64_t* batch, int64_t* r, i
 
 // The solver library (`library`: "LAPACK", "cuSOLVER") takes int sizes.
 inline void check_solver_size(const KernelCall& c, int64_t n, const char* library) {
-  if (n > (int64_t(1) << 30)) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": matrix size ", n, " exceeds ", library, "'s int range");
+  if (n > (int64_t(1) << 30))
+    fail(TSR_INVALID_ARGUMENT, c.op_name(), ": matrix size ", n, " exceeds ", library, "'s int range");
 }
 
 // LU found a zero pivot: info (1-based, as getrf/gesv report it) names U's zero diagonal
 // element. `what` follows "the matrix": "" or " A".
 [[noreturn]] inline void fail_singular(const KernelCall& c, const char* what, int64_t b, int info) {
-  fail(TSR_INVALID_ARGUMENT, c.op_name(), ": the matrix", what, " at batch index ", b, " is singular (U[", info - 1, ", ",
-       info - 1, "] is exactly zero)");
+  fail(TSR_INVALID_ARGUMENT, c.op_name(), ": the matrix", what, " at batch index ", b, " is singular (U[", info - 1,
+       ", ", info - 1, "] is exactly zero)");
 }
 
 // potrf's info > 0: the order of the first leading minor that is not positive.

@@ -33,17 +33,17 @@ namespace tsr::kernels {
 
 namespace libm {
 #ifdef TSR_KERNELS_DEVICE_PASS
-#define TSR_K_LIBM1(name)                                                                   \
-  TSR_HOST_DEVICE TSR_ALWAYS_INLINE float name(float x) { return ::name##f(x); }           \
+#define TSR_K_LIBM1(name)                                                        \
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE float name(float x) { return ::name##f(x); } \
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE double name(double x) { return ::name(x); }
-#define TSR_K_LIBM2(name)                                                                   \
+#define TSR_K_LIBM2(name)                                                                    \
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE float name(float x, float y) { return ::name##f(x, y); } \
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE double name(double x, double y) { return ::name(x, y); }
 #else
-#define TSR_K_LIBM1(name)                                                                   \
-  TSR_HOST_DEVICE TSR_ALWAYS_INLINE float name(float x) { return std::name(x); }           \
+#define TSR_K_LIBM1(name)                                                        \
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE float name(float x) { return std::name(x); } \
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE double name(double x) { return std::name(x); }
-#define TSR_K_LIBM2(name)                                                                   \
+#define TSR_K_LIBM2(name)                                                                    \
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE float name(float x, float y) { return std::name(x, y); } \
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE double name(double x, double y) { return std::name(x, y); }
 #endif
@@ -431,8 +431,10 @@ TSR_HOST_DEVICE inline double erfinv_f64(double y) {
 
 template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X exp_c(X x) {
-  if constexpr (std::is_same<X, float>::value) return exp_f32(x);
-  else return libm::exp(x);
+  if constexpr (std::is_same<X, float>::value)
+    return exp_f32(x);
+  else
+    return libm::exp(x);
 }
 template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X sigmoid_c(X x) {
@@ -451,28 +453,38 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE X gelu_tanh_c(X x) {
 }
 template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X log_c(X x) {
-  if constexpr (std::is_same<X, float>::value) return log_f32(x);
-  else return libm::log(x);
+  if constexpr (std::is_same<X, float>::value)
+    return log_f32(x);
+  else
+    return libm::log(x);
 }
 template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X tanh_c(X x) {
-  if constexpr (std::is_same<X, float>::value) return tanh_f32(x);
-  else return libm::tanh(x);
+  if constexpr (std::is_same<X, float>::value)
+    return tanh_f32(x);
+  else
+    return libm::tanh(x);
 }
 template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X erf_c(X x) {
-  if constexpr (std::is_same<X, float>::value) return erf_f32(x);
-  else return libm::erf(x);
+  if constexpr (std::is_same<X, float>::value)
+    return erf_f32(x);
+  else
+    return libm::erf(x);
 }
 template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X erfc_c(X x) {
-  if constexpr (std::is_same<X, float>::value) return erfc_f32(x);
-  else return libm::erfc(x);
+  if constexpr (std::is_same<X, float>::value)
+    return erfc_f32(x);
+  else
+    return libm::erfc(x);
 }
 template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X gelu_erf_fast_c(X x) {
-  if constexpr (std::is_same<X, float>::value) return gelu_erf_f32(x);
-  else return X(0.5) * x * libm::erfc(-x * X(0.70710678118654752440));
+  if constexpr (std::is_same<X, float>::value)
+    return gelu_erf_f32(x);
+  else
+    return X(0.5) * x * libm::erfc(-x * X(0.70710678118654752440));
 }
 template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X gelu_tanh_fast_c(X x) {
@@ -504,13 +516,17 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE X gelu_tanh_grad_c(X x) {
 }
 template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X log1p_c(X x) {
-  if constexpr (std::is_same<X, float>::value) return log1p_f32(x);
-  else return libm::log1p(x);
+  if constexpr (std::is_same<X, float>::value)
+    return log1p_f32(x);
+  else
+    return libm::log1p(x);
 }
 template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X expm1_c(X x) {
-  if constexpr (std::is_same<X, float>::value) return expm1_f32(x);
-  else return libm::expm1(x);
+  if constexpr (std::is_same<X, float>::value)
+    return expm1_f32(x);
+  else
+    return libm::expm1(x);
 }
 // mish = x * tanh(softplus(x)) = x * n / (n + 2) with n = e^x (e^x + 2); tanh(softplus(x)) is 1
 // in both float and double beyond x = 20.

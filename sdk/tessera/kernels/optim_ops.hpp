@@ -74,8 +74,10 @@ struct AdamStepOp {
     C g = C(p[N - 1][i]);
     if (maximize) g = -g;
     if (wd != 0) {
-      if (decoupled) param *= 1 - lrc * wd;
-      else g += wd * param;
+      if (decoupled)
+        param *= 1 - lrc * wd;
+      else
+        g += wd * param;
     }
     C m = C(p[1][i]);
     m += one_m_b1 * (g - m);

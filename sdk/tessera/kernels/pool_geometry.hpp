@@ -19,8 +19,8 @@ struct PoolGeo {
 // args: self, kernel, stride, padding, dilation, output_hw (in_sizes: the [N, C, H, W] input's).
 inline PoolGeo pool_geo(const KernelCall& c, const int64_t* in_sizes) {
   auto k = c.arg_ints(1), s = c.arg_ints(2), p = c.arg_ints(3), d = c.arg_ints(4), o = c.arg_ints(5);
-  TSR_CHECK(k.size() == 2 && s.size() == 2 && p.size() == 2 && d.size() == 2 && o.size() == 2, TSR_INTERNAL, c.op_name(),
-            ": expected 2-element pooling parameters");
+  TSR_CHECK(k.size() == 2 && s.size() == 2 && p.size() == 2 && d.size() == 2 && o.size() == 2, TSR_INTERNAL,
+            c.op_name(), ": expected 2-element pooling parameters");
   return PoolGeo{in_sizes[2], in_sizes[3], o[0], o[1], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]};
 }
 

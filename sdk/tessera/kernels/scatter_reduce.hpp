@@ -23,7 +23,8 @@ inline ScatterReduce parse_scatter_reduce(const std::string& s) {
   if (s == "mean") return ScatterReduce::Mean;
   if (s == "amax") return ScatterReduce::Amax;
   if (s == "amin") return ScatterReduce::Amin;
-  fail(TSR_INVALID_ARGUMENT, "scatter_reduce: reduce argument must be one of sum, prod, mean, amax, amin, got '", s, "'");
+  fail(TSR_INVALID_ARGUMENT, "scatter_reduce: reduce argument must be one of sum, prod, mean, amax, amin, got '", s,
+       "'");
 }
 
 // Integers wrap (sum, prod); amax/amin propagate NaN; bool: prod and amin are "and", the rest
@@ -33,40 +34,58 @@ struct ScatterReduceMath {
   using C = compute_t<T>;
   TSR_HOST_DEVICE static C identity(ScatterReduce r) {
     switch (r) {
-      case ScatterReduce::Prod: return C(1);
+      case ScatterReduce::Prod:
+        return C(1);
       case ScatterReduce::Amax:
-        if constexpr (std::numeric_limits<C>::has_infinity) return -std::numeric_limits<C>::infinity();
-        else return std::numeric_limits<C>::lowest();
+        if constexpr (std::numeric_limits<C>::has_infinity)
+          return -std::numeric_limits<C>::infinity();
+        else
+          return std::numeric_limits<C>::lowest();
       case ScatterReduce::Amin:
-        if constexpr (std::numeric_limits<C>::has_infinity) return std::numeric_limits<C>::infinity();
-        else return std::numeric_limits<C>::max();
-      default: return C(0);
+        if constexpr (std::numeric_limits<C>::has_infinity)
+          return std::numeric_limits<C>::infinity();
+        else
+          return std::numeric_limits<C>::max();
+      default:
+        return C(0);
     }
   }
   TSR_HOST_DEVICE static C combine(ScatterReduce r, C a, C b) {
     if constexpr (std::is_same<T, bool>::value) {
       switch (r) {
-        case ScatterReduce::Assign: return b;
+        case ScatterReduce::Assign:
+          return b;
         case ScatterReduce::Prod:
-        case ScatterReduce::Amin: return a && b;
-        default: return a || b;
+        case ScatterReduce::Amin:
+          return a && b;
+        default:
+          return a || b;
       }
     } else {
       switch (r) {
-        case ScatterReduce::Assign: return b;
+        case ScatterReduce::Assign:
+          return b;
         case ScatterReduce::Sum:
         case ScatterReduce::Mean:
-          if constexpr (std::is_integral<C>::value) return wrap_add<C>(a, b);
-          else return a + b;
+          if constexpr (std::is_integral<C>::value)
+            return wrap_add<C>(a, b);
+          else
+            return a + b;
         case ScatterReduce::Prod:
-          if constexpr (std::is_integral<C>::value) return wrap_mul<C>(a, b);
-          else return a * b;
+          if constexpr (std::is_integral<C>::value)
+            return wrap_mul<C>(a, b);
+          else
+            return a * b;
         case ScatterReduce::Amax:
-          if constexpr (std::is_floating_point<C>::value) return (a != a || b != b) ? a + b : (a > b ? a : b);
-          else return a > b ? a : b;
+          if constexpr (std::is_floating_point<C>::value)
+            return (a != a || b != b) ? a + b : (a > b ? a : b);
+          else
+            return a > b ? a : b;
         case ScatterReduce::Amin:
-          if constexpr (std::is_floating_point<C>::value) return (a != a || b != b) ? a + b : (a < b ? a : b);
-          else return a < b ? a : b;
+          if constexpr (std::is_floating_point<C>::value)
+            return (a != a || b != b) ? a + b : (a < b ? a : b);
+          else
+            return a < b ? a : b;
       }
       return b;
     }

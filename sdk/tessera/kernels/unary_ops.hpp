@@ -27,9 +27,7 @@ namespace tsr::kernels {
 template <class T, class F>
 struct FloatUnary {
   F f;
-  TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a) const {
-    return static_cast<T>(f(static_cast<compute_t<T>>(a)));
-  }
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a) const { return static_cast<T>(f(static_cast<compute_t<T>>(a))); }
 };
 // grad * F(x) (fused backward of an activation).
 template <class T, class F>
@@ -44,18 +42,25 @@ struct FloatGrad {
 struct NegOp {
   template <class T>
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a) const {
-    if constexpr (std::is_integral<T>::value) return wrap_sub(T(0), a);
-    else if constexpr (is_reduced_float<T>::value) return T::from_raw(static_cast<uint16_t>(a.x ^ 0x8000u));
-    else return -a;
+    if constexpr (std::is_integral<T>::value)
+      return wrap_sub(T(0), a);
+    else if constexpr (is_reduced_float<T>::value)
+      return T::from_raw(static_cast<uint16_t>(a.x ^ 0x8000u));
+    else
+      return -a;
   }
 };
 struct AbsOp {
   template <class T>
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a) const {
-    if constexpr (std::is_integral<T>::value && std::is_unsigned<T>::value) return a;
-    else if constexpr (std::is_integral<T>::value) return a < 0 ? wrap_sub(T(0), a) : a;
-    else if constexpr (is_reduced_float<T>::value) return T::from_raw(static_cast<uint16_t>(a.x & 0x7fffu));
-    else return libm::fabs(a);
+    if constexpr (std::is_integral<T>::value && std::is_unsigned<T>::value)
+      return a;
+    else if constexpr (std::is_integral<T>::value)
+      return a < 0 ? wrap_sub(T(0), a) : a;
+    else if constexpr (is_reduced_float<T>::value)
+      return T::from_raw(static_cast<uint16_t>(a.x & 0x7fffu));
+    else
+      return libm::fabs(a);
   }
 };
 // bool (as a byte) -> bool: any nonzero byte is true.
@@ -64,7 +69,9 @@ struct NonzeroOp {
 };
 struct IdentityOp {
   template <class T>
-  TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a) const { return a; }
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a) const {
+    return a;
+  }
 };
 struct ReluOp {
   template <class T>
@@ -78,11 +85,13 @@ struct ReluOp {
   }
 };
 
-#define TSR_K_FLOAT_FN(Name, body)                                      \
-  struct Name {                                                         \
-    static Name make(const KernelCall&) { return Name{}; }              \
-    template <class X>                                                  \
-    TSR_HOST_DEVICE TSR_ALWAYS_INLINE X operator()(X x) const { body }  \
+#define TSR_K_FLOAT_FN(Name, body)                              \
+  struct Name {                                                 \
+    static Name make(const KernelCall&) { return Name{}; }      \
+    template <class X>                                          \
+    TSR_HOST_DEVICE TSR_ALWAYS_INLINE X operator()(X x) const { \
+      body                                                      \
+    }                                                           \
   };
 TSR_K_FLOAT_FN(ExpOp, return exp_c<X>(x);)
 TSR_K_FLOAT_FN(LogOp, return log_c<X>(x);)
@@ -153,7 +162,9 @@ struct LeakyReluOp {
   double slope;
   static LeakyReluOp make(const KernelCall& c) { return LeakyReluOp{c.arg_double(1)}; }
   template <class X>
-  TSR_HOST_DEVICE TSR_ALWAYS_INLINE X operator()(X x) const { return x > X(0) ? x : x * X(slope); }
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE X operator()(X x) const {
+    return x > X(0) ? x : x * X(slope);
+  }
 };
 struct EluOp {
   double alpha, scale, input_scale;
@@ -179,8 +190,10 @@ struct SignOp {
   TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T a) const {
     using X = compute_t<T>;
     const X x = X(a);
-    if constexpr (std::is_unsigned<X>::value) return static_cast<T>(x != X(0));  // no x < 0 test
-    else return static_cast<T>(X(X(0) < x) - X(x < X(0)));
+    if constexpr (std::is_unsigned<X>::value)
+      return static_cast<T>(x != X(0));  // no x < 0 test
+    else
+      return static_cast<T>(X(X(0) < x) - X(x < X(0)));
   }
 };
 struct BoolByteOp {  // byte -> 0/1 byte
@@ -206,9 +219,12 @@ struct RoundingOp {
       return a;
     } else {
       const compute_t<T> x = compute_t<T>(a);
-      if constexpr (R == Rnd::Floor) return static_cast<T>(libm::floor(x));
-      else if constexpr (R == Rnd::Ceil) return static_cast<T>(libm::ceil(x));
-      else return static_cast<T>(libm::trunc(x));
+      if constexpr (R == Rnd::Floor)
+        return static_cast<T>(libm::floor(x));
+      else if constexpr (R == Rnd::Ceil)
+        return static_cast<T>(libm::ceil(x));
+      else
+        return static_cast<T>(libm::trunc(x));
     }
   }
 };
@@ -268,24 +284,36 @@ struct PredicateOp {
       const X x = X(a);
       const X inf = std::numeric_limits<X>::infinity();
       switch (P) {
-        case Pred::IsNan: return x != x;
-        case Pred::IsInf: return x == inf || x == -inf;
-        case Pred::IsPosInf: return x == inf;
-        case Pred::IsNegInf: return x == -inf;
-        case Pred::IsFinite: return x == x && x != inf && x != -inf;
+        case Pred::IsNan:
+          return x != x;
+        case Pred::IsInf:
+          return x == inf || x == -inf;
+        case Pred::IsPosInf:
+          return x == inf;
+        case Pred::IsNegInf:
+          return x == -inf;
+        case Pred::IsFinite:
+          return x == x && x != inf && x != -inf;
         default:
           // Raw bits (GCC 12 ICEs vectorizing std::signbit on f16/bf16).
-          if constexpr (is_reduced_float<T>::value) return (a.x >> 15) != 0;
-          else if constexpr (std::is_same<X, float>::value) return (::tsr::detail::f32_to_bits(x) >> 31) != 0;
-          else return d64_bits(x) < 0;
+          if constexpr (is_reduced_float<T>::value)
+            return (a.x >> 15) != 0;
+          else if constexpr (std::is_same<X, float>::value)
+            return (::tsr::detail::f32_to_bits(x) >> 31) != 0;
+          else
+            return d64_bits(x) < 0;
       }
     } else {
       switch (P) {
-        case Pred::IsFinite: return true;
+        case Pred::IsFinite:
+          return true;
         case Pred::SignBit:
-          if constexpr (std::is_signed<E>::value) return a < 0;
-          else return false;
-        default: return false;
+          if constexpr (std::is_signed<E>::value)
+            return a < 0;
+          else
+            return false;
+        default:
+          return false;
       }
     }
     return false;
@@ -306,8 +334,10 @@ template <class Run>
 void abs(KernelCall& c, const Run& run) {
   dispatch_all(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same<T, bool>::value) ew<bool, uint8_t>(run, NonzeroOp{});
-    else ew<T, T>(run, AbsOp{});
+    if constexpr (std::is_same<T, bool>::value)
+      ew<bool, uint8_t>(run, NonzeroOp{});
+    else
+      ew<T, T>(run, AbsOp{});
   });
 }
 
@@ -348,8 +378,10 @@ inline bool gelu_tanh_mode(const KernelCall& c, size_t arg) {
 
 template <class Run>
 void gelu(KernelCall& c, const Run& run) {
-  if (gelu_tanh_mode(c, 1)) float_unary<GeluTanhOp>(c, run);
-  else float_unary<GeluErfOp>(c, run);
+  if (gelu_tanh_mode(c, 1))
+    float_unary<GeluTanhOp>(c, run);
+  else
+    float_unary<GeluErfOp>(c, run);
 }
 
 // _gelu_backward(grad, self, approximate): grad * gelu'(self) in one pass.
@@ -362,16 +394,20 @@ void float_grad(KernelCall& c, const Run& run) {
 }
 template <class Run>
 void gelu_backward(KernelCall& c, const Run& run) {
-  if (gelu_tanh_mode(c, 2)) float_grad<GeluTanhGradOp>(c, run);
-  else float_grad<GeluErfGradOp>(c, run);
+  if (gelu_tanh_mode(c, 2))
+    float_grad<GeluTanhGradOp>(c, run);
+  else
+    float_grad<GeluErfGradOp>(c, run);
 }
 
 template <class Run>
 void sign(KernelCall& c, const Run& run) {
   dispatch_all(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same<T, bool>::value) ew<uint8_t, uint8_t>(run, BoolByteOp{});
-    else ew<T, T>(run, SignOp{});
+    if constexpr (std::is_same<T, bool>::value)
+      ew<uint8_t, uint8_t>(run, BoolByteOp{});
+    else
+      ew<T, T>(run, SignOp{});
   });
 }
 

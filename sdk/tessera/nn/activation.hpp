@@ -16,11 +16,11 @@
 
 namespace tsr::nn {
 
-#define TSR_NN_SIMPLE_ACTIVATION(Name, fn)                             \
-  class Name : public Module {                                         \
-   public:                                                             \
-    Name() : Module(#Name) {}                                          \
-    Tensor forward(const Tensor& x) override { return ::tsr::fn(x); }  \
+#define TSR_NN_SIMPLE_ACTIVATION(Name, fn)                            \
+  class Name : public Module {                                        \
+   public:                                                            \
+    Name() : Module(#Name) {}                                         \
+    Tensor forward(const Tensor& x) override { return ::tsr::fn(x); } \
   };
 TSR_NN_SIMPLE_ACTIVATION(ReLU, relu)
 TSR_NN_SIMPLE_ACTIVATION(ReLU6, relu6)
@@ -74,7 +74,8 @@ class CELU : public Module {
 class Softplus : public Module {
  public:
   double beta, threshold;
-  explicit Softplus(double beta = 1.0, double threshold = 20.0) : Module("Softplus"), beta(beta), threshold(threshold) {}
+  explicit Softplus(double beta = 1.0, double threshold = 20.0)
+      : Module("Softplus"), beta(beta), threshold(threshold) {}
   Tensor forward(const Tensor& x) override { return ::tsr::softplus(x, beta, threshold); }
   std::string extra_repr() const override {
     return "beta=" + detail::num_str(beta) + ", threshold=" + detail::num_str(threshold);
@@ -84,9 +85,11 @@ class Softplus : public Module {
 class Hardtanh : public Module {
  public:
   double min_val, max_val;
-  explicit Hardtanh(double min_val = -1.0, double max_val = 1.0) : Module("Hardtanh"), min_val(min_val), max_val(max_val) {
+  explicit Hardtanh(double min_val = -1.0, double max_val = 1.0)
+      : Module("Hardtanh"), min_val(min_val), max_val(max_val) {
     if (!(min_val <= max_val))
-      detail::fail("Hardtanh", "min_val=" + detail::num_str(min_val) + " must be <= max_val=" + detail::num_str(max_val));
+      detail::fail("Hardtanh",
+                   "min_val=" + detail::num_str(min_val) + " must be <= max_val=" + detail::num_str(max_val));
   }
   Tensor forward(const Tensor& x) override { return ::tsr::hardtanh(x, min_val, max_val); }
   std::string extra_repr() const override {

@@ -135,8 +135,10 @@ class MultiheadAttention : public Module {
     Tensor out = ctx.transpose(1, 2).reshape({N, L, embed_dim});
     out = tsr::linear(out, out_proj->weight,
                       out_proj->bias.defined() ? std::optional<Tensor>(out_proj->bias) : std::nullopt);
-    if (unbatched) out = out.squeeze(0);
-    else if (!batch_first) out = out.transpose(0, 1);
+    if (unbatched)
+      out = out.squeeze(0);
+    else if (!batch_first)
+      out = out.transpose(0, 1);
     return {out, weights};
   }
 
@@ -172,7 +174,8 @@ class MultiheadAttention : public Module {
 
   // A bool mask (true = masked) or a float mask as an additive bias of dtype dt.
   Tensor as_bias(const char* what, const Tensor& m, tsr_dtype_t dt) const {
-    if (m.dtype() == TSR_BOOL) return tsr::where(m, tsr::full({}, -INFINITY, dt, m.device()), tsr::zeros({}, dt, m.device()));
+    if (m.dtype() == TSR_BOOL)
+      return tsr::where(m, tsr::full({}, -INFINITY, dt, m.device()), tsr::zeros({}, dt, m.device()));
     if (is_floating(m.dtype())) return m.to(dt);
     seq_detail::fail(type_name(), std::string(what) + " must be bool or floating point, got " + dtype_name(m.dtype()));
   }

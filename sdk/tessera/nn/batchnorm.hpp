@@ -54,7 +54,8 @@ class BatchNormBase : public Module {
     auto s = x.sizes();
     bool rank_ok = s.size() == min_rank_ || s.size() == max_rank_;
     if (!rank_ok || s[1] != num_features)
-      fail(layer_name(*this), "input " + shape_str(s) + " must be " + expected_ + " with C=" + std::to_string(num_features));
+      fail(layer_name(*this),
+           "input " + shape_str(s) + " must be " + expected_ + " with C=" + std::to_string(num_features));
     bool use_batch_stats = is_training() || !track_running_stats;
     if (use_batch_stats && x.numel() / num_features <= 1)
       fail(layer_name(*this), "expected more than 1 value per channel when training, got input " + shape_str(s));
@@ -83,8 +84,14 @@ class BatchNormBase : public Module {
  protected:
   BatchNormBase(const std::string& type, size_t min_rank, size_t max_rank, std::string expected, int64_t num_features,
                 double eps, std::optional<double> momentum, bool affine, bool track_running_stats)
-      : Module(type), num_features(num_features), eps(eps), momentum(momentum), affine(affine),
-        track_running_stats(track_running_stats), min_rank_(min_rank), max_rank_(max_rank),
+      : Module(type),
+        num_features(num_features),
+        eps(eps),
+        momentum(momentum),
+        affine(affine),
+        track_running_stats(track_running_stats),
+        min_rank_(min_rank),
+        max_rank_(max_rank),
         expected_(std::move(expected)) {
     if (num_features <= 0) fail(type, "num_features must be > 0, got " + std::to_string(num_features));
     if (momentum && !(*momentum >= 0.0 && *momentum <= 1.0))

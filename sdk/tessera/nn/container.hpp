@@ -65,8 +65,8 @@ class ModuleSeq : public Module {
     int64_t n = static_cast<int64_t>(mods_.size());
     int64_t j = i < 0 ? i + n : i;
     if (j < 0 || j >= n)
-      throw Error(TSR_OUT_OF_RANGE, type_name() + ": index " + std::to_string(i) + " out of range for " +
-                                        std::to_string(n) + " modules");
+      throw Error(TSR_OUT_OF_RANGE,
+                  type_name() + ": index " + std::to_string(i) + " out of range for " + std::to_string(n) + " modules");
     return static_cast<size_t>(j);
   }
   std::vector<Ptr> mods_;

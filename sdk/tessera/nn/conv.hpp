@@ -73,15 +73,19 @@ class ConvBase : public Module {
   ConvBase(const std::string& type, size_t nd, int64_t in, int64_t out, std::vector<int64_t> k, std::vector<int64_t> st,
            std::vector<int64_t> pad, std::vector<int64_t> dil, int64_t groups, bool with_bias, bool transposed,
            std::vector<int64_t> out_pad = {0}, std::string pad_str = "")
-      : Module(type), in_channels(in), out_channels(out), groups(groups), padding_str(std::move(pad_str)),
+      : Module(type),
+        in_channels(in),
+        out_channels(out),
+        groups(groups),
+        padding_str(std::move(pad_str)),
         transposed(transposed) {
     kernel_size = expand_param(type, "kernel_size", std::move(k), nd);
     stride = expand_param(type, "stride", std::move(st), nd);
     padding = expand_param(type, "padding", std::move(pad), nd);
     dilation = expand_param(type, "dilation", std::move(dil), nd);
     output_padding = expand_param(type, "output_padding", std::move(out_pad), nd);
-    std::string args = type + "(" + std::to_string(in) + ", " + std::to_string(out) + ", kernel_size=" +
-                       tuple_str(kernel_size) + ")";
+    std::string args =
+        type + "(" + std::to_string(in) + ", " + std::to_string(out) + ", kernel_size=" + tuple_str(kernel_size) + ")";
     if (in <= 0 || out <= 0) fail(args, "in_channels and out_channels must be > 0");
     if (groups <= 0 || in % groups != 0 || out % groups != 0)
       fail(args, "in_channels=" + std::to_string(in) + " and out_channels=" + std::to_string(out) +
@@ -97,7 +101,8 @@ class ConvBase : public Module {
       if (padding_str == "same" && !all_are(stride, 1))
         fail(args, "padding='same' needs stride 1, got stride=" + tuple_str(stride));
     }
-    std::vector<int64_t> wshape = transposed ? std::vector<int64_t>{in, out / groups} : std::vector<int64_t>{out, in / groups};
+    std::vector<int64_t> wshape =
+        transposed ? std::vector<int64_t>{in, out / groups} : std::vector<int64_t>{out, in / groups};
     wshape.insert(wshape.end(), kernel_size.begin(), kernel_size.end());
     weight = empty(wshape);
     if (with_bias) bias = empty({out});
@@ -112,9 +117,9 @@ class ConvBase : public Module {
     auto s = x.sizes();
     size_t cdim = s.size() == nd + 2 ? 1 : 0;
     if ((s.size() != nd + 1 && s.size() != nd + 2) || s[cdim] != in_channels)
- fail(layer_name(*this), "input " + shape_str(s) + " must be [N, " + std::to_string(in_channels) + ", " +
-                      (nd == 1 ? "L" : "H, W") + "] or unbatched [" + std::to_string(in_channels) + ", " +
-                      (nd == 1 ? "L" : "H, W") + "]");
+      fail(layer_name(*this), "input " + shape_str(s) + " must be [N, " + std::to_string(in_channels) + ", " +
+                                  (nd == 1 ? "L" : "H, W") + "] or unbatched [" + std::to_string(in_channels) + ", " +
+                                  (nd == 1 ? "L" : "H, W") + "]");
   }
   static bool all_are(const std::vector<int64_t>& v, int64_t x) {
     for (int64_t e : v)

@@ -31,8 +31,8 @@ class Embedding : public Module {
   Embedding(int64_t num_embeddings, int64_t embedding_dim, std::optional<int64_t> padding_idx = std::nullopt)
       : Module("Embedding"), num_embeddings(num_embeddings), embedding_dim(embedding_dim) {
     if (num_embeddings < 0 || embedding_dim < 0)
-      detail::fail("Embedding", "num_embeddings and embedding_dim must be >= 0, got " +
-                                    std::to_string(num_embeddings) + ", " + std::to_string(embedding_dim));
+      detail::fail("Embedding", "num_embeddings and embedding_dim must be >= 0, got " + std::to_string(num_embeddings) +
+                                    ", " + std::to_string(embedding_dim));
     this->padding_idx = normalize_padding(padding_idx);
     weight = empty({num_embeddings, embedding_dim});
     reset_parameters();
@@ -43,8 +43,8 @@ class Embedding : public Module {
   static std::shared_ptr<Embedding> from_pretrained(const Tensor& embeddings, bool freeze = true,
                                                     std::optional<int64_t> padding_idx = std::nullopt) {
     if (!embeddings.defined() || embeddings.dim() != 2)
-      detail::fail("Embedding.from_pretrained",
-                   "embeddings must be 2-D [num, dim], got " + (embeddings.defined() ? describe(embeddings) : "undefined"));
+      detail::fail("Embedding.from_pretrained", "embeddings must be 2-D [num, dim], got " +
+                                                    (embeddings.defined() ? describe(embeddings) : "undefined"));
     auto s = embeddings.sizes();
     auto e = std::make_shared<Embedding>(s[0], s[1], padding_idx);
     NoGradGuard no_grad;
@@ -80,8 +80,8 @@ class Embedding : public Module {
   std::optional<int64_t> normalize_padding(std::optional<int64_t> p) const {
     if (!p) return p;
     if (*p >= num_embeddings || *p < -num_embeddings)
-      detail::fail("Embedding", "padding_idx=" + std::to_string(*p) + " out of range for num_embeddings=" +
-                                    std::to_string(num_embeddings));
+      detail::fail("Embedding", "padding_idx=" + std::to_string(*p) +
+                                    " out of range for num_embeddings=" + std::to_string(num_embeddings));
     return *p < 0 ? *p + num_embeddings : *p;
   }
 };

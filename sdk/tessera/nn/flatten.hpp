@@ -19,7 +19,8 @@ namespace tsr::nn {
 class Flatten : public Module {
  public:
   int64_t start_dim, end_dim;
-  explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1) : Module("Flatten"), start_dim(start_dim), end_dim(end_dim) {}
+  explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1)
+      : Module("Flatten"), start_dim(start_dim), end_dim(end_dim) {}
 
   Tensor forward(const Tensor& x) override {
     detail::require_input(*this, x);
@@ -47,14 +48,16 @@ class Unflatten : public Module {
     detail::require_input(*this, x);
     int64_t n = x.dim();
     int64_t d = dim < 0 ? dim + n : dim;
-    if (d < 0 || d >= n) detail::fail(detail::layer_name(*this), "dim out of range for input " + detail::shape_str(x.sizes()));
+    if (d < 0 || d >= n)
+      detail::fail(detail::layer_name(*this), "dim out of range for input " + detail::shape_str(x.sizes()));
     int64_t prod = 1, unknown = 0;
     for (int64_t v : unflattened_size) v == -1 ? ++unknown : prod *= v;
     int64_t size = x.sizes()[static_cast<size_t>(d)];
     bool ok = unknown == 0 ? prod == size : (unknown == 1 && prod > 0 && size % prod == 0);
     if (!ok)
-      detail::fail(detail::layer_name(*this), "cannot split dim " + std::to_string(d) + " of input " + detail::shape_str(x.sizes()) +
-                              " into " + detail::shape_str(unflattened_size));
+      detail::fail(detail::layer_name(*this), "cannot split dim " + std::to_string(d) + " of input " +
+                                                  detail::shape_str(x.sizes()) + " into " +
+                                                  detail::shape_str(unflattened_size));
     return unflatten(x, d, unflattened_size);
   }
   std::string extra_repr() const override {

@@ -53,7 +53,7 @@ inline std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t,
 // The recommended gain for a nonlinearity (torch.nn.init.calculate_gain). param is
 // leaky_relu's negative slope (default 0.01).
 inline double calculate_gain(const std::string& nonlinearity, std::optional<double> param = std::nullopt) {
-  static const char* linear_fns[] = {"linear",         "conv1d",         "conv2d",          "conv3d",
+  static const char* linear_fns[] = {"linear",           "conv1d",           "conv2d",           "conv3d",
                                      "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "sigmoid"};
   for (const char* n : linear_fns)
     if (nonlinearity == n) return 1.0;
@@ -70,8 +70,8 @@ inline double calculate_gain(const std::string& nonlinearity, std::optional<doub
 inline Tensor& uniform_(Tensor& t, double a = 0.0, double b = 1.0) {
   detail::require_defined(t, "uniform_");
   if (!(a <= b))
-    throw Error(TSR_INVALID_ARGUMENT, "nn::init::uniform_: need a <= b, got a=" + std::to_string(a) +
-                                          ", b=" + std::to_string(b));
+    throw Error(TSR_INVALID_ARGUMENT,
+                "nn::init::uniform_: need a <= b, got a=" + std::to_string(a) + ", b=" + std::to_string(b));
   if (t.numel() == 0) return t;
   NoGradGuard no_grad;
   tsr::uniform_(t, a, b);
@@ -80,8 +80,7 @@ inline Tensor& uniform_(Tensor& t, double a = 0.0, double b = 1.0) {
 
 inline Tensor& normal_(Tensor& t, double mean = 0.0, double std = 1.0) {
   detail::require_defined(t, "normal_");
-  if (!(std >= 0))
-    throw Error(TSR_INVALID_ARGUMENT, "nn::init::normal_: std must be >= 0, got " + std::to_string(std));
+  if (!(std >= 0)) throw Error(TSR_INVALID_ARGUMENT, "nn::init::normal_: std must be >= 0, got " + std::to_string(std));
   if (t.numel() == 0) return t;
   NoGradGuard no_grad;
   tsr::normal_(t, mean, std);
@@ -93,9 +92,10 @@ inline Tensor& normal_(Tensor& t, double mean = 0.0, double std = 1.0) {
 inline Tensor& trunc_normal_(Tensor& t, double mean = 0.0, double std = 1.0, double a = -2.0, double b = 2.0) {
   detail::require_defined(t, "trunc_normal_");
   if (!(std > 0) || !(a < b) || !(mean + 6 * std > a && mean - 6 * std < b))
-    throw Error(TSR_INVALID_ARGUMENT, "nn::init::trunc_normal_: need std > 0, a < b and [a, b] near the mean; got mean=" +
-                                          std::to_string(mean) + ", std=" + std::to_string(std) +
-                                          ", a=" + std::to_string(a) + ", b=" + std::to_string(b));
+    throw Error(
+        TSR_INVALID_ARGUMENT,
+        "nn::init::trunc_normal_: need std > 0, a < b and [a, b] near the mean; got mean=" + std::to_string(mean) +
+            ", std=" + std::to_string(std) + ", a=" + std::to_string(a) + ", b=" + std::to_string(b));
   if (t.numel() == 0) return t;
   NoGradGuard no_grad;
   Tensor draw = tsr::normal(mean, std, t.sizes(), t.dtype(), t.device());
@@ -141,8 +141,8 @@ inline int64_t correct_fan(const Tensor& t, const std::string& mode, const char*
   auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(t, fn);
   if (mode == "fan_in") return fan_in;
   if (mode == "fan_out") return fan_out;
-  throw Error(TSR_INVALID_ARGUMENT, std::string("nn::init::") + fn + ": mode must be 'fan_in' or 'fan_out', got '" +
-                                        mode + "'");
+  throw Error(TSR_INVALID_ARGUMENT,
+              std::string("nn::init::") + fn + ": mode must be 'fan_in' or 'fan_out', got '" + mode + "'");
 }
 }  // namespace detail
 

@@ -36,8 +36,8 @@ class Linear : public Module {
   Linear(int64_t in_features, int64_t out_features, bool with_bias = true)
       : Module("Linear"), in_features(in_features), out_features(out_features) {
     if (in_features < 0 || out_features < 0)
-      detail::fail("Linear", "in_features and out_features must be >= 0, got " + std::to_string(in_features) +
-                                 ", " + std::to_string(out_features));
+      detail::fail("Linear", "in_features and out_features must be >= 0, got " + std::to_string(in_features) + ", " +
+                                 std::to_string(out_features));
     weight = empty({out_features, in_features});
     if (with_bias) bias = empty({out_features});
     reset_parameters();

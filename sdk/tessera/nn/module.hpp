@@ -252,7 +252,8 @@ class Module {
   }
   void check_new_name(const std::string& name) const {
     if (name.empty() || name.find('.') != std::string::npos)
-      throw Error(TSR_INVALID_ARGUMENT, type_name_ + ": '" + name + "' is not a valid attribute name (empty or dotted)");
+      throw Error(TSR_INVALID_ARGUMENT,
+                  type_name_ + ": '" + name + "' is not a valid attribute name (empty or dotted)");
     auto taken = [&](const auto& v) {
       return std::any_of(v.begin(), v.end(), [&](const auto& s) { return slot_name(s) == name; });
     };

@@ -35,8 +35,9 @@ inline void check_norm_shape(const std::string& layer, const std::vector<int64_t
 inline void check_trailing(const Module& layer, const Tensor& x, const std::vector<int64_t>& shape) {
   require_input(layer, x);
   auto s = x.sizes();
-  bool ok = s.size() >= shape.size() && std::equal(shape.begin(), shape.end(), s.end() - static_cast<std::ptrdiff_t>(shape.size()));
- if (!ok) fail(layer_name(layer), "input " + shape_str(s) + " must end in normalized_shape " + shape_str(shape));
+  bool ok = s.size() >= shape.size() &&
+            std::equal(shape.begin(), shape.end(), s.end() - static_cast<std::ptrdiff_t>(shape.size()));
+  if (!ok) fail(layer_name(layer), "input " + shape_str(s) + " must end in normalized_shape " + shape_str(shape));
 }
 }  // namespace detail
 
@@ -49,7 +50,10 @@ class LayerNorm : public Module {
 
   explicit LayerNorm(std::vector<int64_t> normalized_shape, double eps = 1e-5, bool elementwise_affine = true,
                      bool with_bias = true)
-      : Module("LayerNorm"), normalized_shape(std::move(normalized_shape)), eps(eps), elementwise_affine(elementwise_affine) {
+      : Module("LayerNorm"),
+        normalized_shape(std::move(normalized_shape)),
+        eps(eps),
+        elementwise_affine(elementwise_affine) {
     detail::check_norm_shape("LayerNorm", this->normalized_shape);
     if (elementwise_affine) {
       weight = ones(this->normalized_shape);
@@ -91,7 +95,10 @@ class RMSNorm : public Module {
 
   explicit RMSNorm(std::vector<int64_t> normalized_shape, std::optional<double> eps = std::nullopt,
                    bool elementwise_affine = true)
-      : Module("RMSNorm"), normalized_shape(std::move(normalized_shape)), eps(eps), elementwise_affine(elementwise_affine) {
+      : Module("RMSNorm"),
+        normalized_shape(std::move(normalized_shape)),
+        eps(eps),
+        elementwise_affine(elementwise_affine) {
     detail::check_norm_shape("RMSNorm", this->normalized_shape);
     if (elementwise_affine) weight = ones(this->normalized_shape);
     register_parameter("weight", weight);

@@ -81,7 +81,10 @@ class AvgPool2d : public Module {
   explicit AvgPool2d(std::vector<int64_t> kernel_size, std::optional<std::vector<int64_t>> stride = std::nullopt,
                      std::vector<int64_t> padding = {0}, bool ceil_mode = false, bool count_include_pad = true,
                      std::optional<int64_t> divisor_override = std::nullopt)
-      : Module("AvgPool2d"), ceil_mode(ceil_mode), count_include_pad(count_include_pad), divisor_override(divisor_override) {
+      : Module("AvgPool2d"),
+        ceil_mode(ceil_mode),
+        count_include_pad(count_include_pad),
+        divisor_override(divisor_override) {
     this->kernel_size = detail::expand_param("AvgPool2d", "kernel_size", std::move(kernel_size), 2);
     this->stride = stride ? detail::expand_param("AvgPool2d", "stride", std::move(*stride), 2) : this->kernel_size;
     this->padding = detail::expand_param("AvgPool2d", "padding", std::move(padding), 2);

@@ -307,7 +307,8 @@ class RNNCellBase : public Module {
     return *unbatched ? x.unsqueeze(0) : x;
   }
   Tensor check_state(const char* what, const Tensor& s, int64_t batch, bool unbatched) const {
-    std::vector<int64_t> want = unbatched ? std::vector<int64_t>{hidden_size} : std::vector<int64_t>{batch, hidden_size};
+    std::vector<int64_t> want =
+        unbatched ? std::vector<int64_t>{hidden_size} : std::vector<int64_t>{batch, hidden_size};
     if (!s.defined() || s.sizes() != want)
       seq_detail::fail(type_name(), std::string("expected ") + what + " " + seq_detail::shape_text(want) + ", got " +
                                         seq_detail::shape_text(s));

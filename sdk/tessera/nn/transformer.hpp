@@ -72,13 +72,15 @@ class TransformerEncoderLayer : public Module {
     if (activation != "relu" && activation != "gelu")
       seq_detail::fail(type_name(), "activation must be \"relu\" or \"gelu\", got \"" + activation + "\"");
     // Registration order is PyTorch's, so state_dict keys list in the same order.
-    self_attn = register_module("self_attn", std::make_shared<MultiheadAttention>(d_model, nhead, dropout_p, bias,
-                                                                                   batch_first));
+    self_attn = register_module("self_attn",
+                                std::make_shared<MultiheadAttention>(d_model, nhead, dropout_p, bias, batch_first));
     linear1 = register_module("linear1", std::make_shared<Linear>(d_model, dim_feedforward, bias));
     dropout = register_module("dropout", std::make_shared<Dropout>(dropout_p));
     linear2 = register_module("linear2", std::make_shared<Linear>(dim_feedforward, d_model, bias));
-    norm1 = register_module("norm1", std::make_shared<LayerNorm>(std::vector<int64_t>{d_model}, layer_norm_eps, true, bias));
-    norm2 = register_module("norm2", std::make_shared<LayerNorm>(std::vector<int64_t>{d_model}, layer_norm_eps, true, bias));
+    norm1 = register_module("norm1",
+                            std::make_shared<LayerNorm>(std::vector<int64_t>{d_model}, layer_norm_eps, true, bias));
+    norm2 = register_module("norm2",
+                            std::make_shared<LayerNorm>(std::vector<int64_t>{d_model}, layer_norm_eps, true, bias));
     dropout1 = register_module("dropout1", std::make_shared<Dropout>(dropout_p));
     dropout2 = register_module("dropout2", std::make_shared<Dropout>(dropout_p));
   }

@@ -25,10 +25,10 @@ namespace tsr {
   inline Tensor name(S a, const Tensor& b) {                             \
     return name(wrap_scalar(a, b.runtime()), b);                         \
   }
-#define TSR_BINARY_OP1(name)             \
-  inline Tensor name(const Tensor& a) {  \
-    static const Op op(#name);           \
-    return call(op, {a});                \
+#define TSR_BINARY_OP1(name)            \
+  inline Tensor name(const Tensor& a) { \
+    static const Op op(#name);          \
+    return call(op, {a});               \
   }
 
 TSR_BINARY_OP2(true_divide)
@@ -187,15 +187,15 @@ inline Tensor& addcdiv_(Tensor& self, const Tensor& t1, const Tensor& t2, double
 }
 
 // Operators (elementwise, broadcasting; comparisons give bool tensors).
-#define TSR_BINARY_OPERATOR(sym, fn)                                     \
+#define TSR_BINARY_OPERATOR(sym, fn)                                                \
   inline Tensor operator sym(const Tensor& a, const Tensor& b) { return fn(a, b); } \
-  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
-  inline Tensor operator sym(const Tensor& a, S b) {                     \
-    return fn(a, wrap_scalar(b, a.runtime()));                           \
-  }                                                                      \
-  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
-  inline Tensor operator sym(S a, const Tensor& b) {                     \
-    return fn(wrap_scalar(a, b.runtime()), b);                           \
+  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>            \
+  inline Tensor operator sym(const Tensor& a, S b) {                                \
+    return fn(a, wrap_scalar(b, a.runtime()));                                      \
+  }                                                                                 \
+  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>            \
+  inline Tensor operator sym(S a, const Tensor& b) {                                \
+    return fn(wrap_scalar(a, b.runtime()), b);                                      \
   }
 TSR_BINARY_OPERATOR(==, eq)
 TSR_BINARY_OPERATOR(!=, ne)

@@ -66,8 +66,7 @@ inline Tensor& scatter_reduce_(Tensor& self, int64_t dim, const Tensor& index, c
   return self;
 }
 
-inline Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
-                        double alpha = 1) {
+inline Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, double alpha = 1) {
   static const Op op("index_add");
   return call(op, {self, dim, index, source, detail::scalar_arg(alpha)});
 }

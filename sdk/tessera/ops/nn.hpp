@@ -23,7 +23,8 @@ inline Tensor l1_loss(const Tensor& x, const Tensor& y, const std::string& reduc
   static const Op op("l1_loss");
   return call(op, {x, y, reduction});
 }
-inline Tensor smooth_l1_loss(const Tensor& x, const Tensor& y, const std::string& reduction = "mean", double beta = 1.0) {
+inline Tensor smooth_l1_loss(const Tensor& x, const Tensor& y, const std::string& reduction = "mean",
+                             double beta = 1.0) {
   static const Op op("smooth_l1_loss");
   return call(op, {x, y, reduction, beta});
 }
@@ -43,7 +44,8 @@ inline Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& y,
   return call(op, {x, y, detail::opt_tensor_arg(weight), detail::opt_tensor_arg(pos_weight), reduction});
 }
 // reduction may also be 'batchmean'.
-inline Tensor kl_div(const Tensor& x, const Tensor& target, const std::string& reduction = "mean", bool log_target = false) {
+inline Tensor kl_div(const Tensor& x, const Tensor& target, const std::string& reduction = "mean",
+                     bool log_target = false) {
   static const Op op("kl_div");
   return call(op, {x, target, reduction, log_target});
 }
@@ -81,8 +83,8 @@ inline Tensor batch_norm(const Tensor& x, const OptTensor& running_mean, const O
                          const OptTensor& weight = std::nullopt, const OptTensor& bias = std::nullopt,
                          bool training = false, double momentum = 0.1, double eps = 1e-5) {
   static const Op op("batch_norm");
-  return call(op, {x, detail::opt_tensor_arg(weight), detail::opt_tensor_arg(bias), detail::opt_tensor_arg(running_mean),
-                   detail::opt_tensor_arg(running_var), training, momentum, eps});
+  return call(op, {x, detail::opt_tensor_arg(weight), detail::opt_tensor_arg(bias),
+                   detail::opt_tensor_arg(running_mean), detail::opt_tensor_arg(running_var), training, momentum, eps});
 }
 
 // ---- convolution and pooling ------------------------------------------------------------------------
@@ -94,11 +96,12 @@ inline Tensor conv1d(const Tensor& x, const Tensor& w, const OptTensor& bias = s
 inline Tensor conv2d(const Tensor& x, const Tensor& w, const OptTensor& bias = std::nullopt, IntList stride = {1},
                      IntList padding = {0}, IntList dilation = {1}, int64_t groups = 1) {
   static const Op op("conv2d");
-  return call(op, {x, w, detail::opt_tensor_arg(bias), std::move(stride), std::move(padding), std::move(dilation), groups});
+  return call(op,
+              {x, w, detail::opt_tensor_arg(bias), std::move(stride), std::move(padding), std::move(dilation), groups});
 }
 // padding 'same' or 'valid'.
-inline Tensor conv2d_padding(const Tensor& x, const Tensor& w, const OptTensor& bias, IntList stride, const std::string& padding,
-                     IntList dilation = {1}, int64_t groups = 1) {
+inline Tensor conv2d_padding(const Tensor& x, const Tensor& w, const OptTensor& bias, IntList stride,
+                             const std::string& padding, IntList dilation = {1}, int64_t groups = 1) {
   static const Op op("conv2d_padding");
   return call(op, {x, w, detail::opt_tensor_arg(bias), std::move(stride), padding, std::move(dilation), groups});
 }
@@ -125,7 +128,8 @@ inline Tensor avg_pool2d(const Tensor& x, IntList kernel_size, std::optional<Int
                          IntList padding = {0}, bool ceil_mode = false, bool count_include_pad = true,
                          std::optional<int64_t> divisor_override = std::nullopt) {
   static const Op op("avg_pool2d");
-  return call(op, {x, std::move(kernel_size), stride, std::move(padding), ceil_mode, count_include_pad, divisor_override});
+  return call(op,
+              {x, std::move(kernel_size), stride, std::move(padding), ceil_mode, count_include_pad, divisor_override});
 }
 inline Tensor adaptive_avg_pool2d(const Tensor& x, IntList output_size) {
   static const Op op("adaptive_avg_pool2d");
@@ -134,12 +138,14 @@ inline Tensor adaptive_avg_pool2d(const Tensor& x, IntList output_size) {
 
 // ---- resampling, embedding, dropout, attention ---------------------------------------------------------
 // mode 'nearest' or 'bilinear'; exactly one of size / scale_factor.
-inline Tensor interpolate(const Tensor& x, std::optional<IntList> size, std::optional<double> scale_factor = std::nullopt,
-                          const std::string& mode = "nearest", std::optional<bool> align_corners = std::nullopt) {
+inline Tensor interpolate(const Tensor& x, std::optional<IntList> size,
+                          std::optional<double> scale_factor = std::nullopt, const std::string& mode = "nearest",
+                          std::optional<bool> align_corners = std::nullopt) {
   static const Op op("interpolate");
   return call(op, {x, size, scale_factor, mode, align_corners});
 }
-inline Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt) {
+inline Tensor embedding(const Tensor& indices, const Tensor& weight,
+                        std::optional<int64_t> padding_idx = std::nullopt) {
   static const Op op("embedding");
   return call(op, {weight, indices, padding_idx});
 }

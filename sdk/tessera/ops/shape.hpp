@@ -135,7 +135,8 @@ inline Tensor narrow_copy(const Tensor& t, int64_t dim, int64_t start, int64_t l
 namespace detail {
 inline int64_t shape_wrap_dim(const Tensor& t, int64_t dim, const char* op) {
   int64_t n = t.dim();
-  if (n == 0) throw Error(TSR_INVALID_ARGUMENT, std::string(op) + ": expected a tensor with at least 1 dim, got a 0-dim tensor");
+  if (n == 0)
+    throw Error(TSR_INVALID_ARGUMENT, std::string(op) + ": expected a tensor with at least 1 dim, got a 0-dim tensor");
   if (dim < -n || dim >= n)
     throw Error(TSR_INVALID_ARGUMENT, std::string(op) + ": dimension out of range (expected to be in range of [" +
                                           std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got " +
@@ -166,13 +167,14 @@ inline std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<i
   int64_t d = detail::shape_wrap_dim(t, dim, "split_with_sizes");
   int64_t n = t.size(d), total = 0;
   for (int64_t s : sizes) {
-    if (s < 0) throw Error(TSR_INVALID_ARGUMENT, "split_with_sizes: split sizes must be non-negative, got " + std::to_string(s));
+    if (s < 0)
+      throw Error(TSR_INVALID_ARGUMENT, "split_with_sizes: split sizes must be non-negative, got " + std::to_string(s));
     total += s;
   }
   if (total != n)
     throw Error(TSR_INVALID_ARGUMENT, "split_with_sizes: expects split_sizes to sum exactly to " + std::to_string(n) +
-                                          " (input tensor's size at dimension " + std::to_string(d) + "), but got sum " +
-                                          std::to_string(total));
+                                          " (input tensor's size at dimension " + std::to_string(d) +
+                                          "), but got sum " + std::to_string(total));
   std::vector<Tensor> out;
   int64_t s0 = 0;
   for (int64_t s : sizes) {
@@ -186,7 +188,8 @@ inline std::vector<Tensor> split(const Tensor& t, const std::vector<int64_t>& si
 }
 // `chunks` pieces of ceil(n / chunks) (fewer when that covers the dim), as torch.chunk.
 inline std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0) {
-  if (chunks <= 0) throw Error(TSR_INVALID_ARGUMENT, "chunk: number of chunks must be greater than 0, got " + std::to_string(chunks));
+  if (chunks <= 0)
+    throw Error(TSR_INVALID_ARGUMENT, "chunk: number of chunks must be greater than 0, got " + std::to_string(chunks));
   int64_t d = detail::shape_wrap_dim(t, dim, "chunk");
   int64_t n = t.size(d);
   int64_t size = (n + chunks - 1) / chunks;
@@ -206,7 +209,8 @@ inline std::vector<Tensor> unbind(const Tensor& t, int64_t dim = 0) {
 // torch.tensor_split with a number of sections: the first n % sections pieces get one more.
 inline std::vector<Tensor> tensor_split(const Tensor& t, int64_t sections, int64_t dim = 0) {
   if (sections <= 0)
-    throw Error(TSR_INVALID_ARGUMENT, "tensor_split: number of sections must be larger than 0, got " + std::to_string(sections));
+    throw Error(TSR_INVALID_ARGUMENT,
+                "tensor_split: number of sections must be larger than 0, got " + std::to_string(sections));
   int64_t d = detail::shape_wrap_dim(t, dim, "tensor_split");
   int64_t n = t.size(d), base = n / sections, extra = n % sections, s0 = 0;
   std::vector<Tensor> out;

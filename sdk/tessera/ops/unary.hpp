@@ -17,24 +17,24 @@ inline Tensor& unary_inplace(const Op& op, Tensor& self, A&&... extra) {
 }
 }  // namespace detail
 
-#define TSR_SDK_UNARY_FAMILY(name)                    \
-  inline Tensor name(const Tensor& a) {               \
-    static const Op op(#name);                        \
-    return call(op, {a});                             \
-  }                                                   \
-  inline Tensor& name##_(Tensor& a) {                 \
-    static const Op op(#name "_");                    \
-    return detail::unary_inplace(op, a);              \
+#define TSR_SDK_UNARY_FAMILY(name)       \
+  inline Tensor name(const Tensor& a) {  \
+    static const Op op(#name);           \
+    return call(op, {a});                \
+  }                                      \
+  inline Tensor& name##_(Tensor& a) {    \
+    static const Op op(#name "_");       \
+    return detail::unary_inplace(op, a); \
   }
-#define TSR_SDK_UNARY_INPLACE_ONLY(name)              \
-  inline Tensor& name##_(Tensor& a) {                 \
-    static const Op op(#name "_");                    \
-    return detail::unary_inplace(op, a);              \
+#define TSR_SDK_UNARY_INPLACE_ONLY(name) \
+  inline Tensor& name##_(Tensor& a) {    \
+    static const Op op(#name "_");       \
+    return detail::unary_inplace(op, a); \
   }
-#define TSR_SDK_UNARY_PREDICATE(name)                 \
-  inline Tensor name(const Tensor& a) {               \
-    static const Op op(#name);                        \
-    return call(op, {a});                             \
+#define TSR_SDK_UNARY_PREDICATE(name)   \
+  inline Tensor name(const Tensor& a) { \
+    static const Op op(#name);          \
+    return call(op, {a});               \
   }
 
 // Foundation ops (functional wrappers live in tessera.hpp).

@@ -37,8 +37,7 @@ class Adagrad : public Optimizer {
   void step() override {
     for_each_grad([&](ParamGroup& gr, Tensor& p, const Tensor& grad, ParamState& s) {
       if (!s.initialized) init_state(gr, p, s);  // a state_dict without this param's state
-      const double lr = gr.get("lr"), lr_decay = gr.get("lr_decay"), wd = gr.get("weight_decay"),
-                   eps = gr.get("eps");
+      const double lr = gr.get("lr"), lr_decay = gr.get("lr_decay"), wd = gr.get("weight_decay"), eps = gr.get("eps");
       const int64_t step = s.step + 1;
       Tensor g = flag(gr, "maximize") ? neg(grad) : grad;
       if (wd != 0) g = add(g, p, wd);

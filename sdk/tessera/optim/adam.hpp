@@ -70,13 +70,16 @@ class Adam : public Optimizer {
       s.initialized = true;
       s.tensors.insert("exp_avg", m);
       s.tensors.insert("exp_avg_sq", v);
-      if (vmax) s.tensors.insert("max_exp_avg_sq", *vmax);
-      else s.tensors.erase("max_exp_avg_sq");  // amsgrad switched off: the state follows the options
+      if (vmax)
+        s.tensors.insert("max_exp_avg_sq", *vmax);
+      else
+        s.tensors.erase("max_exp_avg_sq");  // amsgrad switched off: the state follows the options
     });
   }
 
  protected:
-  Adam(std::string name, Options defaults, bool decoupled) : Optimizer(std::move(name), std::move(defaults)), decoupled_(decoupled) {}
+  Adam(std::string name, Options defaults, bool decoupled)
+      : Optimizer(std::move(name), std::move(defaults)), decoupled_(decoupled) {}
 
   void check_options(const Options& o) const override {
     if (!(o.at("lr") >= 0)) throw err("Invalid learning rate: " + detail::num(o.at("lr")));

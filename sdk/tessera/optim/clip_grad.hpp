@@ -32,7 +32,8 @@ inline double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm
     std::snprintf(buf, sizeof buf, "%g", v);
     return std::string(buf);
   };
-  if (!(max_norm >= 0)) throw Error(TSR_INVALID_ARGUMENT, "clip_grad_norm_: max_norm must be >= 0, got " + num(max_norm));
+  if (!(max_norm >= 0))
+    throw Error(TSR_INVALID_ARGUMENT, "clip_grad_norm_: max_norm must be >= 0, got " + num(max_norm));
   if (!(norm_type > 0))
     throw Error(TSR_INVALID_ARGUMENT, "clip_grad_norm_: norm_type must be > 0 or inf, got " + num(norm_type));
   NoGradGuard ng;
@@ -48,8 +49,10 @@ inline double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm
   for (const Tensor& g : grads) {
     if (g.numel() == 0) continue;
     const double n = norm(g, norm_type).item<double>();
-    if (inf) total = (std::isnan(n) || std::isnan(total)) ? std::nan("") : std::max(total, n);
-    else total += std::pow(n, norm_type);
+    if (inf)
+      total = (std::isnan(n) || std::isnan(total)) ? std::nan("") : std::max(total, n);
+    else
+      total += std::pow(n, norm_type);
   }
   if (!inf) total = std::pow(total, 1.0 / norm_type);
   if (error_if_nonfinite && !std::isfinite(total))

@@ -42,8 +42,8 @@ class LRScheduler {
     ++last_epoch_;
     std::vector<ParamGroup>& groups = opt_->param_groups();
     if (groups.size() != base_lrs_.size())
-      throw err("the optimizer has " + std::to_string(groups.size()) + " param groups but the scheduler was built for " +
-                std::to_string(base_lrs_.size()));
+      throw err("the optimizer has " + std::to_string(groups.size()) +
+                " param groups but the scheduler was built for " + std::to_string(base_lrs_.size()));
     for (size_t g = 0; g < groups.size(); ++g) {
       last_lrs_[g] = lr_at(last_epoch_, base_lrs_[g]);
       groups[g].set_lr(last_lrs_[g]);
@@ -76,7 +76,8 @@ class LRScheduler {
       if (kv.first != "last_epoch" && kv.first != "base_lrs" && kv.first != "last_lrs" && !hp_.count(kv.first))
         throw err("unexpected state_dict entry '" + kv.first + "'");
     const double epoch = scalar(sd, "last_epoch");
-    if (epoch != std::floor(epoch) || epoch < -1) throw err("'last_epoch' must be an integer >= -1, got " + detail::num(epoch));
+    if (epoch != std::floor(epoch) || epoch < -1)
+      throw err("'last_epoch' must be an integer >= -1, got " + detail::num(epoch));
     std::vector<double> base = vec(sd, "base_lrs"), last = vec(sd, "last_lrs");
     Options hp = hp_;
     for (auto& kv : hp) kv.second = scalar(sd, kv.first);
@@ -171,7 +172,9 @@ class ConstantLR : public LRScheduler {
       : LRScheduler(opt, "ConstantLR", {{"factor", factor}, {"total_iters", double(total_iters)}}) {
     initial_step();
   }
-  double lr_at(int64_t e, double base) const override { return double(e) < hp("total_iters") ? base * hp("factor") : base; }
+  double lr_at(int64_t e, double base) const override {
+    return double(e) < hp("total_iters") ? base * hp("factor") : base;
+  }
 
  protected:
   void check_hparams(const Options& o) const override {
@@ -183,7 +186,9 @@ class ConstantLR : public LRScheduler {
 // lr = base * gamma^epoch.
 class ExponentialLR : public LRScheduler {
  public:
-  ExponentialLR(Optimizer& opt, double gamma) : LRScheduler(opt, "ExponentialLR", {{"gamma", gamma}}) { initial_step(); }
+  ExponentialLR(Optimizer& opt, double gamma) : LRScheduler(opt, "ExponentialLR", {{"gamma", gamma}}) {
+    initial_step();
+  }
   double lr_at(int64_t e, double base) const override { return base * std::pow(hp("gamma"), double(e)); }
 };
 
@@ -211,8 +216,9 @@ class CosineAnnealingLR : public LRScheduler {
 class LinearLR : public LRScheduler {
  public:
   LinearLR(Optimizer& opt, double start_factor = 1.0 / 3, double end_factor = 1.0, int64_t total_iters = 5)
-      : LRScheduler(opt, "LinearLR",
-                    {{"start_factor", start_factor}, {"end_factor", end_factor}, {"total_iters", double(total_iters)}}) {
+      : LRScheduler(
+            opt, "LinearLR",
+            {{"start_factor", start_factor}, {"end_factor", end_factor}, {"total_iters", double(total_iters)}}) {
     initial_step();
   }
   double lr_at(int64_t e, double base) const override {
@@ -300,7 +306,8 @@ class SequentialLR : public LRScheduler {
     initial_step();
   }
   double lr_at(int64_t e, double base) const override {
-    const size_t k = static_cast<size_t>(std::upper_bound(milestones_.begin(), milestones_.end(), e) - milestones_.begin());
+    const size_t k =
+        static_cast<size_t>(std::upper_bound(milestones_.begin(), milestones_.end(), e) - milestones_.begin());
     return children_[k]->lr_at(e - (k ? milestones_[k - 1] : 0), base);
   }
 

@@ -177,8 +177,8 @@ class Optimizer {
       std::string rest;
       if (detail::split_indexed(kv.first, "state.", &idx, &rest)) {
         if (idx >= np)
-          throw err("state_dict entry '" + kv.first + "' names parameter " + std::to_string(idx) + " but the " +
-                    name_ + " optimizer has " + std::to_string(np) + " parameters");
+          throw err("state_dict entry '" + kv.first + "' names parameter " + std::to_string(idx) + " but the " + name_ +
+                    " optimizer has " + std::to_string(np) + " parameters");
         saved[idx][rest] = kv.second;
       } else if (detail::split_indexed(kv.first, "param_groups.", &idx, &rest)) {
         if (idx >= ng)
@@ -193,7 +193,8 @@ class Optimizer {
           new_opts[idx][rest] = scalar_of(kv.first, kv.second);
         }
       } else {
-        throw err("unexpected state_dict entry '" + kv.first + "' (expected state.<i>.<name> or param_groups.<g>.<option>)");
+        throw err("unexpected state_dict entry '" + kv.first +
+                  "' (expected state.<i>.<name> or param_groups.<g>.<option>)");
       }
     }
     // Pass 2: every group is complete and valid, every state has the right tensors and shapes.
@@ -339,7 +340,8 @@ class Optimizer {
     if (g.dtype() != p.dtype())
       throw err(who + " is " + dtype_name(g.dtype()) + " but the parameter is " + dtype_name(p.dtype()));
     if (g.device() != p.device())
-      throw err(who + " is on " + g.device().str(g.runtime()) + " but the parameter is on " + p.device().str(p.runtime()));
+      throw err(who + " is on " + g.device().str(g.runtime()) + " but the parameter is on " +
+                p.device().str(p.runtime()));
   }
 
   // A parameter tensor swapped in a group after its state was created (another shape or
@@ -388,7 +390,8 @@ class Optimizer {
       throw err("'" + key + "' must be a 1-D integer tensor of parameter indices");
     if (t.numel() != n)
       throw err("loaded state dict has a parameter group (" + key + ") of " + std::to_string(t.numel()) +
-                " parameters but group " + std::to_string(g) + " of the " + name_ + " optimizer has " + std::to_string(n));
+                " parameters but group " + std::to_string(g) + " of the " + name_ + " optimizer has " +
+                std::to_string(n));
     std::vector<int64_t> v = t.to_vector<int64_t>();
     for (int64_t k = 0; k < n; ++k)
       if (v[static_cast<size_t>(k)] != first + k)

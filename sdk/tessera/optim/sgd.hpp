@@ -19,7 +19,9 @@ struct SGDOptions {
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, SGDOptions o = {}) : SGD(std::vector<ParamGroup>{ParamGroup(std::move(params))}, o) {}
-  SGD(std::vector<ParamGroup> groups, SGDOptions o = {}) : Optimizer("SGD", to_options(o)) { init_groups(std::move(groups)); }
+  SGD(std::vector<ParamGroup> groups, SGDOptions o = {}) : Optimizer("SGD", to_options(o)) {
+    init_groups(std::move(groups));
+  }
 
   static Options to_options(const SGDOptions& o) {
     return {{"lr", o.lr},

@@ -12,7 +12,8 @@ void broken_arange(tsr::KernelCall& c) {
   const int64_t stride = out.ndim >= 1 ? out.strides[0] : 1;
   const double start = c.arg_double(0), step = c.arg_double(2);
   float* p = static_cast<float*>(out.data);
-  for (int64_t i = 0; i < n; ++i) p[i * stride] = static_cast<float>(start + static_cast<double>(i) * step + (i == 3 ? 0.5 : 0.0));
+  for (int64_t i = 0; i < n; ++i)
+    p[i * stride] = static_cast<float>(start + static_cast<double>(i) * step + (i == 3 ? 0.5 : 0.0));
 }
 
 void init(tsr::Registrar& r) {

@@ -30,8 +30,7 @@ namespace {
 constexpr int64_t kTotalMemory = 64ll << 20;
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -104,9 +103,7 @@ struct Device {
   std::set<Stream*> streams;
 
   Stream* stream(tsr_stream_t* s) { return s ? reinterpret_cast<Stream*>(s) : &default_stream; }
-  tsr_status_t error(tsr_code_t code, const std::string& msg) const {
-    return api->status_create(code, msg.c_str());
-  }
+  tsr_status_t error(tsr_code_t code, const std::string& msg) const { return api->status_create(code, msg.c_str()); }
   ~Device() {
     for (Stream* s : streams) delete s;
   }
@@ -277,7 +274,9 @@ void give_bytes(Device* d, void* p, size_t nbytes) {
   d->control.raw_bytes.fetch_sub(static_cast<int64_t>((nbytes + 63) / 64 * 64));
 }
 
-tsr_status_t fa_alloc(void* self, tsr_device_t, size_t nbytes, void** out) { return take_bytes(dev_of(self), nbytes, out); }
+tsr_status_t fa_alloc(void* self, tsr_device_t, size_t nbytes, void** out) {
+  return take_bytes(dev_of(self), nbytes, out);
+}
 void fa_free(void* self, tsr_device_t, void* p, size_t nbytes) { give_bytes(dev_of(self), p, nbytes); }
 
 tsr_status_t fa_alloc_async(void* self, tsr_device_t, size_t nbytes, tsr_stream_t* stream, void** out) {

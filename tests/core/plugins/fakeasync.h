@@ -8,7 +8,7 @@
 #include <cstdint>
 
 struct FakeAsyncControl {
-  std::atomic<int> kernel_delay_us{0};        // every kernel sleeps this long before working
+  std::atomic<int> kernel_delay_us{0};             // every kernel sleeps this long before working
   std::atomic<void*> last_kernel_stream{nullptr};  // stream handle of the latest kernel call
   std::atomic<void*> last_copy_stream{nullptr};    // stream handle of the latest copy call
   std::atomic<long> kernel_calls{0};
@@ -17,7 +17,7 @@ struct FakeAsyncControl {
   std::atomic<int64_t> last_kernel_end_ns{0};
   // The "fakeasync_async" raw allocator (alloc_async/free_async).
   std::atomic<long> async_allocs{0};
-  std::atomic<long> async_frees{0};          // executed (in stream order), not just enqueued
+  std::atomic<long> async_frees{0};  // executed (in stream order), not just enqueued
   std::atomic<int64_t> last_async_free_ns{0};
   std::atomic<void*> last_async_alloc_stream{nullptr};
   std::atomic<void*> last_async_free_stream{nullptr};

@@ -11,7 +11,7 @@ tsr_status_t init(const tsr_api_t*, tsr_runtime_t*, tsr_registrar_t*, void**) {
 }  // namespace
 
 extern "C" TSR_EXPORT const tsr_plugin_t* tsr_plugin_query(uint32_t) {
-  static const tsr_plugin_t p = {sizeof(tsr_plugin_t), TSR_ABI_VERSION, 0, "thrower_raw", "0.1", "throws",
-                                 nullptr, init, nullptr};
+  static const tsr_plugin_t p = {
+      sizeof(tsr_plugin_t), TSR_ABI_VERSION, 0, "thrower_raw", "0.1", "throws", nullptr, init, nullptr};
   return &p;
 }

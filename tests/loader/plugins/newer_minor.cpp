@@ -25,6 +25,8 @@ extern "C" TSR_EXPORT const tsr_plugin_t* tsr_plugin_query(uint32_t host) {
   if (TSR_ABI_VERSION_MAJOR(host) != 1) return nullptr;
   static const plugin_v1_7 p = {
       {sizeof(plugin_v1_7), (1u << 16) | 7u, 0, "newer", "1.7.0", "built against ABI 1.7", nullptr, init, shutdown},
-      "https://example.invalid", 0xFFu, nullptr};
+      "https://example.invalid",
+      0xFFu,
+      nullptr};
   return &p.base;
 }
