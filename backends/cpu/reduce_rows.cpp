@@ -1,4 +1,4 @@
-// Row kernels of the reduce family's internal ops (see core/ops_reduce_rows.cpp): every operand
+// Row kernels of the reduce family's internal ops (see core/ops/reduce/reduce_rows.cpp): every operand
 // is contiguous and the op works along the last dim, so each kernel is a parallel loop over
 // independent rows. Floating accumulations (prod, cumsum, cumprod, logcumsumexp) run in double
 // for f32/f16/bf16 as well: PyTorch's CPU accumulate type for these scans is double, and the

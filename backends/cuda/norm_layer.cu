@@ -1,5 +1,5 @@
 // _nn_layer_norm and _nn_layer_norm_backward on CUDA (layer_norm / rms_norm over the last
-// normalized_numel elements of contiguous rows; see core/ops_nn_norm.cpp). As the CPU kernel
+// normalized_numel elements of contiguous rows; see core/ops/nn/nn_norm.cpp). As the CPU kernel
 // (backends/cpu/nn_fused.cpp): mean (0 for rms), variance about the mean in two passes, rstd =
 // 1/sqrt(var + eps), f16/bf16 computed in float. The forward returns only y (the op's schema
 // has one output); the backward recomputes the row statistics.

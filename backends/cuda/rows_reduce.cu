@@ -1,4 +1,4 @@
-// Row kernels of the reduce family's internal ops on CUDA (see core/ops_reduce_rows.cpp: every
+// Row kernels of the reduce family's internal ops on CUDA (see core/ops/reduce/reduce_rows.cpp: every
 // operand is contiguous, the op works along the last dim): _prod_rows and _extreme_rows through
 // the reduction engine (reduce_engine.cuh), _gather_rows and _scatter_add_rows elementwise.
 // Semantics as backends/cpu/reduce_rows.cpp:

@@ -1,6 +1,6 @@
 // Scans along contiguous rows on CUDA: _cumulative_rows (kind 0 cumsum, 1 cumprod,
 // 2 logcumsumexp) and _cumextreme_rows (cummax / cummin with indices); see
-// core/ops_reduce_rows.cpp. A warp per row scans tiles with shuffles and carries the running
+// core/ops/reduce/reduce_rows.cpp. A warp per row scans tiles with shuffles and carries the running
 // value from tile to tile. Semantics as backends/cpu/reduce_rows.cpp:
 //  - floating scans accumulate in double (f16/bf16/f32 too), integer scans wrap;
 //  - cummax/cummin: ties move the index to the latest occurrence, a NaN sticks (a later NaN

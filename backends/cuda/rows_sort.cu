@@ -1,5 +1,5 @@
 // _sort_rows and _mode_rows on CUDA (contiguous rows, along the last dim; see
-// core/ops_reduce_rows.cpp), with CUB's segmented stable sort over order-preserving unsigned
+// core/ops/reduce/reduce_rows.cpp), with CUB's segmented stable sort over order-preserving unsigned
 // keys:
 //  - floats: the sign-magnitude bits flipped into an unsigned order, -0.0 keyed as +0.0 (they
 //    compare equal, so a stable sort keeps their input order), every NaN keyed above +inf (NaN

@@ -1,5 +1,5 @@
 // Unit tests of the core's caching allocator, pass-through allocator and TESSERA_ALLOC_CONF
-// parser (core/caching_allocator.cpp), over a fake raw allocator.
+// parser (core/memory/caching_allocator.cpp), over a fake raw allocator.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "allocator.hpp"
-#include "status.hpp"
+#include "memory/allocator.hpp"
+#include "runtime/status.hpp"
 
 namespace {
 

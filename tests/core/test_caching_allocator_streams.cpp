@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "allocator.hpp"
-#include "status.hpp"
+#include "memory/allocator.hpp"
+#include "runtime/status.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Type promotion follows torch.promote_types / torch.result_type.
 #include <gtest/gtest.h>
 
-#include "dtype.hpp"
+#include "tensor/dtype.hpp"
 
 using namespace tsr::core;
 

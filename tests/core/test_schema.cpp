@@ -1,8 +1,8 @@
 // Schema parsing in PyTorch notation.
 #include <gtest/gtest.h>
 
-#include "schema.hpp"
-#include "status.hpp"
+#include "ops/schema.hpp"
+#include "runtime/status.hpp"
 
 using namespace tsr::core;
 

@@ -7,8 +7,13 @@
 cmake_minimum_required(VERSION 3.22)
 set(violations "")
 
-# Header names that exist only in core/.
-file(GLOB core_headers RELATIVE ${SOURCE_DIR}/core ${SOURCE_DIR}/core/*.h ${SOURCE_DIR}/core/*.hpp)
+# Header names that exist only in core/ (its subfolders included: compared by file name).
+file(GLOB_RECURSE core_header_paths ${SOURCE_DIR}/core/*.h ${SOURCE_DIR}/core/*.hpp)
+set(core_headers "")
+foreach(h ${core_header_paths})
+  get_filename_component(n ${h} NAME)
+  list(APPEND core_headers ${n})
+endforeach()
 file(GLOB_RECURSE public_headers ${SOURCE_DIR}/abi/*.h ${SOURCE_DIR}/sdk/*.h ${SOURCE_DIR}/sdk/*.hpp)
 set(public_names "")
 foreach(h ${public_headers})

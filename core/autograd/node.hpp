@@ -1,0 +1,90 @@
+// Autograd graph: per-tensor state (AutogradMeta), graph nodes and edges. Internal to the core.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tensor/tensor.hpp"
+#include "tessera/tessera.hpp"
+
+namespace tsr::core {
+
+struct Node;
+
+// A gradient hook registered through the API.
+struct Hook {
+  tsr_status_t (*fn)(void*, tsr_tensor_t*, tsr_tensor_t**) = nullptr;
+  void* user = nullptr;
+  void (*free_user)(void*) = nullptr;
+};
+
+// Hooks and retain_grad of one tensor, shared with the node that produces the tensor (so the
+// node can run them without holding the tensor, which would be a reference cycle).
+struct TensorHooks {
+  std::atomic<int32_t> refs{1};
+  std::vector<Hook> hooks;
+  bool retains_grad = false;
+  Tensor* retained_grad = nullptr;  // owned
+  void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
+  void release();
+};
+
+struct AutogradMeta {
+  bool requires_grad = false;  // leaves: the user's flag; non-leaves: true (grad_fn set)
+  Node* grad_fn = nullptr;     // owned reference; null for leaves
+  uint32_t output_nr = 0;
+  Tensor* grad = nullptr;        // owned; accumulated by backward (leaves)
+  TensorHooks* hooks = nullptr;  // owned reference; created on demand
+};
+
+// Where a gradient goes: into node's input buffer slot input_nr, or into a leaf's .grad.
+struct Edge {
+  Node* node = nullptr;    // owned reference
+  Tensor* leaf = nullptr;  // owned reference (a leaf that requires grad)
+  uint32_t input_nr = 0;
+  bool valid() const { return node || leaf; }
+};
+
+// What the forward saw of a differentiable input, to validate and fit returned gradients.
+struct InputMeta {
+  int32_t ndim = 0;
+  int64_t sizes[TSR_MAX_DIMS];
+  tsr_dtype_t dtype = TSR_F32;
+  tsr_device_t device{};
+};
+
+struct Node {
+  std::atomic<int32_t> refs{1};
+  uint64_t seq = 0;                   // creation order: later nodes run first
+  const char* name = "";              // "MulBackward" (static or owned by the op)
+  std::vector<Edge> next;             // one per input slot
+  std::vector<InputMeta> input_meta;  // parallel to next
+  uint32_t num_outputs = 1;
+  std::vector<TensorHooks*> out_hooks;  // per output, owned references (may be null)
+  bool released = false;                // saved tensors freed after a backward without retain_graph
+  // Engine scratch of the backward pass running over this node (one at a time per graph).
+  uint64_t task = 0;
+  int32_t deps = 0;
+  std::vector<tsr::Tensor> buffer;
+
+  virtual ~Node();
+  // grads_out[i]: gradient of output i (undefined = zero). Fills grads_in (size next.size()).
+  virtual void apply(std::vector<tsr::Tensor>& grads_out, std::vector<tsr::Tensor>& grads_in, bool create_graph) = 0;
+  virtual void release_saved() {}
+  void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
+  void release();  // frees chains iteratively (autograd/graph.cpp)
+};
+
+// Next creation sequence number.
+uint64_t next_node_seq();
+// Edge for a tensor input: its grad_fn output, its leaf accumulation, or none.
+Edge gradient_edge(Tensor* t);
+void fill_input_meta(InputMeta* m, const Tensor* t);
+// Gives t (which has no grad_fn yet) the history (node, output_nr): t then requires grad.
+void set_history(Tensor* t, Node* node, uint32_t output_nr);
+AutogradMeta* ensure_meta(Tensor* t);
+inline bool requires_grad(const Tensor* t) { return t->autograd && t->autograd->requires_grad; }
+
+}  // namespace tsr::core

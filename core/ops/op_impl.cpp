@@ -1,0 +1,495 @@
+#include "ops/op_impl.hpp"
+#include "runtime/streams.hpp"
+
+#include "autograd/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tsr::core {
+
+static const char* value_tag_name(int32_t tag) {
+  switch (tag) {
+    case TSR_VALUE_NONE:
+      return "None";
+    case TSR_VALUE_TENSOR:
+      return "Tensor";
+    case TSR_VALUE_INT:
+      return "int";
+    case TSR_VALUE_DOUBLE:
+      return "float";
+    case TSR_VALUE_BOOL:
+      return "bool";
+    case TSR_VALUE_INT_LIST:
+      return "int[]";
+    case TSR_VALUE_DTYPE:
+      return "ScalarType";
+    case TSR_VALUE_STRING:
+      return "str";
+    case TSR_VALUE_DEVICE:
+      return "Device";
+    case TSR_VALUE_TENSOR_LIST:
+      return "Tensor[]";
+    default:
+      return "invalid value";
+  }
+}
+
+static bool kind_accepts(ArgKind k, int32_t tag) {
+  switch (k) {
+    case ArgKind::Tensor:
+      return tag == TSR_VALUE_TENSOR;
+    case ArgKind::Int:
+      return tag == TSR_VALUE_INT;
+    case ArgKind::Float:
+      return tag == TSR_VALUE_DOUBLE || tag == TSR_VALUE_INT;
+    case ArgKind::Bool:
+      return tag == TSR_VALUE_BOOL;
+    case ArgKind::IntList:
+      return tag == TSR_VALUE_INT_LIST || tag == TSR_VALUE_INT;
+    case ArgKind::Str:
+      return tag == TSR_VALUE_STRING;
+    case ArgKind::Dtype:
+      return tag == TSR_VALUE_DTYPE;
+    case ArgKind::Device:
+      return tag == TSR_VALUE_DEVICE;
+    case ArgKind::Scalar:
+      return tag == TSR_VALUE_INT || tag == TSR_VALUE_DOUBLE || tag == TSR_VALUE_BOOL;
+    case ArgKind::TensorList:
+      return tag == TSR_VALUE_TENSOR_LIST;
+  }
+  return false;
+}
+
+tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_tensor_t** outs, size_t nouts) {
+  if (!op) return make_status(TSR_INVALID_ARGUMENT, "op_call: op is NULL");
+  const Schema& s = op->schema;
+  if (nargs > s.args.size() || (nargs > 0 && !args))
+    return make_status(TSR_INVALID_ARGUMENT, s.name + ": expected at most " + std::to_string(s.args.size()) +
+                                                 " arguments, got " + std::to_string(nargs));
+  if (nouts != static_cast<size_t>(s.num_outputs) || (nouts > 0 && !outs))
+    return make_status(TSR_INVALID_ARGUMENT, s.name + ": expected " + std::to_string(s.num_outputs) +
+                                                 " output slot(s), got " + std::to_string(nouts));
+  CallCtx ctx;
+  ctx.rt = op->runtime;
+  ctx.op = op;
+  ctx.outs = outs;
+  ctx.nouts = nouts;
+  ctx.nargs = s.args.size();
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    const ArgSpec& a = s.args[i];
+    if (i < nargs) {
+      ctx.args[i] = args[i];
+    } else if (a.has_default) {
+      ctx.args[i] = a.default_value;
+    } else {
+      return make_status(TSR_INVALID_ARGUMENT,
+                         s.name + ": missing required argument '" + a.name + "' (schema: " + op->schema_text + ")");
+    }
+    int32_t tag = ctx.args[i].tag;
+    if (tag == TSR_VALUE_NONE && a.optional) continue;
+    if (!kind_accepts(a.kind, tag) || (tag == TSR_VALUE_TENSOR && !ctx.args[i].u.tensor))
+      return make_status(
+          TSR_INVALID_ARGUMENT,
+          s.name + ": argument '" + a.name + "' must be " + arg_kind_name(a.kind) + (a.optional ? "?" : "") + ", got " +
+              (tag == TSR_VALUE_TENSOR && !ctx.args[i].u.tensor ? "a NULL tensor" : value_tag_name(tag)));
+    if (a.kind == ArgKind::IntList && tag == TSR_VALUE_INT) {
+      ctx.single_int[i] = ctx.args[i].u.i;
+      ctx.args[i].tag = TSR_VALUE_INT_LIST;
+      ctx.args[i].u.ints.data = &ctx.single_int[i];
+      ctx.args[i].u.ints.len = 1;
+    }
+    if (a.kind == ArgKind::IntList && ctx.args[i].u.ints.len > 0 && !ctx.args[i].u.ints.data)
+      return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' has a NULL list");
+    if (a.kind == ArgKind::TensorList) {
+      const tsr_value_t& v = ctx.args[i];
+      if (v.u.tensors.len < 0 || (v.u.tensors.len > 0 && !v.u.tensors.data))
+        return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' has a NULL list");
+      for (int64_t k = 0; k < v.u.tensors.len; ++k) {
+        if (!v.u.tensors.data[k])
+          return make_status(TSR_INVALID_ARGUMENT,
+                             s.name + ": argument '" + a.name + "' has a NULL tensor at " + std::to_string(k));
+        if (v.u.tensors.data[k]->runtime != ctx.rt)
+          return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' belongs to another runtime");
+      }
+    }
+    if (a.kind == ArgKind::Tensor && ctx.args[i].u.tensor->runtime != ctx.rt)
+      return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' belongs to another runtime");
+  }
+  for (size_t i = 0; i < nouts; ++i)
+    if (outs[i] && outs[i]->runtime != ctx.rt)
+      return make_status(TSR_INVALID_ARGUMENT, s.name + ": out tensor belongs to another runtime");
+  tsr_status_t st = (!op->composite && should_record(ctx)) ? call_recorded(ctx) : op->impl(ctx);
+  if (!st && op->mutates)
+    for (size_t i = 0; i < s.args.size(); ++i)
+      if (s.args[i].mutable_ && ctx.args[i].tag == TSR_VALUE_TENSOR) ctx.args[i].u.tensor->bump_version();
+  return st;
+}
+
+std::string describe(Runtime* rt, const Tensor* t) {
+  return shape_str(t->sizes, t->ndim) + " " + dtype_name(t->dtype) + " on " + device_str(rt, t->device);
+}
+
+static bool same_device(tsr_device_t a, tsr_device_t b) { return a.type == b.type && a.index == b.index; }
+
+tsr_status_t common_device(const CallCtx& ctx, Tensor* const* ts, int n, tsr_device_t* device) {
+  const Tensor* first = nullptr;
+  for (int i = 0; i < n; ++i) {
+    const Tensor* t = ts[i];
+    if (!t || (t->ndim == 0 && t->device.type == TSR_DEVICE_TYPE_CPU)) continue;
+    if (!first)
+      first = t;
+    else if (!same_device(first->device, t->device))
+      return ctx.error(TSR_INVALID_ARGUMENT,
+                       "expected all tensors to be on the same device, but found at least two "
+                       "devices, " +
+                           device_str(ctx.rt, first->device) + " and " + device_str(ctx.rt, t->device) + " (tensors " +
+                           describe(ctx.rt, first) + " and " + describe(ctx.rt, t) + ")");
+  }
+  if (!first)  // only 0-dim cpu tensors (or none): the first tensor's device
+    for (int i = 0; i < n && !first; ++i) first = ts[i];
+  *device = first ? first->device : tsr_device_t{TSR_DEVICE_TYPE_CPU, 0};
+  return nullptr;
+}
+
+tsr_status_t broadcast_shapes(const CallCtx& ctx, Tensor* const* ts, int n, int* ndim_out, int64_t* sizes) {
+  // Fast path: identical shapes (the common case) need no per-dim rules.
+  bool same = n > 0 && ts[0];
+  for (int i = 1; i < n && same; ++i)
+    same = ts[i] && ts[i]->ndim == ts[0]->ndim &&
+           std::memcmp(ts[i]->sizes, ts[0]->sizes, sizeof(int64_t) * static_cast<size_t>(ts[0]->ndim)) == 0;
+  if (same) {
+    *ndim_out = ts[0]->ndim;
+    std::memcpy(sizes, ts[0]->sizes, sizeof(int64_t) * static_cast<size_t>(ts[0]->ndim));
+    return nullptr;
+  }
+  int ndim = 0;
+  for (int i = 0; i < n; ++i)
+    if (ts[i]) ndim = std::max(ndim, static_cast<int>(ts[i]->ndim));
+  for (int d = 0; d < ndim; ++d) sizes[d] = 1;
+  for (int i = 0; i < n; ++i) {
+    const Tensor* t = ts[i];
+    if (!t) continue;
+    int off = ndim - t->ndim;
+    for (int d = 0; d < t->ndim; ++d) {
+      int64_t s = t->sizes[d], &o = sizes[off + d];
+      if (s == o || s == 1) continue;
+      if (o == 1) {
+        o = s;
+        continue;
+      }
+      std::string shapes;
+      for (int j = 0; j < n; ++j)
+        if (ts[j]) shapes += (shapes.empty() ? "" : " and ") + shape_str(ts[j]->sizes, ts[j]->ndim);
+      return ctx.error(TSR_INVALID_ARGUMENT, "shapes " + shapes + " cannot be broadcast together (size " +
+                                                 std::to_string(o) + " vs " + std::to_string(s) + " at dimension " +
+                                                 std::to_string(off + d) + ")");
+    }
+  }
+  *ndim_out = ndim;
+  return nullptr;
+}
+
+tsr_status_t make_output(CallCtx& ctx, size_t i, int ndim, const int64_t* sizes, tsr_dtype_t dtype, tsr_device_t device,
+                         Tensor** out) {
+  if (Tensor* o = ctx.out_slot(i)) {
+    bool shape_ok = o->ndim == ndim && std::equal(sizes, sizes + ndim, o->sizes);
+    if (!shape_ok || o->dtype != dtype || !same_device(o->device, device))
+      return ctx.error(TSR_INVALID_ARGUMENT, "out tensor " + std::to_string(i) + " is " + describe(ctx.rt, o) +
+                                                 " but the result is " + shape_str(sizes, ndim) + " " +
+                                                 dtype_name(dtype) + " on " + device_str(ctx.rt, device));
+    o->retain();
+    o->bump_version();
+    *out = o;
+    return nullptr;
+  }
+  // Shapes here come from validated inputs or checked arguments: skip re-validation when the
+  // device is one we know, and let new_tensor produce the error otherwise.
+  Runtime* rt = ctx.rt;
+  if (device.type >= 0 && device.type < kMaxDeviceTypes && device.index >= 0 &&
+      device.index < rt->device_types[device.type].count && dtype_valid(dtype)) {
+    if (DeviceAllocator* a = rt->device_types[device.type].allocators[device.index].get()) {
+      int64_t numel = 1;
+      for (int d = 0; d < ndim; ++d) numel *= sizes[d];
+      return new_tensor_trusted(rt, ndim, sizes, numel, dtype, device, a, ctx.name(), out);
+    }
+  }
+  return new_tensor(ctx.rt, ndim, sizes, dtype, device, ctx.name(), out);
+}
+
+void publish_outputs(CallCtx& ctx, Tensor** results, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (ctx.out_slot(i)) {
+      results[i]->release();  // the caller keeps its own reference
+    } else {
+      ctx.outs[i] = results[i];
+    }
+    results[i] = nullptr;
+  }
+}
+
+void release_all(Tensor** ts, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (ts[i]) {
+      ts[i]->release();
+      ts[i] = nullptr;
+    }
+}
+
+tsr_status_t cast_to(Runtime* rt, Tensor* t, tsr_dtype_t dtype, const char* op, Tensor** out) {
+  if (t->dtype == dtype) {
+    t->retain();
+    *out = t;
+    return nullptr;
+  }
+  Tensor* r = nullptr;
+  TSR_RETURN_IF_ERROR(new_tensor(rt, t->ndim, t->sizes, dtype, t->device, op, &r));
+  if (tsr_status_t st = copy_into(r, t, op)) {
+    r->release();
+    return st;
+  }
+  *out = r;
+  return nullptr;
+}
+
+tsr_status_t make_contiguous(Runtime* rt, Tensor* t, const char* op, Tensor** out) {
+  if (t->contiguous) {
+    t->retain();
+    *out = t;
+    return nullptr;
+  }
+  Tensor* r = nullptr;
+  TSR_RETURN_IF_ERROR(new_tensor(rt, t->ndim, t->sizes, t->dtype, t->device, op, &r));
+  if (tsr_status_t st = copy_into(r, t, op)) {
+    r->release();
+    return st;
+  }
+  *out = r;
+  return nullptr;
+}
+
+tsr_status_t to_device(Runtime* rt, Tensor* t, tsr_device_t device, const char* op, Tensor** out) {
+  if (same_device(t->device, device)) {
+    t->retain();
+    *out = t;
+    return nullptr;
+  }
+  Tensor* r = nullptr;
+  TSR_RETURN_IF_ERROR(new_tensor(rt, t->ndim, t->sizes, t->dtype, device, op, &r));
+  if (tsr_status_t st = copy_into(r, t, op)) {
+    r->release();
+    return st;
+  }
+  r->wrapped_number = t->wrapped_number;
+  *out = r;
+  return nullptr;
+}
+
+void build_iter(Tensor* const* operands, int nops, int noutputs, int ndim, const int64_t* sizes, uint32_t reduce_mask,
+                tsr_iter_t* it) {
+  it->struct_size = sizeof(tsr_iter_t);
+  it->noperands = nops;
+  it->noutputs = noutputs;
+  it->contiguous = 0;
+  it->reserved = 0;
+  int64_t numel = 1;
+  for (int d = 0; d < ndim; ++d) numel *= sizes[d];
+  it->numel = numel;
+  // Fast path: every operand dense with the iteration's full shape (the common case of
+  // same-shape contiguous elementwise ops): one flat dim.
+  if (reduce_mask == 0) {
+    bool flat = true;
+    for (int k = 0; k < nops && flat; ++k) {
+      const Tensor* t = operands[k];
+      flat = t->contiguous && t->numel == numel && t->ndim == ndim;
+    }
+    if (flat) {
+      for (int k = 0; k < nops; ++k) {
+        const Tensor* t = operands[k];
+        it->data[k] = static_cast<char*>(t->data());
+        it->dtypes[k] = t->dtype;
+        it->strides[k][0] = static_cast<int64_t>(dtype_size(t->dtype));
+      }
+      it->ndim = 1;
+      it->nreduce = 0;
+      it->sizes[0] = numel;
+      it->contiguous = 1;
+      return;
+    }
+  }
+  // Element strides of each operand broadcast to the iteration shape (stride 0 where the
+  // operand has size 1 or lacks the dim; outputs get 0 on reduced dims).
+  int64_t st[TSR_ITER_MAX_OPERANDS][TSR_MAX_DIMS];
+  size_t isz[TSR_ITER_MAX_OPERANDS];
+  for (int k = 0; k < nops; ++k) {
+    const Tensor* t = operands[k];
+    isz[k] = dtype_size(t->dtype);
+    it->data[k] = static_cast<char*>(t->data());
+    it->dtypes[k] = t->dtype;
+    int off = ndim - t->ndim;
+    for (int d = 0; d < ndim; ++d) {
+      int td = d - off;
+      st[k][d] = (td < 0 || t->sizes[td] == 1) ? 0 : t->strides[td] * static_cast<int64_t>(isz[k]);
+    }
+    if (k < noutputs)
+      for (int d = 0; d < ndim; ++d)
+        if (reduce_mask & (1u << d)) st[k][d] = 0;
+  }
+  // Order: reduced dims innermost (in reverse logical order), then the kept dims in reverse
+  // logical order; so dims are fastest-first for row-major tensors.
+  int order[TSR_MAX_DIMS], n = 0;
+  for (int d = ndim - 1; d >= 0; --d)
+    if (reduce_mask & (1u << d)) order[n++] = d;
+  const int nred = n;
+  for (int d = ndim - 1; d >= 0; --d)
+    if (!(reduce_mask & (1u << d))) order[n++] = d;
+  // Copy in that order, dropping size-1 dims, then coalesce neighbours of the same group.
+  int out_nd = 0, out_nred = 0;
+  for (int j = 0; j < n; ++j) {
+    int d = order[j];
+    bool reduced = j < nred;
+    if (sizes[d] == 1) continue;
+    bool group_start = reduced ? out_nd == 0 : out_nd == out_nred;
+    if (out_nd > 0 && !group_start) {
+      int p = out_nd - 1;
+      bool can = true;
+      for (int k = 0; k < nops && can; ++k) can = st[k][d] == it->strides[k][p] * it->sizes[p];
+      if (can) {
+        it->sizes[p] *= sizes[d];
+        continue;
+      }
+    }
+    it->sizes[out_nd] = sizes[d];
+    for (int k = 0; k < nops; ++k) it->strides[k][out_nd] = st[k][d];
+    ++out_nd;
+    if (reduced) out_nred = out_nd;
+  }
+  it->ndim = out_nd;
+  it->nreduce = out_nred;
+  bool contig = out_nd <= 1 && out_nred == 0;
+  if (contig && out_nd == 1)
+    for (int k = 0; k < nops; ++k) contig = contig && it->strides[k][0] == static_cast<int64_t>(isz[k]);
+  it->contiguous = contig ? 1 : 0;
+}
+
+static void fill_view(const Tensor* t, tsr_tensor_view_t* v) {
+  v->data = t->data();
+  v->dtype = t->dtype;
+  v->ndim = t->ndim;
+  v->device = t->device;
+  v->sizes = t->sizes;
+  v->strides = t->strides;
+}
+
+tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t dtype, const tsr_value_t* args,
+                       size_t nargs, Tensor* const* inputs, int ninputs, Tensor* const* outputs, int noutputs,
+                       const tsr_iter_t* iter) {
+  const KernelRec* k = find_kernel(op, device, dtype);
+  if (!k) return no_kernel_status(rt, op, device, dtype);
+  tsr_tensor_view_t in_views[kMaxArgs], out_views[kMaxOutputs];
+  for (int i = 0; i < ninputs; ++i) fill_view(inputs[i], &in_views[i]);
+  for (int i = 0; i < noutputs; ++i) fill_view(outputs[i], &out_views[i]);
+  tsr_kernel_call_t call;
+  call.struct_size = sizeof(call);
+  call.api = api_table();
+  call.runtime = rt;
+  call.op_name = op->schema.name.c_str();
+  call.device = device;
+  call.stream = current_stream(rt, device);
+  call.dtype = dtype;
+  call.reserved = 0;
+  call.args = args;
+  call.nargs = nargs;
+  call.inputs = in_views;
+  call.ninputs = static_cast<size_t>(ninputs);
+  call.outputs = out_views;
+  call.noutputs = static_cast<size_t>(noutputs);
+  call.iter = iter;
+  call.user_data = k->def.user_data;
+  tsr_status_t st;
+  try {
+    st = k->def.fn(&call);
+  } catch (...) {  // a kernel must not throw; contain it anyway
+    st = make_status(TSR_INTERNAL, op->schema.name + ": kernel " + k->kernel_name + " threw a C++ exception");
+  }
+  return st;
+}
+
+tsr_status_t launch(CallCtx& ctx, tsr_device_t device, int32_t dtype, Tensor* const* inputs, int ninputs,
+                    Tensor* const* outputs, int noutputs, const tsr_iter_t* iter) {
+  return launch_op(ctx.rt, ctx.op, device, dtype, ctx.args, ctx.nargs, inputs, ninputs, outputs, noutputs, iter);
+}
+
+tsr_status_t fill_tensor(Runtime* rt, Tensor* t, const tsr_value_t& value, const char* op) {
+  if (t->numel == 0) return nullptr;
+  t->bump_version();
+  tsr_value_t args[2];
+  args[0].tag = TSR_VALUE_TENSOR;
+  args[0].u.tensor = t;
+  args[1] = value;
+  tsr_iter_t it;
+  Tensor* ops[1] = {t};
+  build_iter(ops, 1, 1, t->ndim, t->sizes, 0, &it);
+  tsr_status_t st = launch_op(rt, rt->op_fill, t->device, t->dtype, args, 2, nullptr, 0, ops, 1, &it);
+  return op ? prefix_status(st, op) : st;
+}
+
+tsr_status_t plugin_op_impl(CallCtx& ctx) {
+  const Schema& s = ctx.op->schema;
+  Tensor* tensors[kMaxArgs];
+  int nt = 0;
+  for (size_t i = 0; i < ctx.nargs; ++i)
+    if (Tensor* t = ctx.tensor(i)) tensors[nt++] = t;
+  tsr_device_t device;
+  TSR_RETURN_IF_ERROR(common_device(ctx, tensors, nt, &device));
+  tsr_tensor_spec_t specs[kMaxOutputs];
+  std::memset(specs, 0, sizeof(specs));
+  for (auto& sp : specs) sp.device = device;
+  int32_t dispatch = nt > 0 ? tensors[0]->dtype : TSR_F32;
+  tsr_meta_call_t meta;
+  meta.struct_size = sizeof(meta);
+  meta.api = api_table();
+  meta.runtime = ctx.rt;
+  meta.op_name = s.name.c_str();
+  meta.args = ctx.args;
+  meta.nargs = ctx.nargs;
+  meta.outputs = specs;
+  meta.noutputs = static_cast<size_t>(s.num_outputs);
+  meta.dispatch_dtype = &dispatch;
+  meta.user_data = ctx.op->extra.user_data;
+  tsr_status_t st;
+  try {
+    st = ctx.op->extra.meta(&meta);
+  } catch (...) {
+    st = ctx.error(TSR_INTERNAL, "meta function threw a C++ exception");
+  }
+  if (st) return st;
+  Tensor* results[kMaxOutputs] = {};
+  for (int i = 0; i < s.num_outputs; ++i) {
+    const tsr_tensor_spec_t& sp = specs[i];
+    if (!dtype_valid(sp.dtype) || sp.ndim < 0 || sp.ndim > TSR_MAX_DIMS) {
+      release_all(results, kMaxOutputs);
+      return ctx.error(TSR_INTERNAL, "meta function produced an invalid output spec");
+    }
+    if ((st = check_shape(ctx.name(), sp.ndim, sp.sizes, nullptr)) ||
+        (st = make_output(ctx, i, sp.ndim, sp.sizes, static_cast<tsr_dtype_t>(sp.dtype), sp.device, &results[i]))) {
+      release_all(results, kMaxOutputs);
+      return st;
+    }
+  }
+  bool all_empty = true;
+  for (int i = 0; i < s.num_outputs; ++i) all_empty = all_empty && results[i]->numel == 0;
+  if (all_empty && s.num_outputs > 0) {  // kernels are never called with empty outputs
+    publish_outputs(ctx, results, static_cast<size_t>(s.num_outputs));
+    return nullptr;
+  }
+  st = launch(ctx, device, dispatch, tensors, nt, results, s.num_outputs, nullptr);
+  if (st) {
+    release_all(results, kMaxOutputs);
+    return st;
+  }
+  publish_outputs(ctx, results, static_cast<size_t>(s.num_outputs));
+  return nullptr;
+}
+
+}  // namespace tsr::core

@@ -1,0 +1,79 @@
+// The op table: built-in ops from ops/<family>/*.cpp, and plugin-defined ops.
+#include "ops/op_impl.hpp"
+#include "ops/op_table.hpp"
+
+namespace tsr::core {
+
+tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const OpExtra& extra, tsr_op_s** out) {
+  auto op = std::make_unique<tsr_op_s>();
+  op->runtime = rt;
+  op->schema_text = schema;
+  TSR_RETURN_IF_ERROR(parse_schema(schema, &op->schema));
+  if (rt->op_by_name.count(op->schema.name))
+    return make_status(TSR_ALREADY_EXISTS, "op '" + op->schema.name + "' is already defined");
+  if (op->schema.num_outputs > kMaxOutputs)
+    return make_status(TSR_INVALID_ARGUMENT,
+                       "op '" + op->schema.name + "': at most " + std::to_string(kMaxOutputs) + " outputs");
+  if (!impl)
+    for (const ArgSpec& a : op->schema.args)
+      if (a.kind == ArgKind::TensorList)
+        return make_status(TSR_INVALID_ARGUMENT,
+                           "op '" + op->schema.name + "': Tensor[] arguments are not supported in plugin-defined ops");
+  op->impl = impl ? impl : plugin_op_impl;
+  for (const ArgSpec& a : op->schema.args) op->mutates |= a.mutable_;
+  std::string bn = op->schema.name;
+  while (!bn.empty() && bn[0] == '_') bn.erase(0, 1);
+  if (!bn.empty() && bn[0] >= 'a' && bn[0] <= 'z') bn[0] = static_cast<char>(bn[0] - 'a' + 'A');
+  op->backward_name = bn + "Backward";
+  op->extra = extra;
+  rt->op_by_name[op->schema.name] = op.get();
+  if (out) *out = op.get();
+  rt->ops.push_back(std::move(op));
+  return nullptr;
+}
+
+static std::vector<std::pair<const char*, OpFamilyFn>>& family_list() {
+  static std::vector<std::pair<const char*, OpFamilyFn>> list;  // filled by static initializers
+  return list;
+}
+
+bool register_op_family(const char* name, OpFamilyFn fn) {
+  family_list().emplace_back(name, fn);
+  return true;
+}
+
+const std::vector<std::pair<const char*, OpFamilyFn>>& op_families() { return family_list(); }
+
+static std::vector<std::pair<const char*, BackwardFamilyFn>>& backward_list() {
+  static std::vector<std::pair<const char*, BackwardFamilyFn>> list;
+  return list;
+}
+
+bool register_backward_family(const char* name, BackwardFamilyFn fn) {
+  backward_list().emplace_back(name, fn);
+  return true;
+}
+
+tsr_status_t register_builtin_ops(Runtime* rt) {
+  std::vector<OpSpec> specs;
+  for (const auto& f : family_list()) f.second(specs);
+  for (const OpSpec& s : specs) {
+    tsr_op_s* op = nullptr;
+    TSR_RETURN_IF_ERROR(add_op(rt, s.schema, s.impl, OpExtra{}, &op));
+    op->backward = s.backward;
+    op->save = s.save;
+    op->composite = s.composite;
+  }
+  std::vector<BackwardSpec> backwards;
+  for (const auto& f : backward_list()) f.second(backwards);
+  for (const BackwardSpec& b : backwards) {
+    auto it = rt->op_by_name.find(b.op);
+    if (it == rt->op_by_name.end()) return make_status(TSR_INTERNAL, "backward formula for unknown op '" + b.op + "'");
+    if (it->second->backward) return make_status(TSR_INTERNAL, "op '" + b.op + "' has two backward formulas");
+    it->second->backward = b.backward;
+    it->second->save = b.save;
+  }
+  return nullptr;
+}
+
+}  // namespace tsr::core
