@@ -1,5 +1,5 @@
 // softmax, log_softmax on CUDA over one dim of a contiguous tensor viewed as [outer, D, inner]
-// (the core makes the input contiguous; see core/ops/linalg/linalg.cpp). As the CPU backend: the max is
+// (the core makes the input contiguous; see core/ops/nn/nn_softmax.cpp). As the CPU backend: the max is
 // subtracted first, a NaN anywhere in a slice makes the whole slice NaN, a slice of -inf gives
 // NaN; f16/bf16 compute in float.
 //  - inner == 1: a warp per row for D <= 1024, a 512-thread block per row otherwise (three

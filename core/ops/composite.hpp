@@ -96,12 +96,8 @@ tsr_status_t composite_multi(CallCtx& ctx) {
 // version. Autograd history moves to self. Returns self.
 //   v.push_back(inplace_op("abs_(Tensor(a!) self) -> Tensor(a!)"));
 tsr_status_t inplace_impl(CallCtx& ctx);
-inline OpSpec inplace_op(std::string schema) {
-  OpSpec s;
-  s.schema = std::move(schema);
-  s.impl = inplace_impl;
-  s.composite = true;
-  return s;
+inline OpSpec inplace_op(std::string schema, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  return composite_op(std::move(schema), inplace_impl, file, line);
 }
 
 }  // namespace tsr::core

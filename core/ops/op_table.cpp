@@ -32,46 +32,18 @@ tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const
   return nullptr;
 }
 
-static std::vector<std::pair<const char*, OpFamilyFn>>& family_list() {
-  static std::vector<std::pair<const char*, OpFamilyFn>> list;  // filled by static initializers
-  return list;
-}
-
-bool register_op_family(const char* name, OpFamilyFn fn) {
-  family_list().emplace_back(name, fn);
-  return true;
-}
-
-const std::vector<std::pair<const char*, OpFamilyFn>>& op_families() { return family_list(); }
-
-static std::vector<std::pair<const char*, BackwardFamilyFn>>& backward_list() {
-  static std::vector<std::pair<const char*, BackwardFamilyFn>> list;
-  return list;
-}
-
-bool register_backward_family(const char* name, BackwardFamilyFn fn) {
-  backward_list().emplace_back(name, fn);
-  return true;
-}
-
 tsr_status_t register_builtin_ops(Runtime* rt) {
   std::vector<OpSpec> specs;
-  for (const auto& f : family_list()) f.second(specs);
+  for (const auto& f : OpFamilies::all()) f.fn(specs);
   for (const OpSpec& s : specs) {
     tsr_op_s* op = nullptr;
     TSR_RETURN_IF_ERROR(add_op(rt, s.schema, s.impl, OpExtra{}, &op));
-    op->backward = s.backward;
+    op->backward = s.backward.fn;
+    op->formula_name = s.backward.name;
     op->save = s.save;
     op->composite = s.composite;
-  }
-  std::vector<BackwardSpec> backwards;
-  for (const auto& f : backward_list()) f.second(backwards);
-  for (const BackwardSpec& b : backwards) {
-    auto it = rt->op_by_name.find(b.op);
-    if (it == rt->op_by_name.end()) return make_status(TSR_INTERNAL, "backward formula for unknown op '" + b.op + "'");
-    if (it->second->backward) return make_status(TSR_INTERNAL, "op '" + b.op + "' has two backward formulas");
-    it->second->backward = b.backward;
-    it->second->save = b.save;
+    op->source_file = s.file;
+    op->source_line = s.line;
   }
   return nullptr;
 }

@@ -71,6 +71,11 @@ struct tsr_op_s {
   bool composite = false;
   bool mutates = false;       // the schema has a Tensor(a!) argument
   std::string backward_name;  // "MulBackward": the name of its graph nodes
+  // Where the op was declared: the core's record (file relative to the source root, line), or
+  // nullptr and 0 for an op a plugin defined (the registering plugin is in `extra`).
+  const char* source_file = nullptr;
+  int source_line = 0;
+  const char* formula_name = nullptr;  // the backward formula as the record names it
 };
 
 namespace tsr::core {

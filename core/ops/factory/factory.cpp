@@ -105,9 +105,39 @@ tsr_status_t random_impl(CallCtx& ctx) {
   return run_factory(ctx, ndim, sizes, dt, device_arg(ctx, 2), args);
 }
 
+// _copy and _fill: the internal copy and fill every backend provides (cat, pads, factories use them).
+tsr_status_t copy_op_impl(CallCtx& ctx) {  // _copy(Tensor src) -> Tensor: out= decides dtype
+  Tensor* src = ctx.tensor(0);
+  Tensor* out = ctx.out_slot(0);
+  Tensor* result = nullptr;
+  if (out) {
+    TSR_RETURN_IF_ERROR(copy_into(out, src, ctx.name()));
+    return nullptr;
+  }
+  TSR_RETURN_IF_ERROR(new_tensor(ctx.rt, src->ndim, src->sizes, src->dtype, src->device, ctx.name(), &result));
+  if (tsr_status_t st = copy_into(result, src, ctx.name())) {
+    result->release();
+    return st;
+  }
+  publish_outputs(ctx, &result, 1);
+  return nullptr;
+}
+
+tsr_status_t fill_op_impl(CallCtx& ctx) {  // _fill(Tensor(a!) self, Scalar value) -> Tensor(a!)
+  Tensor* self = ctx.tensor(0);
+  TSR_RETURN_IF_ERROR(fill_tensor(ctx.rt, self, ctx.args[1], nullptr));
+  if (!ctx.out_slot(0)) {
+    self->retain();
+    ctx.outs[0] = self;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 TSR_CORE_OPS(factory) {
+  v.push_back({"_copy(Tensor src) -> Tensor", copy_op_impl});
+  v.push_back({"_fill(Tensor(a!) self, Scalar value) -> Tensor", fill_op_impl});
   v.push_back({"arange(Scalar start, Scalar end, Scalar step=1, ScalarType? dtype=None, Device? device=None) -> Tensor",
                arange_impl});
   v.push_back(

@@ -256,17 +256,17 @@ void scatter_reduce_backward(GradCtx& g) {
 
 TSR_CORE_OPS(index_gather) {
   v.push_back({"index_select(Tensor self, int dim, Tensor index) -> Tensor", composite<index_select_fn>,
-               index_select_backward, kSaveInputs});
+               TSR_GRAD(index_select_backward), kSaveInputs});
   v.push_back({"gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", composite<gather_fn>,
-               gather_backward, kSaveInputs});
+               TSR_GRAD(gather_backward), kSaveInputs});
   v.push_back({"scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", composite<scatter_fn>,
-               scatter_backward, kSaveInputs});
+               TSR_GRAD(scatter_backward), kSaveInputs});
   v.push_back({"scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", composite<scatter_add_fn>,
-               scatter_add_backward, kSaveInputs});
+               TSR_GRAD(scatter_add_backward), kSaveInputs});
   v.push_back(
       {"scatter_reduce(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> "
        "Tensor",
-       composite<scatter_reduce_fn>, scatter_reduce_backward, kSaveAll});
+       composite<scatter_reduce_fn>, TSR_GRAD(scatter_reduce_backward), kSaveAll});
   v.push_back(composite_op("scatter_value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
                            composite<scatter_value_fn>));
   v.push_back(inplace_op("scatter_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"));

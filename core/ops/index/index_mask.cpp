@@ -101,7 +101,7 @@ TSR_CORE_OPS(index_mask) {
   v.push_back({"nonzero(Tensor self) -> Tensor", composite<nonzero_fn>, nullptr, kSaveNothing});
   v.push_back(composite_op("argwhere(Tensor self) -> Tensor", composite<argwhere_fn>));
   v.push_back({"masked_fill_tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", composite<masked_fill_tensor_fn>,
-               masked_fill_tensor_backward, kSaveInputs});
+               TSR_GRAD(masked_fill_tensor_backward), kSaveInputs});
   v.push_back(composite_op("masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor", composite<masked_fill_fn>));
   v.push_back(composite_op("masked_select(Tensor self, Tensor mask) -> Tensor", composite<masked_select_fn>));
   v.push_back(

@@ -120,7 +120,7 @@ tsr::Tensor put_fn(CArgs& a) {
 
 TSR_CORE_OPS(index_rows) {
   v.push_back({"index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
-               composite<index_add_fn>, index_add_backward, kSaveInputs});
+               composite<index_add_fn>, TSR_GRAD(index_add_backward), kSaveInputs});
   v.push_back(composite_op("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor",
                            composite<index_copy_fn>));
   v.push_back(

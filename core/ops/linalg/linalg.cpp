@@ -1,8 +1,9 @@
-// Matrix products and softmax: ops whose kernels take views rather than an iteration.
+// Matrix products (mm, bmm, matmul): ops whose kernels take views rather than an iteration.
 #include <algorithm>
 
 #include "ops/op_impl.hpp"
 #include "ops/op_table.hpp"
+#include "ops/composite.hpp"
 
 namespace tsr::core {
 
@@ -251,45 +252,77 @@ tsr_status_t matmul_impl(CallCtx& ctx) {
   return nullptr;
 }
 
-tsr_status_t softmax_impl(CallCtx& ctx) {
-  Tensor* in = ctx.tensor(0);
-  int d = 0;
-  TSR_RETURN_IF_ERROR(wrap_dim(ctx.name(), ctx.int_arg(1), in->ndim, &d));
-  tsr_dtype_t dt = ctx.is_none(2) ? in->dtype : static_cast<tsr_dtype_t>(ctx.args[2].u.dtype);
-  if (!is_floating(dt))
-    return ctx.error(TSR_INVALID_ARGUMENT, std::string("expected a floating point tensor, got ") + dtype_name(dt) +
-                                               " (pass dtype= to compute in floating point)");
-  Tensor *cast = nullptr, *src = nullptr, *out = nullptr;
-  TSR_RETURN_IF_ERROR(cast_to(ctx.rt, in, dt, ctx.name(), &cast));
-  tsr_status_t st = make_contiguous(ctx.rt, cast, ctx.name(), &src);
-  cast->release();
-  if (st) return st;
-  if (!(st = make_output(ctx, 0, in->ndim, in->sizes, dt, in->device, &out))) {
-    st = into_dense(ctx, out, [&](Tensor* target) {
-      tsr_value_t args[3] = {ctx.args[0], ctx.args[1], ctx.args[2]};
-      args[0].u.tensor = src;
-      args[1].tag = TSR_VALUE_INT;
-      args[1].u.i = in->ndim == 0 ? 0 : d;
-      return launch_op(ctx.rt, ctx.op, in->device, dt, args, 3, &src, 1, &target, 1, nullptr);
-    });
+// ---- backward formulas ----
+
+// Column-major (a transposed contiguous matrix, as w.t() in linear).
+bool col_major(const tsr::Tensor& t) {
+  auto st = t.strides();
+  return t.dim() == 2 && st[0] == 1 && st[1] >= t.size(0) && t.size(1) > 1;
+}
+
+// a^T @ g for a matrix operand b of a product a @ b, laid out like b: for a transposed b
+// (linear's w.t()) it is computed as (g^T @ a)^T, so the gradient that reaches w through the
+// transpose is contiguous and needs no dense copy when stored as w.grad (as torch does).
+tsr::Tensor mat2_grad(const tsr::Tensor& a, const tsr::Tensor& g, const tsr::Tensor& b) {
+  if (col_major(b)) return tsr::mm(g.t(), a).t();
+  return tsr::mm(a.t(), g);
+}
+
+void mm_backward(GradCtx& g) {
+  const tsr::Tensor& go = g.grad(0);
+  if (!go.defined()) return;
+  if (g.needs(0)) g.set(0, tsr::mm(go, g.input(1).t()));
+  if (g.needs(1)) g.set(1, mat2_grad(g.input(0), go, g.input(1)));
+}
+
+void bmm_backward(GradCtx& g) {
+  const tsr::Tensor& go = g.grad(0);
+  if (!go.defined()) return;
+  if (g.needs(0)) g.set(0, tsr::bmm(go, g.input(1).transpose(1, 2)));
+  if (g.needs(1)) g.set(1, tsr::bmm(g.input(0).transpose(1, 2), go));
+}
+
+// matmul over every rank combination: 1-D operands are lifted to matrices (a: [1, k],
+// b: [k, 1]) and the incoming gradient gets the matching unit dims back; the products are then
+// ordinary (batched) matmuls whose broadcast batch dims the engine sums down to each input.
+void matmul_backward(GradCtx& g) {
+  const tsr::Tensor& go = g.grad(0);
+  if (!go.defined()) return;
+  tsr::Tensor a = g.input(0), b = g.input(1);
+  const bool a1 = a.dim() == 1, b1 = b.dim() == 1;
+  tsr::Tensor am = a1 ? a.unsqueeze(0) : a;
+  tsr::Tensor bm = b1 ? b.unsqueeze(1) : b;
+  tsr::Tensor gm = go;
+  if (a1) gm = gm.unsqueeze(b1 ? gm.dim() : gm.dim() - 1);
+  if (b1) gm = gm.unsqueeze(gm.dim());
+  if (g.needs(0)) {
+    tsr::Tensor ga = tsr::matmul(gm, bm.transpose(bm.dim() - 2, bm.dim() - 1));
+    if (a1) ga = ga.squeeze(ga.dim() - 2);
+    g.set(0, ga);
   }
-  src->release();
-  if (st) {
-    if (out) out->release();
-    return st;
+  if (g.needs(1)) {
+    tsr::Tensor gb;
+    if (bm.dim() == 2) {
+      // b shared by every batch (forward folded into one mm): its gradient is one GEMM over all
+      // rows, not a batched product summed over the batch afterwards.
+      std::vector<int64_t> as = am.sizes();
+      int64_t rows = 1;
+      for (size_t i = 0; i + 1 < as.size(); ++i) rows *= as[i];  // not -1: k or n may be 0
+      gb = mat2_grad(am.reshape({rows, as.back()}), gm.reshape({rows, gm.size(-1)}), bm);
+    } else {
+      gb = tsr::matmul(am.transpose(am.dim() - 2, am.dim() - 1), gm);
+    }
+    if (b1) gb = gb.squeeze(gb.dim() - 1);
+    g.set(1, gb);
   }
-  publish_outputs(ctx, &out, 1);
-  return nullptr;
 }
 
 }  // namespace
 
 TSR_CORE_OPS(linalg) {
-  v.push_back({"mm(Tensor self, Tensor mat2) -> Tensor", mm_impl});
-  v.push_back({"bmm(Tensor self, Tensor mat2) -> Tensor", bmm_impl});
-  v.push_back({"matmul(Tensor self, Tensor other) -> Tensor", matmul_impl});
-  v.push_back({"softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", softmax_impl});
-  v.push_back({"log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", softmax_impl});
+  v.push_back({"mm(Tensor self, Tensor mat2) -> Tensor", mm_impl, TSR_GRAD(mm_backward), kSaveInputs});
+  v.push_back({"bmm(Tensor self, Tensor mat2) -> Tensor", bmm_impl, TSR_GRAD(bmm_backward), kSaveInputs});
+  v.push_back({"matmul(Tensor self, Tensor other) -> Tensor", matmul_impl, TSR_GRAD(matmul_backward), kSaveInputs});
 }
 
 }  // namespace tsr::core

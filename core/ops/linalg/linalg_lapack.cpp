@@ -209,11 +209,13 @@ void cholesky_backward(GradCtx& g) {
 }  // namespace
 
 TSR_CORE_OPS(linalg_lapack) {
-  v.push_back({"inverse(Tensor self) -> Tensor", inverse_impl, inverse_backward, kSaveOutputs});
-  v.push_back({"cholesky(Tensor self, bool upper=False) -> Tensor", cholesky_impl, cholesky_backward, kSaveOutputs});
-  v.push_back({"_linalg_solve(Tensor A, Tensor B) -> Tensor", solve_impl, solve_backward, kSaveAll});
-  v.push_back({"det(Tensor self) -> Tensor", det_impl, det_backward, kSaveAll});
-  v.push_back({"slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)", det_impl, slogdet_backward, kSaveInputs});
+  v.push_back({"inverse(Tensor self) -> Tensor", inverse_impl, TSR_GRAD(inverse_backward), kSaveOutputs});
+  v.push_back(
+      {"cholesky(Tensor self, bool upper=False) -> Tensor", cholesky_impl, TSR_GRAD(cholesky_backward), kSaveOutputs});
+  v.push_back({"_linalg_solve(Tensor A, Tensor B) -> Tensor", solve_impl, TSR_GRAD(solve_backward), kSaveAll});
+  v.push_back({"det(Tensor self) -> Tensor", det_impl, TSR_GRAD(det_backward), kSaveAll});
+  v.push_back(
+      {"slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)", det_impl, TSR_GRAD(slogdet_backward), kSaveInputs});
   v.push_back(composite_op("linalg_solve(Tensor A, Tensor B) -> Tensor", composite<linalg_solve_fn>));
 }
 

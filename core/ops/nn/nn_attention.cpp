@@ -106,7 +106,7 @@ TSR_CORE_OPS(nn_attention) {
   v.push_back(
       nn::prim("_sdpa_math(Tensor query, Tensor key, Tensor value, Tensor? bias, Tensor? dropout_mask, "
                "float scale) -> (Tensor, Tensor)",
-               composite_multi<sdpa_math_fwd>, sdpa_math_bwd, kSaveAll));
+               composite_multi<sdpa_math_fwd>, TSR_GRAD(sdpa_math_bwd), kSaveAll));
   v.push_back(
       composite_op("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
                    "float dropout_p=0.0, bool is_causal=False, float? scale=None) -> Tensor",

@@ -315,11 +315,11 @@ TSR_CORE_OPS(nn_conv) {
   v.push_back(
       nn::prim("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
                "int[2] dilation=1, int groups=1) -> Tensor",
-               composite<conv2d_fwd>, conv2d_bwd));
+               composite<conv2d_fwd>, TSR_GRAD(conv2d_bwd)));
   v.push_back(
       nn::prim("conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
                "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",
-               composite<convt_fwd>, convt_bwd));
+               composite<convt_fwd>, TSR_GRAD(convt_bwd)));
   v.push_back(
       composite_op("conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0, "
                    "int[1] dilation=1, int groups=1) -> Tensor",

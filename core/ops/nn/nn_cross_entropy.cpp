@@ -227,11 +227,11 @@ TSR_CORE_OPS(nn_ce) {
   v.push_back(
       nn::prim("nll_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction='mean', "
                "int ignore_index=-100) -> Tensor",
-               composite<nll_fwd>, nll_bwd));
+               composite<nll_fwd>, TSR_GRAD(nll_bwd)));
   v.push_back(
       nn::prim("cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction='mean', "
                "int ignore_index=-100, float label_smoothing=0.0) -> Tensor",
-               composite<ce_fwd>, ce_bwd));
+               composite<ce_fwd>, TSR_GRAD(ce_bwd)));
 }
 
 }  // namespace tsr::core

@@ -117,10 +117,10 @@ TSR_CORE_OPS(nn_embedding) {
   v.push_back({"_nn_embedding_backward(Tensor grad, Tensor indices, int num_weights, int padding_idx) -> Tensor",
                nn::kernel_op_impl<embedding_backward_shape>});
   v.push_back(nn::prim("embedding(Tensor weight, Tensor indices, int? padding_idx=None) -> Tensor",
-                       composite<embedding_fwd>, embedding_bwd));
+                       composite<embedding_fwd>, TSR_GRAD(embedding_bwd)));
   v.push_back(composite_op("one_hot(Tensor self, int num_classes=-1) -> Tensor", composite<one_hot_fn>));
   v.push_back(nn::prim("native_dropout(Tensor input, float p, bool? train=None) -> (Tensor, Tensor)",
-                       composite_multi<native_dropout_fwd>, native_dropout_bwd, kSaveOutputs));
+                       composite_multi<native_dropout_fwd>, TSR_GRAD(native_dropout_bwd), kSaveOutputs));
   v.push_back(composite_op("dropout(Tensor input, float p=0.5, bool train=True) -> Tensor", composite<dropout_fn>));
 }
 

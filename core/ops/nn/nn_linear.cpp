@@ -42,7 +42,7 @@ void linear_bias_bwd(GradCtx& ctx) {
 TSR_CORE_OPS(nn_linear) {
   v.push_back({"_nn_linear(Tensor self, Tensor weight, Tensor bias) -> Tensor", nn::kernel_op_impl<linear_shape>});
   v.push_back(nn::prim("_linear_bias(Tensor self, Tensor weight, Tensor bias) -> Tensor", composite<linear_bias_fwd>,
-                       linear_bias_bwd));
+                       TSR_GRAD(linear_bias_bwd)));
 }
 
 }  // namespace tsr::core

@@ -241,22 +241,22 @@ void kl_bwd(GradCtx& c) {
 
 TSR_CORE_OPS(nn_loss) {
   v.push_back(nn::prim("mse_loss(Tensor self, Tensor target, str reduction='mean') -> Tensor",
-                       composite<diff_fwd<Diff::Mse>>, diff_bwd<Diff::Mse>));
+                       composite<diff_fwd<Diff::Mse>>, TSR_GRAD(diff_bwd<Diff::Mse>)));
   v.push_back(nn::prim("l1_loss(Tensor self, Tensor target, str reduction='mean') -> Tensor",
-                       composite<diff_fwd<Diff::L1>>, diff_bwd<Diff::L1>));
+                       composite<diff_fwd<Diff::L1>>, TSR_GRAD(diff_bwd<Diff::L1>)));
   v.push_back(nn::prim("smooth_l1_loss(Tensor self, Tensor target, str reduction='mean', float beta=1.0) -> Tensor",
-                       composite<diff_fwd<Diff::SmoothL1>>, diff_bwd<Diff::SmoothL1>));
+                       composite<diff_fwd<Diff::SmoothL1>>, TSR_GRAD(diff_bwd<Diff::SmoothL1>)));
   v.push_back(nn::prim("huber_loss(Tensor self, Tensor target, str reduction='mean', float delta=1.0) -> Tensor",
-                       composite<diff_fwd<Diff::Huber>>, diff_bwd<Diff::Huber>));
+                       composite<diff_fwd<Diff::Huber>>, TSR_GRAD(diff_bwd<Diff::Huber>)));
   v.push_back(
       nn::prim("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction='mean') -> Tensor",
-               composite<bce_fwd>, bce_bwd));
+               composite<bce_fwd>, TSR_GRAD(bce_bwd)));
   v.push_back(
       nn::prim("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
                "Tensor? pos_weight=None, str reduction='mean') -> Tensor",
-               composite<bce_logits_fwd>, bce_logits_bwd));
+               composite<bce_logits_fwd>, TSR_GRAD(bce_logits_bwd)));
   v.push_back(nn::prim("kl_div(Tensor self, Tensor target, str reduction='mean', bool log_target=False) -> Tensor",
-                       composite<kl_fwd>, kl_bwd));
+                       composite<kl_fwd>, TSR_GRAD(kl_bwd)));
 }
 
 }  // namespace tsr::core

@@ -284,20 +284,20 @@ TSR_CORE_OPS(nn_norm) {
   v.push_back(
       nn::prim("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
                "float eps=1e-05) -> Tensor",
-               composite<ln_fwd<false>>, ln_bwd<false>));
+               composite<ln_fwd<false>>, TSR_GRAD(ln_bwd<false>)));
   v.push_back(nn::prim("rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
-                       composite<ln_fwd<true>>, ln_bwd<true>));
+                       composite<ln_fwd<true>>, TSR_GRAD(ln_bwd<true>)));
   v.push_back(
       nn::prim("group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
                "float eps=1e-05) -> Tensor",
-               composite<gn_fwd>, gn_bwd));
+               composite<gn_fwd>, TSR_GRAD(gn_bwd)));
   v.push_back(
       nn::prim("_batch_norm_train(Tensor input, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
-               composite_multi<bn_train_fwd>, bn_train_bwd));
+               composite_multi<bn_train_fwd>, TSR_GRAD(bn_train_bwd)));
   v.push_back(
       nn::prim("_batch_norm_eval(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
                "Tensor running_var, float eps) -> Tensor",
-               composite<bn_eval_fwd>, bn_eval_bwd));
+               composite<bn_eval_fwd>, TSR_GRAD(bn_eval_bwd)));
   v.push_back(
       composite_op("batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor? running_mean=None, "
                    "Tensor? running_var=None, bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",

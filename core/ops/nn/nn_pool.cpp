@@ -238,7 +238,7 @@ TSR_CORE_OPS(nn_pool) {
   v.push_back(
       nn::prim("max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
                "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-               composite_multi<max_pool_fwd>, max_pool_bwd, kSaveAll));
+               composite_multi<max_pool_fwd>, TSR_GRAD(max_pool_bwd), kSaveAll));
   v.push_back(
       composite_op("max_pool2d(Tensor self, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
                    "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
@@ -246,9 +246,9 @@ TSR_CORE_OPS(nn_pool) {
   v.push_back(
       nn::prim("avg_pool2d(Tensor self, int[2] kernel_size, int[2]? stride=None, int[2] padding=0, "
                "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-               composite<avg_pool_fwd>, avg_pool_bwd));
+               composite<avg_pool_fwd>, TSR_GRAD(avg_pool_bwd)));
   v.push_back(nn::prim("adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor", composite<adaptive_avg_fwd>,
-                       adaptive_avg_bwd));
+                       TSR_GRAD(adaptive_avg_bwd)));
 }
 
 }  // namespace tsr::core

@@ -112,11 +112,11 @@ TSR_CORE_OPS(nn_resample) {
   v.push_back(
       nn::prim("upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, "
                "float? scales_w=None) -> Tensor",
-               composite<resample_fwd<Mode::Nearest>>, resample_bwd<Mode::Nearest>));
+               composite<resample_fwd<Mode::Nearest>>, TSR_GRAD(resample_bwd<Mode::Nearest>)));
   v.push_back(
       nn::prim("upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, "
                "float? scales_h=None, float? scales_w=None) -> Tensor",
-               composite<resample_fwd<Mode::Bilinear>>, resample_bwd<Mode::Bilinear>));
+               composite<resample_fwd<Mode::Bilinear>>, TSR_GRAD(resample_bwd<Mode::Bilinear>)));
   v.push_back(
       composite_op("interpolate(Tensor input, int[]? size=None, float? scale_factor=None, str mode='nearest', "
                    "bool? align_corners=None) -> Tensor",

@@ -69,13 +69,9 @@ inline tsr::Arg opt(const std::optional<tsr::Tensor>& t) { return tsr::detail::o
 
 namespace tsr::core::nn {
 // A primitive (recorded as one node) whose forward may be written with SDK ops.
-inline OpSpec prim(const char* schema, OpImplFn impl, BackwardFn bwd, uint32_t save = kSaveInputs) {
-  OpSpec s;
-  s.schema = schema;
-  s.impl = impl;
-  s.backward = bwd;
-  s.save = save;
-  return s;
+inline OpSpec prim(const char* schema, OpImplFn impl, Formula bwd, uint32_t save = kSaveInputs,
+                   const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  return OpSpec(schema, impl, bwd, save, file, line);
 }
 }  // namespace tsr::core::nn
 

@@ -99,12 +99,8 @@ tsr_status_t adam_step_impl(CallCtx& ctx) {
   return run_step(ctx, outs, amsgrad ? 4 : 3, grad);
 }
 
-OpSpec unrecorded(std::string schema, OpImplFn impl) {
-  OpSpec s;
-  s.schema = std::move(schema);
-  s.impl = impl;
-  s.composite = true;
-  return s;
+OpSpec unrecorded(std::string schema, OpImplFn impl, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  return composite_op(std::move(schema), impl, file, line);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "ops/op_impl.hpp"
 #include "ops/op_table.hpp"
+#include "ops/reduce/reduce_common.hpp"
 
 namespace tsr::core {
 
@@ -182,13 +183,51 @@ tsr_status_t argmax_impl(CallCtx& ctx) {
   return run_reduction(ctx, Kind::ArgMax, in, in->ndim == 0 ? 0u : (1u << d), keepdim, TSR_I64);
 }
 
+// ---- backward formulas ----
+
+using red::Dims;
+
+Dims grad_dims(GradCtx& ctx) {
+  return red::dims_of(ctx.op_name(), ctx.ints(1), static_cast<int64_t>(ctx.input_sizes(0).size()));
+}
+
+void sum_backward(GradCtx& ctx) {
+  if (!ctx.needs(0) || !ctx.grad().defined()) return;
+  Dims dims = grad_dims(ctx);
+  ctx.set(0, red::keep(ctx.grad(), dims, ctx.bool_arg(2)).expand(ctx.input_sizes(0)));
+}
+
+void mean_backward(GradCtx& ctx) {
+  if (!ctx.needs(0) || !ctx.grad().defined()) return;
+  Dims dims = grad_dims(ctx);
+  auto sizes = ctx.input_sizes(0);
+  const double n = static_cast<double>(red::count_of(sizes, dims));
+  ctx.set(0, (red::keep(ctx.grad(), dims, ctx.bool_arg(2)) / n).expand(sizes));
+}
+
+// The gradient is split evenly among the elements equal to the extreme (PyTorch's rule).
+void amax_amin_backward(GradCtx& ctx) {
+  if (!ctx.needs(0) || !ctx.grad().defined()) return;
+  Dims dims = grad_dims(ctx);
+  bool keepdim = ctx.bool_arg(2);
+  const tsr::Tensor& x = ctx.input(0);
+  tsr::Tensor mask = tsr::eq(x, red::keep(ctx.output(0), dims, keepdim));
+  tsr::Tensor count = tsr::sum(mask, dims, true);
+  // where, not a product: a NaN extreme matches nothing (count 0) and must give 0, not NaN.
+  ctx.set(0, tsr::where(mask, red::keep(ctx.grad(), dims, keepdim) / count, tsr::wrap_scalar(0.0, x.runtime())));
+}
+
 }  // namespace
 
 TSR_CORE_OPS(reduction) {
-  v.push_back({"sum(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor", sum_impl});
-  v.push_back({"mean(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor", mean_impl});
-  v.push_back({"amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", minmax_impl});
-  v.push_back({"amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", minmax_impl});
+  v.push_back({"sum(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor", sum_impl,
+               TSR_GRAD(sum_backward), kSaveNothing});
+  v.push_back({"mean(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor", mean_impl,
+               TSR_GRAD(mean_backward), kSaveNothing});
+  v.push_back({"amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", minmax_impl,
+               TSR_GRAD(amax_amin_backward), kSaveAll});
+  v.push_back({"amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", minmax_impl,
+               TSR_GRAD(amax_amin_backward), kSaveAll});
   v.push_back({"argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", argmax_impl});
 }
 

@@ -139,10 +139,10 @@ TSR_CORE_OPS(reduce_rows) {
   v.push_back({"_cumulative_rows(Tensor self, int kind) -> Tensor", cumulative_rows_impl, nullptr, kSaveNothing});
   v.push_back({"_cumextreme_rows(Tensor self, bool max) -> (Tensor values, Tensor indices)", cumextreme_rows_impl,
                nullptr, kSaveNothing});
-  v.push_back(
-      {"_gather_rows(Tensor self, Tensor index) -> Tensor", gather_rows_impl, gather_rows_backward, kSaveInputs});
+  v.push_back({"_gather_rows(Tensor self, Tensor index) -> Tensor", gather_rows_impl, TSR_GRAD(gather_rows_backward),
+               kSaveInputs});
   v.push_back({"_scatter_add_rows(Tensor src, Tensor index, int n) -> Tensor", scatter_add_rows_impl,
-               scatter_add_rows_backward, kSaveInputs});
+               TSR_GRAD(scatter_add_rows_backward), kSaveInputs});
 }
 
 }  // namespace tsr::core

@@ -128,16 +128,16 @@ void cumextreme_backward(GradCtx& ctx) {
 }  // namespace
 
 TSR_CORE_OPS(reduce_scan) {
-  v.push_back({"cumsum(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", composite<cumsum_fn>, cumsum_backward,
-               kSaveNothing});
+  v.push_back({"cumsum(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", composite<cumsum_fn>,
+               TSR_GRAD(cumsum_backward), kSaveNothing});
   v.push_back({"cumprod(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", composite<cumprod_fn>,
-               cumprod_backward, kSaveAll});
-  v.push_back(
-      {"logcumsumexp(Tensor self, int dim) -> Tensor", composite<logcumsumexp_fn>, logcumsumexp_backward, kSaveAll});
+               TSR_GRAD(cumprod_backward), kSaveAll});
+  v.push_back({"logcumsumexp(Tensor self, int dim) -> Tensor", composite<logcumsumexp_fn>,
+               TSR_GRAD(logcumsumexp_backward), kSaveAll});
   v.push_back({"cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", composite_multi<cummax_fn>,
-               cumextreme_backward, kSaveOutputs});
+               TSR_GRAD(cumextreme_backward), kSaveOutputs});
   v.push_back({"cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", composite_multi<cummin_fn>,
-               cumextreme_backward, kSaveOutputs});
+               TSR_GRAD(cumextreme_backward), kSaveOutputs});
 }
 
 }  // namespace tsr::core

@@ -120,11 +120,11 @@ void reduced_index_backward(GradCtx& ctx) {
 
 TSR_CORE_OPS(reduce_sort) {
   v.push_back({"mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
-               composite_multi<mode_fn>, reduced_index_backward, kSaveOutputs});
+               composite_multi<mode_fn>, TSR_GRAD(reduced_index_backward), kSaveOutputs});
   v.push_back(
       {"sort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> (Tensor values, Tensor "
        "indices)",
-       composite_multi<sort_fn>, sort_backward, kSaveOutputs});
+       composite_multi<sort_fn>, TSR_GRAD(sort_backward), kSaveOutputs});
   v.push_back(composite_op("argsort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> Tensor",
                            composite<argsort_fn>));
   v.push_back(

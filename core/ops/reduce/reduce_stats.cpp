@@ -341,31 +341,31 @@ std::vector<Tensor> aminmax_fn(CArgs& a) {
 
 TSR_CORE_OPS(reduce_stats) {
   v.push_back({"prod(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor",
-               composite<prod_fn>, prod_backward, kSaveInputs});
+               composite<prod_fn>, TSR_GRAD(prod_backward), kSaveInputs});
   const char* var_args = "(Tensor self, int[]? dim=None, Scalar? correction=None, bool keepdim=False)";
-  v.push_back({std::string("var") + var_args + " -> Tensor", composite<var_fn>, var_std_backward, kSaveAll});
-  v.push_back({std::string("std") + var_args + " -> Tensor", composite<std_fn>, var_std_backward, kSaveAll});
+  v.push_back({std::string("var") + var_args + " -> Tensor", composite<var_fn>, TSR_GRAD(var_std_backward), kSaveAll});
+  v.push_back({std::string("std") + var_args + " -> Tensor", composite<std_fn>, TSR_GRAD(var_std_backward), kSaveAll});
   v.push_back({std::string("var_mean") + var_args + " -> (Tensor, Tensor)", composite_multi<var_mean_fn>,
-               var_std_backward, kSaveAll});
+               TSR_GRAD(var_std_backward), kSaveAll});
   v.push_back({std::string("std_mean") + var_args + " -> (Tensor, Tensor)", composite_multi<std_mean_fn>,
-               var_std_backward, kSaveAll});
+               TSR_GRAD(var_std_backward), kSaveAll});
   v.push_back({"norm(Tensor self, Scalar p=2, int[]? dim=None, bool keepdim=False) -> Tensor", composite<norm_fn>,
-               norm_backward, kSaveAll});
+               TSR_GRAD(norm_backward), kSaveAll});
   v.push_back({"logsumexp(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", composite<logsumexp_fn>,
-               logsumexp_backward, kSaveAll});
+               TSR_GRAD(logsumexp_backward), kSaveAll});
   v.push_back(composite_op("all(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", composite<all_fn>));
   v.push_back(composite_op("any(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", composite<any_fn>));
   v.push_back(composite_op("count_nonzero(Tensor self, int[]? dim=None) -> Tensor", composite<count_nonzero_fn>));
   v.push_back({"nansum(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor",
-               composite<nansum_fn>, nansum_backward, kSaveInputs});
+               composite<nansum_fn>, TSR_GRAD(nansum_backward), kSaveInputs});
   v.push_back({"nanmean(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor",
-               composite<nanmean_fn>, nansum_backward, kSaveInputs});
+               composite<nanmean_fn>, TSR_GRAD(nansum_backward), kSaveInputs});
   v.push_back(composite_op("max(Tensor self) -> Tensor", composite<max_fn>));
   v.push_back(composite_op("min(Tensor self) -> Tensor", composite<min_fn>));
   v.push_back({"max_dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-               composite_multi<max_dim_fn>, extreme_dim_backward, kSaveOutputs});
+               composite_multi<max_dim_fn>, TSR_GRAD(extreme_dim_backward), kSaveOutputs});
   v.push_back({"min_dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-               composite_multi<min_dim_fn>, extreme_dim_backward, kSaveOutputs});
+               composite_multi<min_dim_fn>, TSR_GRAD(extreme_dim_backward), kSaveOutputs});
   v.push_back(composite_op("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", composite<argmin_fn>));
   v.push_back(composite_op("aminmax(Tensor self, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
                            composite_multi<aminmax_fn>));

@@ -415,7 +415,7 @@ Tensor narrow_copy_fn(CArgs& a) {
 }  // namespace
 
 TSR_CORE_OPS(shape) {
-  v.push_back({"cat(Tensor[] tensors, int dim=0) -> Tensor", composite<cat_fn>, cat_backward, kSaveInputs});
+  v.push_back({"cat(Tensor[] tensors, int dim=0) -> Tensor", composite<cat_fn>, TSR_GRAD(cat_backward), kSaveInputs});
   v.push_back(composite_op("stack(Tensor[] tensors, int dim=0) -> Tensor", composite<stack_fn>));
   v.push_back(composite_op("hstack(Tensor[] tensors) -> Tensor", composite<stack_like_fn<1, 1>>));
   v.push_back(composite_op("vstack(Tensor[] tensors) -> Tensor", composite<stack_like_fn<2, 0>>));
@@ -427,7 +427,7 @@ TSR_CORE_OPS(shape) {
   // PyTorch's aliases.
   v.push_back(composite_op("moveaxis(Tensor self, int[] source, int[] destination) -> Tensor", composite<movedim_fn>));
   v.push_back(composite_op("swapdims(Tensor self, int dim0, int dim1) -> Tensor", composite<swapaxes_fn>));
-  v.push_back({"flip(Tensor self, int[] dims) -> Tensor", composite<flip_fn>, flip_backward, kSaveNothing});
+  v.push_back({"flip(Tensor self, int[] dims) -> Tensor", composite<flip_fn>, TSR_GRAD(flip_backward), kSaveNothing});
   v.push_back(composite_op("fliplr(Tensor self) -> Tensor", composite<fliplr_fn>));
   v.push_back(composite_op("flipud(Tensor self) -> Tensor", composite<flipud_fn>));
   v.push_back(composite_op("roll(Tensor self, int[] shifts, int[] dims=[]) -> Tensor", composite<roll_fn>));

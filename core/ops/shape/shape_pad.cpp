@@ -200,17 +200,19 @@ Tensor pad_fn(CArgs& a) {
 }  // namespace
 
 TSR_CORE_OPS(shape_pad) {
-  v.push_back({"tril(Tensor self, int diagonal=0) -> Tensor", composite<tri_fn>, tril_backward, kSaveNothing});
-  v.push_back({"triu(Tensor self, int diagonal=0) -> Tensor", composite<tri_fn>, triu_backward, kSaveNothing});
+  v.push_back(
+      {"tril(Tensor self, int diagonal=0) -> Tensor", composite<tri_fn>, TSR_GRAD(tril_backward), kSaveNothing});
+  v.push_back(
+      {"triu(Tensor self, int diagonal=0) -> Tensor", composite<tri_fn>, TSR_GRAD(triu_backward), kSaveNothing});
   v.push_back(inplace_op("tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"));
   v.push_back(inplace_op("triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)"));
   v.push_back(
       composite_op("diagonal(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor", composite<diagonal_fn>));
   v.push_back({"diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor", composite<diag_embed_fn>,
-               diag_embed_backward, kSaveNothing});
+               TSR_GRAD(diag_embed_backward), kSaveNothing});
   v.push_back(composite_op("diag(Tensor self, int diagonal=0) -> Tensor", composite<diag_fn>));
   v.push_back({"constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor", composite<constant_pad_fn>,
-               constant_pad_backward, kSaveNothing});
+               TSR_GRAD(constant_pad_backward), kSaveNothing});
   v.push_back(composite_op("pad(Tensor self, int[] pad, str mode=\"constant\", float? value=None) -> Tensor",
                            composite<pad_fn>));
 }

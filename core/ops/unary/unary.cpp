@@ -1,5 +1,8 @@
-// Unary math and activation ops: schemas, PyTorch dtype rules, argument checks. Kernels do the
-// math (backends/*/unary*.cpp); formulas live in ops/unary/unary_grad.cpp. Dtype rules:
+// Unary math and activation ops (the foundation ops neg, abs, relu, exp, log, sqrt, rsqrt, tanh,
+// sigmoid, silu, gelu among them): schemas, PyTorch dtype rules, argument checks and backward
+// formulas. Kernels do the math (backends/*/unary*.cpp). Formulas are written with SDK ops so they
+// run on any backend and are recorded under create_graph; those that can use the result (exp,
+// tanh, sigmoid, sqrt, ...) save only the output. Dtype rules:
 //   - transcendental math (exp2, log1p, sin, erf, sigmoid, logit, ...): ints/bool -> float32;
 //   - sign/sgn/abs/square/nan_to_num: dtype kept (square on bool -> int64, like pow(bool, 2));
 //   - floor/ceil/trunc/round: integer dtypes kept (identity), bool rejected;
@@ -17,6 +20,8 @@
 #include "ops/elementwise.hpp"
 #include "ops/op_impl.hpp"
 #include "ops/op_table.hpp"
+#include "autograd/engine.hpp"
+#include "tessera/tessera.hpp"
 
 namespace tsr::core {
 namespace {
@@ -158,32 +163,240 @@ tsr_status_t celu_inplace(CallCtx& ctx) {
   return forward_inplace(ctx, "elu_", extra, 3);
 }
 
+// ---- foundation ops (the first op set) ----
+
+tsr_status_t gelu_impl(CallCtx& ctx) {
+  std::string approx = ctx.args[1].u.str;
+  if (approx != "none" && approx != "tanh")
+    return ctx.error(TSR_INVALID_ARGUMENT, "approximate must be 'none' or 'tanh', got '" + approx + "'");
+  return elementwise_impl<Rule::IntToFloat, 1>(ctx);
+}
+
+// grad * gelu'(self): the fused form of gelu's backward (gelu_bw below) for backends
+// that register a kernel.
+tsr_status_t gelu_backward_impl(CallCtx& ctx) {
+  std::string approx = ctx.args[2].u.str;
+  if (approx != "none" && approx != "tanh")
+    return ctx.error(TSR_INVALID_ARGUMENT, "approximate must be 'none' or 'tanh', got '" + approx + "'");
+  return elementwise_impl<Rule::IntToFloat, 2>(ctx);
+}
+
+tsr_status_t abs_impl(CallCtx& ctx) { return elementwise_impl<Rule::Promote, 1>(ctx); }
+
+// ---- backward formulas ----
+
+using tsr::Tensor;
+
+constexpr double kLn2 = 0.69314718055994530942;
+constexpr double kLn10 = 2.30258509299404568402;
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+constexpr double kSqrtPiOverTwo = 0.88622692545275801365;
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+
+Tensor zero_like_scalar(const Tensor& g) { return tsr::wrap_scalar(0.0, g.runtime()); }
+// g where cond, else 0 (never NaN from 0 * inf in the masked-out part).
+Tensor masked(const Tensor& cond, const Tensor& g) { return tsr::where(cond, g, zero_like_scalar(g)); }
+Tensor zeros_of(GradCtx& c) {
+  const Tensor& g = c.grad(0);
+  return tsr::zeros(c.input_sizes(0), g.dtype(), g.device());
+}
+
+#define TSR_UNARY_BW(name) void name##_bw(GradCtx& c)
+#define X c.input(0)
+#define Y c.output(0)
+#define G c.grad(0)
+#define SET(expr)                            \
+  do {                                       \
+    if (!c.needs(0) || !G.defined()) return; \
+    c.set(0, (expr));                        \
+  } while (0)
+
+TSR_UNARY_BW(neg) { SET(tsr::neg(G)); }
+TSR_UNARY_BW(abs) { SET(G * tsr::sgn(X)); }
+TSR_UNARY_BW(relu) { SET(masked(tsr::gt(Y, 0.0), G)); }
+TSR_UNARY_BW(exp) { SET(G * Y); }
+TSR_UNARY_BW(exp2) { SET(G * Y * kLn2); }
+TSR_UNARY_BW(expm1) { SET(G * (Y + 1.0)); }
+TSR_UNARY_BW(log) { SET(G / X); }
+TSR_UNARY_BW(log2) { SET(G / (X * kLn2)); }
+TSR_UNARY_BW(log10) { SET(G / (X * kLn10)); }
+TSR_UNARY_BW(log1p) { SET(G / (X + 1.0)); }
+TSR_UNARY_BW(sqrt) { SET(G / (Y * 2.0)); }
+TSR_UNARY_BW(rsqrt) { SET(G * (Y * Y * Y) * -0.5); }
+TSR_UNARY_BW(reciprocal) { SET(G * (Y * Y) * -1.0); }
+TSR_UNARY_BW(square) { SET(G * X * 2.0); }
+TSR_UNARY_BW(sin) { SET(G * tsr::cos(X)); }
+TSR_UNARY_BW(cos) { SET(G * tsr::sin(X) * -1.0); }
+TSR_UNARY_BW(tan) { SET(G * (Y * Y + 1.0)); }
+TSR_UNARY_BW(asin) { SET(G * tsr::rsqrt(1.0 - X * X)); }
+TSR_UNARY_BW(acos) { SET(G * tsr::rsqrt(1.0 - X * X) * -1.0); }
+TSR_UNARY_BW(atan) { SET(G / (X * X + 1.0)); }
+TSR_UNARY_BW(sinh) { SET(G * tsr::cosh(X)); }
+TSR_UNARY_BW(cosh) { SET(G * tsr::sinh(X)); }
+TSR_UNARY_BW(tanh) { SET(G * (1.0 - Y * Y)); }
+TSR_UNARY_BW(asinh) { SET(G * tsr::rsqrt(X * X + 1.0)); }
+TSR_UNARY_BW(acosh) { SET(G * tsr::rsqrt((X - 1.0) * (X + 1.0))); }
+TSR_UNARY_BW(atanh) { SET(G / (1.0 - X * X)); }
+TSR_UNARY_BW(erf) { SET(G * tsr::exp(tsr::neg(X * X)) * kTwoOverSqrtPi); }
+TSR_UNARY_BW(erfc) { SET(G * tsr::exp(tsr::neg(X * X)) * -kTwoOverSqrtPi); }
+TSR_UNARY_BW(erfinv) { SET(G * tsr::exp(Y * Y) * kSqrtPiOverTwo); }
+// Piecewise constant: the gradient is zero almost everywhere (as in PyTorch).
+TSR_UNARY_BW(zero) { SET(zeros_of(c)); }
+TSR_UNARY_BW(frac) { SET(G * 1.0); }
+TSR_UNARY_BW(sigmoid) { SET(G * Y * (1.0 - Y)); }
+TSR_UNARY_BW(silu) {
+  if (!c.needs(0) || !G.defined()) return;
+  Tensor s = tsr::sigmoid(X);
+  c.set(0, G * s * (X * (1.0 - s) + 1.0));
+}
+TSR_UNARY_BW(gelu) {
+  if (!c.needs(0) || !G.defined()) return;
+  const Tensor& x = X;
+  if (!grad_mode()) {  // not recording (no create_graph): one fused pass when the backend has it
+    try {
+      static const tsr::Op op("_gelu_backward");
+      c.set(0, tsr::call(op, {G, x, c.str(1)}));
+      return;
+    } catch (const tsr::Error& e) {
+      if (e.code() != TSR_UNIMPLEMENTED) throw;
+    }
+  }
+  if (c.str(1) == "tanh") {
+    const double k = 0.79788456080286535588, a = 0.044715;
+    Tensor x2 = x * x;
+    Tensor t = tsr::tanh((x + x2 * x * a) * k);
+    Tensor left = (t + 1.0) * 0.5;
+    Tensor right = x * (1.0 - t * t) * (x2 * (3 * a) + 1.0) * (0.5 * k);
+    c.set(0, G * (left + right));
+  } else {
+    Tensor cdf = (tsr::erf(x * kInvSqrt2) + 1.0) * 0.5;
+    Tensor pdf = tsr::exp(x * x * -0.5) * kInvSqrt2Pi;
+    c.set(0, G * (cdf + x * pdf));
+  }
+}
+TSR_UNARY_BW(logit) {
+  if (!c.needs(0) || !G.defined()) return;
+  const Tensor& x = X;
+  Tensor d = G / (x * (1.0 - x));
+  if (c.is_none(1)) {
+    c.set(0, d);
+  } else {
+    // Clamped region: the forward is constant there.
+    double eps = c.double_arg(1);
+    c.set(0, masked(tsr::ge(x, eps) * tsr::le(x, 1.0 - eps), d));
+  }
+}
+TSR_UNARY_BW(leaky_relu) {
+  if (!c.needs(0) || !G.defined()) return;
+  c.set(0, tsr::where(tsr::gt(X, 0.0), G, G * c.double_arg(1)));
+}
+TSR_UNARY_BW(elu) {
+  if (!c.needs(0) || !G.defined()) return;
+  const double alpha = c.double_arg(1), scale = c.double_arg(2), in_scale = c.double_arg(3);
+  const Tensor& x = X;
+  Tensor neg_part = G * tsr::exp(x * in_scale) * (alpha * scale * in_scale);
+  c.set(0, tsr::where(tsr::gt(x, 0.0), G * scale, neg_part));
+}
+TSR_UNARY_BW(mish) {
+  if (!c.needs(0) || !G.defined()) return;
+  const Tensor& x = X;
+  Tensor t = tsr::tanh(tsr::softplus(x));
+  c.set(0, G * (t + x * tsr::sigmoid(x) * (1.0 - t * t)));
+}
+TSR_UNARY_BW(softplus) {
+  if (!c.needs(0) || !G.defined()) return;
+  const double beta = c.double_arg(1), threshold = c.double_arg(2);
+  const Tensor& x = X;
+  Tensor linear = tsr::gt(x * beta, threshold);
+  c.set(0, tsr::where(linear, G, G * tsr::sigmoid(x * beta)));
+}
+TSR_UNARY_BW(hardswish) {
+  if (!c.needs(0) || !G.defined()) return;
+  const Tensor& x = X;
+  Tensor mid = G * (x * (1.0 / 3.0) + 0.5);
+  c.set(0, tsr::where(tsr::lt(x, -3.0), zero_like_scalar(G), tsr::where(tsr::le(x, 3.0), mid, G)));
+}
+TSR_UNARY_BW(hardsigmoid) {
+  if (!c.needs(0) || !G.defined()) return;
+  const Tensor& x = X;
+  c.set(0, masked(tsr::gt(x, -3.0) * tsr::lt(x, 3.0), G * (1.0 / 6.0)));
+}
+TSR_UNARY_BW(hardtanh) {
+  if (!c.needs(0) || !G.defined()) return;
+  const Tensor& x = X;
+  c.set(0, masked(tsr::gt(x, c.double_arg(1)) * tsr::lt(x, c.double_arg(2)), G));
+}
+TSR_UNARY_BW(nan_to_num) { SET(masked(tsr::isfinite(X), G)); }
+
+#undef SET
+#undef G
+#undef Y
+#undef X
+#undef TSR_UNARY_BW
+
 }  // namespace
 
 TSR_CORE_OPS(unary) {
+  v.push_back({"neg(Tensor self) -> Tensor", elementwise_impl<Rule::NoBool, 1>, TSR_GRAD(neg_bw), kSaveNothing});
+  v.push_back({"abs(Tensor self) -> Tensor", abs_impl, TSR_GRAD(abs_bw), kSaveInputs});
+  v.push_back({"relu(Tensor self) -> Tensor", elementwise_impl<Rule::NoBool, 1>, TSR_GRAD(relu_bw), kSaveOutputs});
+  v.push_back({"exp(Tensor self) -> Tensor", elementwise_impl<Rule::IntToFloat, 1>, TSR_GRAD(exp_bw), kSaveOutputs});
+  v.push_back({"log(Tensor self) -> Tensor", elementwise_impl<Rule::IntToFloat, 1>, TSR_GRAD(log_bw), kSaveInputs});
+  v.push_back({"sqrt(Tensor self) -> Tensor", elementwise_impl<Rule::IntToFloat, 1>, TSR_GRAD(sqrt_bw), kSaveOutputs});
+  v.push_back(
+      {"rsqrt(Tensor self) -> Tensor", elementwise_impl<Rule::IntToFloat, 1>, TSR_GRAD(rsqrt_bw), kSaveOutputs});
+  v.push_back({"tanh(Tensor self) -> Tensor", elementwise_impl<Rule::IntToFloat, 1>, TSR_GRAD(tanh_bw), kSaveOutputs});
+  v.push_back(
+      {"sigmoid(Tensor self) -> Tensor", elementwise_impl<Rule::IntToFloat, 1>, TSR_GRAD(sigmoid_bw), kSaveOutputs});
+  v.push_back({"silu(Tensor self) -> Tensor", elementwise_impl<Rule::IntToFloat, 1>, TSR_GRAD(silu_bw), kSaveInputs});
+  v.push_back({"gelu(Tensor self, str approximate='none') -> Tensor", gelu_impl, TSR_GRAD(gelu_bw), kSaveInputs});
+  v.push_back({"_gelu_backward(Tensor grad, Tensor self, str approximate='none') -> Tensor", gelu_backward_impl});
   const auto ItoF = elementwise_impl<Rule::IntToFloat, 1>;
-  for (const char* f : {"exp2", "expm1", "log2", "log10", "log1p", "reciprocal", "sin",   "cos", "tan",  "asin",
-                        "acos", "atan",  "sinh", "cosh",  "asinh", "acosh",      "atanh", "erf", "erfc", "erfinv"})
-    v.push_back({std::string(f) + "(Tensor self) -> Tensor", ItoF});
-  v.push_back({"sign(Tensor self) -> Tensor", same_dtype_impl});
-  v.push_back({"sgn(Tensor self) -> Tensor", same_dtype_impl});
-  v.push_back({"square(Tensor self) -> Tensor", square_impl});
-  for (const char* f : {"floor", "ceil", "trunc"})
-    v.push_back({std::string(f) + "(Tensor self) -> Tensor", keep_int_impl});
-  v.push_back({"round(Tensor self, *, int decimals=0) -> Tensor", round_impl});
-  v.push_back({"frac(Tensor self) -> Tensor", float_only_impl});
-  v.push_back({"logit(Tensor self, float? eps=None) -> Tensor", logit_impl});
-  v.push_back({"leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", float_only_impl});
-  v.push_back({"elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", float_only_impl});
-  v.push_back({"mish(Tensor self) -> Tensor", float_only_impl});
-  v.push_back({"softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", softplus_impl});
-  v.push_back({"hardswish(Tensor self) -> Tensor", float_only_impl});
-  v.push_back({"hardsigmoid(Tensor self) -> Tensor", float_only_impl});
-  v.push_back({"hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", hardtanh_impl});
+  v.push_back({"exp2(Tensor self) -> Tensor", ItoF, TSR_GRAD(exp2_bw), kSaveOutputs});
+  v.push_back({"expm1(Tensor self) -> Tensor", ItoF, TSR_GRAD(expm1_bw), kSaveOutputs});
+  v.push_back({"log2(Tensor self) -> Tensor", ItoF, TSR_GRAD(log2_bw), kSaveInputs});
+  v.push_back({"log10(Tensor self) -> Tensor", ItoF, TSR_GRAD(log10_bw), kSaveInputs});
+  v.push_back({"log1p(Tensor self) -> Tensor", ItoF, TSR_GRAD(log1p_bw), kSaveInputs});
+  v.push_back({"reciprocal(Tensor self) -> Tensor", ItoF, TSR_GRAD(reciprocal_bw), kSaveOutputs});
+  v.push_back({"sin(Tensor self) -> Tensor", ItoF, TSR_GRAD(sin_bw), kSaveInputs});
+  v.push_back({"cos(Tensor self) -> Tensor", ItoF, TSR_GRAD(cos_bw), kSaveInputs});
+  v.push_back({"tan(Tensor self) -> Tensor", ItoF, TSR_GRAD(tan_bw), kSaveOutputs});
+  v.push_back({"asin(Tensor self) -> Tensor", ItoF, TSR_GRAD(asin_bw), kSaveInputs});
+  v.push_back({"acos(Tensor self) -> Tensor", ItoF, TSR_GRAD(acos_bw), kSaveInputs});
+  v.push_back({"atan(Tensor self) -> Tensor", ItoF, TSR_GRAD(atan_bw), kSaveInputs});
+  v.push_back({"sinh(Tensor self) -> Tensor", ItoF, TSR_GRAD(sinh_bw), kSaveInputs});
+  v.push_back({"cosh(Tensor self) -> Tensor", ItoF, TSR_GRAD(cosh_bw), kSaveInputs});
+  v.push_back({"asinh(Tensor self) -> Tensor", ItoF, TSR_GRAD(asinh_bw), kSaveInputs});
+  v.push_back({"acosh(Tensor self) -> Tensor", ItoF, TSR_GRAD(acosh_bw), kSaveInputs});
+  v.push_back({"atanh(Tensor self) -> Tensor", ItoF, TSR_GRAD(atanh_bw), kSaveInputs});
+  v.push_back({"erf(Tensor self) -> Tensor", ItoF, TSR_GRAD(erf_bw), kSaveInputs});
+  v.push_back({"erfc(Tensor self) -> Tensor", ItoF, TSR_GRAD(erfc_bw), kSaveInputs});
+  v.push_back({"erfinv(Tensor self) -> Tensor", ItoF, TSR_GRAD(erfinv_bw), kSaveOutputs});
+  v.push_back({"sign(Tensor self) -> Tensor", same_dtype_impl, TSR_GRAD(zero_bw), kSaveNothing});
+  v.push_back({"sgn(Tensor self) -> Tensor", same_dtype_impl, TSR_GRAD(zero_bw), kSaveNothing});
+  v.push_back({"square(Tensor self) -> Tensor", square_impl, TSR_GRAD(square_bw), kSaveInputs});
+  v.push_back({"floor(Tensor self) -> Tensor", keep_int_impl, TSR_GRAD(zero_bw), kSaveNothing});
+  v.push_back({"ceil(Tensor self) -> Tensor", keep_int_impl, TSR_GRAD(zero_bw), kSaveNothing});
+  v.push_back({"trunc(Tensor self) -> Tensor", keep_int_impl, TSR_GRAD(zero_bw), kSaveNothing});
+  v.push_back({"round(Tensor self, *, int decimals=0) -> Tensor", round_impl, TSR_GRAD(zero_bw), kSaveNothing});
+  v.push_back({"frac(Tensor self) -> Tensor", float_only_impl, TSR_GRAD(frac_bw), kSaveNothing});
+  v.push_back({"logit(Tensor self, float? eps=None) -> Tensor", logit_impl, TSR_GRAD(logit_bw), kSaveInputs});
+  v.push_back({"leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", float_only_impl,
+               TSR_GRAD(leaky_relu_bw), kSaveInputs});
+  v.push_back({"elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", float_only_impl,
+               TSR_GRAD(elu_bw), kSaveInputs});
+  v.push_back({"mish(Tensor self) -> Tensor", float_only_impl, TSR_GRAD(mish_bw), kSaveInputs});
+  v.push_back({"softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", softplus_impl,
+               TSR_GRAD(softplus_bw), kSaveInputs});
+  v.push_back({"hardswish(Tensor self) -> Tensor", float_only_impl, TSR_GRAD(hardswish_bw), kSaveInputs});
+  v.push_back({"hardsigmoid(Tensor self) -> Tensor", float_only_impl, TSR_GRAD(hardsigmoid_bw), kSaveInputs});
+  v.push_back({"hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", hardtanh_impl,
+               TSR_GRAD(hardtanh_bw), kSaveInputs});
   for (const char* f : {"isnan", "isinf", "isposinf", "isneginf", "isfinite", "signbit"})
     v.push_back({std::string(f) + "(Tensor self) -> Tensor", predicate_impl});
-  v.push_back(
-      {"nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", same_dtype_impl});
+  v.push_back({"nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+               same_dtype_impl, TSR_GRAD(nan_to_num_bw), kSaveInputs});
   v.push_back(composite_op("positive(Tensor self) -> Tensor", composite<positive_fn>));
   v.push_back(composite_op("relu6(Tensor self) -> Tensor", composite<relu6_fn>));
   v.push_back(composite_op("selu(Tensor self) -> Tensor", composite<selu_fn>));
