@@ -23,7 +23,9 @@
  * enqueued; the backend keeps it alive until that work finishes). Released graphs give their
  * pool claim back. Thread-safety: different graphs may be used from different threads; one
  * graph is replayed from one thread at a time. Versioning: fields are only appended; check
- * struct_size (TSR_GRAPHS_HAS) before using a later field.
+ * struct_size (TSR_GRAPHS_HAS) before using a later field. Since 1.2 (the table appeared with
+ * ABI 1.2; it grows by its own struct_size, see abi/CHANGES.md).
+ * Conventions (ownership, out parameters, errors, threads): tessera/tessera.h.
  */
 #ifndef TESSERA_EXT_GRAPHS_H
 #define TESSERA_EXT_GRAPHS_H

@@ -20,7 +20,9 @@
  * runs out; callers may fall back to ordinary memory) and leave *out untouched.
  * Thread-safety: every function may be called from any thread concurrently.
  * Versioning: fields are only appended; check struct_size (or TSR_PINNED_HOST_HAS) before
- * using a field added later than the ones below.
+ * using a field added later than the ones below. Since 1.0 (the table appeared while the ABI
+ * was 1.0; it grows by its own struct_size, see abi/CHANGES.md).
+ * Conventions (ownership, out parameters, errors, threads): tessera/tessera.h.
  */
 #ifndef TESSERA_EXT_PINNED_HOST_H
 #define TESSERA_EXT_PINNED_HOST_H

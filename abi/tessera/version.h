@@ -12,6 +12,8 @@
  *    the meaning of a value, a calling convention or ownership rule. The loader refuses a
  *    plugin whose major differs from the core's.
  *  - Enum values are fixed forever once released; new ones only take unused values.
+ * Every change is recorded in abi/CHANGES.md (what each minor added, and how to add one); each
+ * declaration says the minor it appeared in ("Since 1.2."). Conventions: tessera/tessera.h.
  */
 #ifndef TESSERA_VERSION_H
 #define TESSERA_VERSION_H
