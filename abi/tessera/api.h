@@ -194,6 +194,9 @@ typedef struct tsr_api_t {
 
   /* --- 1.2: tensors over foreign memory --- */
   tsr_tensor_from_blob_fn_t tensor_from_blob; /* tensor.h, 1.2 */
+
+  /* --- 1.3: where ops come from --- */
+  tsr_op_source_fn_t op_source; /* op.h, 1.3 */
 } tsr_api_t;
 
 /* The core's only entry point. NULL when the major of abi_version differs from the core's.

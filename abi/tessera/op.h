@@ -145,6 +145,22 @@ typedef size_t (*tsr_op_kernel_count_fn_t)(const tsr_op_t* op);
  * op_kernel_count. Since 1.0. */
 typedef tsr_status_t (*tsr_op_kernel_info_fn_t)(const tsr_op_t* op, size_t index, tsr_kernel_info_t* out);
 
+/* Where an op comes from, for tools (`tessera ops --where`). Strings are borrowed, valid as long
+ * as the runtime; any of them may be NULL where the core does not know. Since 1.3. */
+typedef struct tsr_op_source_t {
+  size_t struct_size;
+  const char* plugin;      /* the plugin that defined the op; NULL for the core's own ops */
+  const char* file;        /* the core's record declaring the op, relative to the source root */
+  int32_t line;            /* its line in `file`; 0 when unknown */
+  int32_t composite;       /* 1: written with other ops, whose recording gives its gradient */
+  const char* formula;     /* the backward formula as the record names it; NULL when none */
+} tsr_op_source_t;
+
+/* op_source: where the op comes from, into *out. The core fills every field it knows and sets
+ * struct_size (it does not read the caller's); INVALID_ARGUMENT for a NULL op or out. Thread-safe.
+ * Since 1.3. */
+typedef tsr_status_t (*tsr_op_source_fn_t)(const tsr_op_t* op, tsr_op_source_t* out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -381,6 +381,19 @@ tsr_status_t op_kernel_info(const tsr_op_t* op, size_t index, tsr_kernel_info_t*
   return make_status(TSR_OUT_OF_RANGE, "op_kernel_info: index out of range");
 }
 
+tsr_status_t op_source(const tsr_op_t* op, tsr_op_source_t* out) {
+  TSR_CHECK_ARG(op, "op_source", "op is NULL");
+  TSR_CHECK_ARG(out, "op_source", "out is NULL");
+  *out = tsr_op_source_t{};
+  out->struct_size = sizeof(*out);
+  out->plugin = op->extra.plugin.empty() ? nullptr : op->extra.plugin.c_str();
+  out->file = op->source_file;
+  out->line = op->source_line;
+  out->composite = op->composite ? 1 : 0;
+  out->formula = op->formula_name;
+  return nullptr;
+}
+
 tsr_status_t memory_stats(tsr_runtime_t* rt, tsr_device_t d, tsr_memory_stats_t* out) {
   TSR_CHECK_ARG(out, "memory_stats", "out is NULL");
   DeviceAllocator* a = nullptr;
@@ -619,6 +632,7 @@ const tsr_api_t kApi = {
     stream_api::precision_set,
     stream_api::precision_get,
     stream_api::tensor_from_blob,
+    op_source,
 };
 
 }  // namespace

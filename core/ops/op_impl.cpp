@@ -2,38 +2,14 @@
 #include "runtime/streams.hpp"
 
 #include "autograd/engine.hpp"
+#include "tessera/plugin.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 namespace tsr::core {
 
-static const char* value_tag_name(int32_t tag) {
-  switch (tag) {
-    case TSR_VALUE_NONE:
-      return "None";
-    case TSR_VALUE_TENSOR:
-      return "Tensor";
-    case TSR_VALUE_INT:
-      return "int";
-    case TSR_VALUE_DOUBLE:
-      return "float";
-    case TSR_VALUE_BOOL:
-      return "bool";
-    case TSR_VALUE_INT_LIST:
-      return "int[]";
-    case TSR_VALUE_DTYPE:
-      return "ScalarType";
-    case TSR_VALUE_STRING:
-      return "str";
-    case TSR_VALUE_DEVICE:
-      return "Device";
-    case TSR_VALUE_TENSOR_LIST:
-      return "Tensor[]";
-    default:
-      return "invalid value";
-  }
-}
+using ::tsr::detail::value_tag_name;  // the SDK's (tessera/plugin.hpp): one list of tag names
 
 static bool kind_accepts(ArgKind k, int32_t tag) {
   switch (k) {

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "plugins/registrar.hpp"
+#include "tessera/search_path.hpp"
 #include "runtime/status.hpp"
 
 namespace fs = std::filesystem;
@@ -39,19 +40,6 @@ std::string core_plugin_dir() {
   if (dladdr(reinterpret_cast<void*>(&core_plugin_dir), &info) && info.dli_fname)
     return (fs::path(info.dli_fname).lexically_normal().parent_path() / "tessera" / "plugins").string();
   return "";
-}
-
-std::vector<std::string> split_path(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t c = s.find(':', pos);
-    std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    if (!item.empty()) out.push_back(item);
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
 }
 
 bool world_writable(const std::string& path) {
@@ -210,7 +198,7 @@ void load_one(Runtime* rt, const Candidate& c) {
 void load_plugins(Runtime* rt, const tsr_runtime_options_t* options) {
   std::vector<std::string> dirs;
   const char* path = options && options->plugin_path ? options->plugin_path : std::getenv("TESSERA_PLUGIN_PATH");
-  if (path) dirs = split_path(path);
+  if (path) dirs = ::tsr::split_search_path(path);
   if (!(options && options->no_default_plugins)) {
     std::string def = core_plugin_dir();
     if (!def.empty()) dirs.push_back(def);

@@ -64,6 +64,8 @@ struct IntList {
 };
 
 namespace detail {
+// The schema-notation name of a boxed value's tag ("Tensor", "int[]", ...), for error messages; the
+// core's argument checks use it too.
 inline const char* value_tag_name(int32_t tag) {
   switch (tag) {
     case TSR_VALUE_NONE:
@@ -84,8 +86,10 @@ inline const char* value_tag_name(int32_t tag) {
       return "str";
     case TSR_VALUE_DEVICE:
       return "Device";
+    case TSR_VALUE_TENSOR_LIST:
+      return "Tensor[]";
     default:
-      return "?";
+      return "invalid value";
   }
 }
 

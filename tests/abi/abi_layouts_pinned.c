@@ -15,6 +15,19 @@
   _Static_assert(offsetof(T, f) == (offset) && sizeof(((T*)0)->f) == (size), #T "." #f " at " #offset ", " #size " bytes")
 #define PIN_ENUM(e, value) _Static_assert((e) == (value), #e " is " #value)
 
+/* tsr_runtime_options_t */
+PIN_RECORD(tsr_runtime_options_t, 32, 8);
+PIN(tsr_runtime_options_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_runtime_options_t*)0)->struct_size, size_t: 1, default: 0), "tsr_runtime_options_t.struct_size is size_t");
+PIN(tsr_runtime_options_t, plugin_path, 8, 8);
+_Static_assert(_Generic(((tsr_runtime_options_t*)0)->plugin_path, const char *: 1, default: 0), "tsr_runtime_options_t.plugin_path is const char *");
+PIN(tsr_runtime_options_t, no_default_plugins, 16, 4);
+_Static_assert(_Generic(((tsr_runtime_options_t*)0)->no_default_plugins, int32_t: 1, default: 0), "tsr_runtime_options_t.no_default_plugins is int32_t");
+PIN(tsr_runtime_options_t, reserved, 20, 4);
+_Static_assert(_Generic(((tsr_runtime_options_t*)0)->reserved, int32_t: 1, default: 0), "tsr_runtime_options_t.reserved is int32_t");
+PIN(tsr_runtime_options_t, alloc_conf, 24, 8);
+_Static_assert(_Generic(((tsr_runtime_options_t*)0)->alloc_conf, const char *: 1, default: 0), "tsr_runtime_options_t.alloc_conf is const char *");
+
 /* tsr_device_t */
 PIN_RECORD(tsr_device_t, 8, 4);
 PIN(tsr_device_t, type, 0, 4);
@@ -57,6 +70,101 @@ _Static_assert(_Generic(((tsr_device_properties_t*)0)->pci_domain_id, int32_t: 1
 PIN(tsr_device_properties_t, reserved, 324, 4);
 _Static_assert(_Generic(((tsr_device_properties_t*)0)->reserved, int32_t: 1, default: 0), "tsr_device_properties_t.reserved is int32_t");
 
+/* tsr_device_type_def_t */
+PIN_RECORD(tsr_device_type_def_t, 152, 8);
+PIN(tsr_device_type_def_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->struct_size, size_t: 1, default: 0), "tsr_device_type_def_t.struct_size is size_t");
+PIN(tsr_device_type_def_t, name, 8, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->name, const char *: 1, default: 0), "tsr_device_type_def_t.name is const char *");
+PIN(tsr_device_type_def_t, device_count, 16, 4);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->device_count, int32_t: 1, default: 0), "tsr_device_type_def_t.device_count is int32_t");
+PIN(tsr_device_type_def_t, reserved, 20, 4);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->reserved, int32_t: 1, default: 0), "tsr_device_type_def_t.reserved is int32_t");
+PIN(tsr_device_type_def_t, self, 24, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->self, void *: 1, default: 0), "tsr_device_type_def_t.self is void *");
+PIN(tsr_device_type_def_t, copy, 32, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->copy, tsr_status_t (*)(void *, tsr_device_t, void *, tsr_device_t, const void *, size_t, tsr_stream_t *): 1, default: 0), "tsr_device_type_def_t.copy is tsr_status_t (*)(void *, tsr_device_t, void *, tsr_device_t, const void *, size_t, tsr_stream_t *)");
+PIN(tsr_device_type_def_t, synchronize, 40, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->synchronize, tsr_status_t (*)(void *, tsr_device_t): 1, default: 0), "tsr_device_type_def_t.synchronize is tsr_status_t (*)(void *, tsr_device_t)");
+PIN(tsr_device_type_def_t, describe, 48, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->describe, void (*)(void *, tsr_device_t, char *, size_t): 1, default: 0), "tsr_device_type_def_t.describe is void (*)(void *, tsr_device_t, char *, size_t)");
+PIN(tsr_device_type_def_t, properties, 56, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->properties, tsr_status_t (*)(void *, tsr_device_t, tsr_device_properties_t *): 1, default: 0), "tsr_device_type_def_t.properties is tsr_status_t (*)(void *, tsr_device_t, tsr_device_properties_t *)");
+PIN(tsr_device_type_def_t, stream_create, 64, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->stream_create, tsr_status_t (*)(void *, tsr_device_t, int32_t, tsr_stream_t **): 1, default: 0), "tsr_device_type_def_t.stream_create is tsr_status_t (*)(void *, tsr_device_t, int32_t, tsr_stream_t **)");
+PIN(tsr_device_type_def_t, stream_destroy, 72, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->stream_destroy, tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *): 1, default: 0), "tsr_device_type_def_t.stream_destroy is tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *)");
+PIN(tsr_device_type_def_t, stream_synchronize, 80, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->stream_synchronize, tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *): 1, default: 0), "tsr_device_type_def_t.stream_synchronize is tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *)");
+PIN(tsr_device_type_def_t, stream_query, 88, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->stream_query, tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *, int32_t *): 1, default: 0), "tsr_device_type_def_t.stream_query is tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *, int32_t *)");
+PIN(tsr_device_type_def_t, stream_wait_event, 96, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->stream_wait_event, tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *, tsr_event_t *): 1, default: 0), "tsr_device_type_def_t.stream_wait_event is tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *, tsr_event_t *)");
+PIN(tsr_device_type_def_t, event_create, 104, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_create, tsr_status_t (*)(void *, tsr_device_t, uint32_t, tsr_event_t **): 1, default: 0), "tsr_device_type_def_t.event_create is tsr_status_t (*)(void *, tsr_device_t, uint32_t, tsr_event_t **)");
+PIN(tsr_device_type_def_t, event_destroy, 112, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_destroy, tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *): 1, default: 0), "tsr_device_type_def_t.event_destroy is tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *)");
+PIN(tsr_device_type_def_t, event_record, 120, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_record, tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, tsr_stream_t *): 1, default: 0), "tsr_device_type_def_t.event_record is tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, tsr_stream_t *)");
+PIN(tsr_device_type_def_t, event_synchronize, 128, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_synchronize, tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *): 1, default: 0), "tsr_device_type_def_t.event_synchronize is tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *)");
+PIN(tsr_device_type_def_t, event_query, 136, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_query, tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, int32_t *): 1, default: 0), "tsr_device_type_def_t.event_query is tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, int32_t *)");
+PIN(tsr_device_type_def_t, event_elapsed_ms, 144, 8);
+_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_elapsed_ms, tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, tsr_event_t *, float *): 1, default: 0), "tsr_device_type_def_t.event_elapsed_ms is tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, tsr_event_t *, float *)");
+
+/* tsr_memory_stats_t */
+PIN_RECORD(tsr_memory_stats_t, 112, 8);
+PIN(tsr_memory_stats_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->struct_size, size_t: 1, default: 0), "tsr_memory_stats_t.struct_size is size_t");
+PIN(tsr_memory_stats_t, allocated_bytes, 8, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->allocated_bytes, int64_t: 1, default: 0), "tsr_memory_stats_t.allocated_bytes is int64_t");
+PIN(tsr_memory_stats_t, peak_allocated_bytes, 16, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->peak_allocated_bytes, int64_t: 1, default: 0), "tsr_memory_stats_t.peak_allocated_bytes is int64_t");
+PIN(tsr_memory_stats_t, reserved_bytes, 24, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->reserved_bytes, int64_t: 1, default: 0), "tsr_memory_stats_t.reserved_bytes is int64_t");
+PIN(tsr_memory_stats_t, peak_reserved_bytes, 32, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->peak_reserved_bytes, int64_t: 1, default: 0), "tsr_memory_stats_t.peak_reserved_bytes is int64_t");
+PIN(tsr_memory_stats_t, num_allocs, 40, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_allocs, int64_t: 1, default: 0), "tsr_memory_stats_t.num_allocs is int64_t");
+PIN(tsr_memory_stats_t, num_frees, 48, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_frees, int64_t: 1, default: 0), "tsr_memory_stats_t.num_frees is int64_t");
+PIN(tsr_memory_stats_t, num_raw_allocs, 56, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_raw_allocs, int64_t: 1, default: 0), "tsr_memory_stats_t.num_raw_allocs is int64_t");
+PIN(tsr_memory_stats_t, num_raw_frees, 64, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_raw_frees, int64_t: 1, default: 0), "tsr_memory_stats_t.num_raw_frees is int64_t");
+PIN(tsr_memory_stats_t, num_cache_hits, 72, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_cache_hits, int64_t: 1, default: 0), "tsr_memory_stats_t.num_cache_hits is int64_t");
+PIN(tsr_memory_stats_t, num_splits, 80, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_splits, int64_t: 1, default: 0), "tsr_memory_stats_t.num_splits is int64_t");
+PIN(tsr_memory_stats_t, num_ooms, 88, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_ooms, int64_t: 1, default: 0), "tsr_memory_stats_t.num_ooms is int64_t");
+PIN(tsr_memory_stats_t, num_segments, 96, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_segments, int64_t: 1, default: 0), "tsr_memory_stats_t.num_segments is int64_t");
+PIN(tsr_memory_stats_t, limit_bytes, 104, 8);
+_Static_assert(_Generic(((tsr_memory_stats_t*)0)->limit_bytes, int64_t: 1, default: 0), "tsr_memory_stats_t.limit_bytes is int64_t");
+
+/* tsr_raw_allocator_t */
+PIN_RECORD(tsr_raw_allocator_t, 64, 8);
+PIN(tsr_raw_allocator_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->struct_size, size_t: 1, default: 0), "tsr_raw_allocator_t.struct_size is size_t");
+PIN(tsr_raw_allocator_t, name, 8, 8);
+_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->name, const char *: 1, default: 0), "tsr_raw_allocator_t.name is const char *");
+PIN(tsr_raw_allocator_t, device_type, 16, 4);
+_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->device_type, int32_t: 1, default: 0), "tsr_raw_allocator_t.device_type is int32_t");
+PIN(tsr_raw_allocator_t, flags, 20, 4);
+_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->flags, uint32_t: 1, default: 0), "tsr_raw_allocator_t.flags is uint32_t");
+PIN(tsr_raw_allocator_t, self, 24, 8);
+_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->self, void *: 1, default: 0), "tsr_raw_allocator_t.self is void *");
+PIN(tsr_raw_allocator_t, alloc, 32, 8);
+_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->alloc, tsr_status_t (*)(void *, tsr_device_t, size_t, void **): 1, default: 0), "tsr_raw_allocator_t.alloc is tsr_status_t (*)(void *, tsr_device_t, size_t, void **)");
+PIN(tsr_raw_allocator_t, free, 40, 8);
+_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->free, void (*)(void *, tsr_device_t, void *, size_t): 1, default: 0), "tsr_raw_allocator_t.free is void (*)(void *, tsr_device_t, void *, size_t)");
+PIN(tsr_raw_allocator_t, alloc_async, 48, 8);
+_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->alloc_async, tsr_status_t (*)(void *, tsr_device_t, size_t, tsr_stream_t *, void **): 1, default: 0), "tsr_raw_allocator_t.alloc_async is tsr_status_t (*)(void *, tsr_device_t, size_t, tsr_stream_t *, void **)");
+PIN(tsr_raw_allocator_t, free_async, 56, 8);
+_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->free_async, void (*)(void *, tsr_device_t, void *, size_t, tsr_stream_t *): 1, default: 0), "tsr_raw_allocator_t.free_async is void (*)(void *, tsr_device_t, void *, size_t, tsr_stream_t *)");
+
 /* tsr_value_t */
 PIN_RECORD(tsr_value_t, 24, 8);
 PIN(tsr_value_t, tag, 0, 4);
@@ -88,6 +196,83 @@ PIN(tsr_value_t, u.tensors.data, 8, 8);
 _Static_assert(_Generic(((tsr_value_t*)0)->u.tensors.data, tsr_tensor_t *const *: 1, default: 0), "tsr_value_t.u.tensors.data is tsr_tensor_t *const *");
 PIN(tsr_value_t, u.tensors.len, 16, 8);
 _Static_assert(_Generic(((tsr_value_t*)0)->u.tensors.len, int64_t: 1, default: 0), "tsr_value_t.u.tensors.len is int64_t");
+
+/* tsr_kernel_info_t */
+PIN_RECORD(tsr_kernel_info_t, 40, 8);
+PIN(tsr_kernel_info_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_kernel_info_t*)0)->struct_size, size_t: 1, default: 0), "tsr_kernel_info_t.struct_size is size_t");
+PIN(tsr_kernel_info_t, kernel_name, 8, 8);
+_Static_assert(_Generic(((tsr_kernel_info_t*)0)->kernel_name, const char *: 1, default: 0), "tsr_kernel_info_t.kernel_name is const char *");
+PIN(tsr_kernel_info_t, plugin_name, 16, 8);
+_Static_assert(_Generic(((tsr_kernel_info_t*)0)->plugin_name, const char *: 1, default: 0), "tsr_kernel_info_t.plugin_name is const char *");
+PIN(tsr_kernel_info_t, device_type, 24, 4);
+_Static_assert(_Generic(((tsr_kernel_info_t*)0)->device_type, int32_t: 1, default: 0), "tsr_kernel_info_t.device_type is int32_t");
+PIN(tsr_kernel_info_t, priority, 28, 4);
+_Static_assert(_Generic(((tsr_kernel_info_t*)0)->priority, int32_t: 1, default: 0), "tsr_kernel_info_t.priority is int32_t");
+PIN(tsr_kernel_info_t, dtype_mask, 32, 4);
+_Static_assert(_Generic(((tsr_kernel_info_t*)0)->dtype_mask, uint32_t: 1, default: 0), "tsr_kernel_info_t.dtype_mask is uint32_t");
+PIN(tsr_kernel_info_t, has_predicate, 36, 4);
+_Static_assert(_Generic(((tsr_kernel_info_t*)0)->has_predicate, int32_t: 1, default: 0), "tsr_kernel_info_t.has_predicate is int32_t");
+
+/* tsr_tensor_spec_t */
+PIN_RECORD(tsr_tensor_spec_t, 144, 8);
+PIN(tsr_tensor_spec_t, dtype, 0, 4);
+_Static_assert(_Generic(((tsr_tensor_spec_t*)0)->dtype, int32_t: 1, default: 0), "tsr_tensor_spec_t.dtype is int32_t");
+PIN(tsr_tensor_spec_t, ndim, 4, 4);
+_Static_assert(_Generic(((tsr_tensor_spec_t*)0)->ndim, int32_t: 1, default: 0), "tsr_tensor_spec_t.ndim is int32_t");
+PIN(tsr_tensor_spec_t, device, 8, 8);
+_Static_assert(_Generic(((tsr_tensor_spec_t*)0)->device, tsr_device_t: 1, default: 0), "tsr_tensor_spec_t.device is tsr_device_t");
+PIN(tsr_tensor_spec_t, sizes, 16, 128);
+_Static_assert(_Generic(&((tsr_tensor_spec_t*)0)->sizes, int64_t (*)[16]: 1, default: 0), "tsr_tensor_spec_t.sizes is int64_t (*)[16]");
+
+/* tsr_meta_call_t */
+PIN_RECORD(tsr_meta_call_t, 80, 8);
+PIN(tsr_meta_call_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_meta_call_t*)0)->struct_size, size_t: 1, default: 0), "tsr_meta_call_t.struct_size is size_t");
+PIN(tsr_meta_call_t, api, 8, 8);
+_Static_assert(_Generic(((tsr_meta_call_t*)0)->api, const struct tsr_api_t *: 1, default: 0), "tsr_meta_call_t.api is const struct tsr_api_t *");
+PIN(tsr_meta_call_t, runtime, 16, 8);
+_Static_assert(_Generic(((tsr_meta_call_t*)0)->runtime, tsr_runtime_t *: 1, default: 0), "tsr_meta_call_t.runtime is tsr_runtime_t *");
+PIN(tsr_meta_call_t, op_name, 24, 8);
+_Static_assert(_Generic(((tsr_meta_call_t*)0)->op_name, const char *: 1, default: 0), "tsr_meta_call_t.op_name is const char *");
+PIN(tsr_meta_call_t, args, 32, 8);
+_Static_assert(_Generic(((tsr_meta_call_t*)0)->args, const tsr_value_t *: 1, default: 0), "tsr_meta_call_t.args is const tsr_value_t *");
+PIN(tsr_meta_call_t, nargs, 40, 8);
+_Static_assert(_Generic(((tsr_meta_call_t*)0)->nargs, size_t: 1, default: 0), "tsr_meta_call_t.nargs is size_t");
+PIN(tsr_meta_call_t, outputs, 48, 8);
+_Static_assert(_Generic(((tsr_meta_call_t*)0)->outputs, tsr_tensor_spec_t *: 1, default: 0), "tsr_meta_call_t.outputs is tsr_tensor_spec_t *");
+PIN(tsr_meta_call_t, noutputs, 56, 8);
+_Static_assert(_Generic(((tsr_meta_call_t*)0)->noutputs, size_t: 1, default: 0), "tsr_meta_call_t.noutputs is size_t");
+PIN(tsr_meta_call_t, dispatch_dtype, 64, 8);
+_Static_assert(_Generic(((tsr_meta_call_t*)0)->dispatch_dtype, int32_t *: 1, default: 0), "tsr_meta_call_t.dispatch_dtype is int32_t *");
+PIN(tsr_meta_call_t, user_data, 72, 8);
+_Static_assert(_Generic(((tsr_meta_call_t*)0)->user_data, void *: 1, default: 0), "tsr_meta_call_t.user_data is void *");
+
+/* tsr_op_def_t */
+PIN_RECORD(tsr_op_def_t, 32, 8);
+PIN(tsr_op_def_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_op_def_t*)0)->struct_size, size_t: 1, default: 0), "tsr_op_def_t.struct_size is size_t");
+PIN(tsr_op_def_t, schema, 8, 8);
+_Static_assert(_Generic(((tsr_op_def_t*)0)->schema, const char *: 1, default: 0), "tsr_op_def_t.schema is const char *");
+PIN(tsr_op_def_t, meta, 16, 8);
+_Static_assert(_Generic(((tsr_op_def_t*)0)->meta, tsr_status_t (*)(const tsr_meta_call_t *): 1, default: 0), "tsr_op_def_t.meta is tsr_status_t (*)(const tsr_meta_call_t *)");
+PIN(tsr_op_def_t, user_data, 24, 8);
+_Static_assert(_Generic(((tsr_op_def_t*)0)->user_data, void *: 1, default: 0), "tsr_op_def_t.user_data is void *");
+
+/* tsr_op_source_t */
+PIN_RECORD(tsr_op_source_t, 40, 8);
+PIN(tsr_op_source_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_op_source_t*)0)->struct_size, size_t: 1, default: 0), "tsr_op_source_t.struct_size is size_t");
+PIN(tsr_op_source_t, plugin, 8, 8);
+_Static_assert(_Generic(((tsr_op_source_t*)0)->plugin, const char *: 1, default: 0), "tsr_op_source_t.plugin is const char *");
+PIN(tsr_op_source_t, file, 16, 8);
+_Static_assert(_Generic(((tsr_op_source_t*)0)->file, const char *: 1, default: 0), "tsr_op_source_t.file is const char *");
+PIN(tsr_op_source_t, line, 24, 4);
+_Static_assert(_Generic(((tsr_op_source_t*)0)->line, int32_t: 1, default: 0), "tsr_op_source_t.line is int32_t");
+PIN(tsr_op_source_t, composite, 28, 4);
+_Static_assert(_Generic(((tsr_op_source_t*)0)->composite, int32_t: 1, default: 0), "tsr_op_source_t.composite is int32_t");
+PIN(tsr_op_source_t, formula, 32, 8);
+_Static_assert(_Generic(((tsr_op_source_t*)0)->formula, const char *: 1, default: 0), "tsr_op_source_t.formula is const char *");
 
 /* tsr_tensor_view_t */
 PIN_RECORD(tsr_tensor_view_t, 40, 8);
@@ -183,120 +368,11 @@ _Static_assert(_Generic(((tsr_kernel_def_t*)0)->dtype_mask, uint32_t: 1, default
 PIN(tsr_kernel_def_t, reserved, 36, 4);
 _Static_assert(_Generic(((tsr_kernel_def_t*)0)->reserved, uint32_t: 1, default: 0), "tsr_kernel_def_t.reserved is uint32_t");
 PIN(tsr_kernel_def_t, predicate, 40, 8);
-_Static_assert(_Generic(((tsr_kernel_def_t*)0)->predicate, tsr_device_predicate_fn_t: 1, default: 0), "tsr_kernel_def_t.predicate is tsr_device_predicate_fn_t");
+_Static_assert(_Generic(((tsr_kernel_def_t*)0)->predicate, int (*)(tsr_device_t, void *): 1, default: 0), "tsr_kernel_def_t.predicate is int (*)(tsr_device_t, void *)");
 PIN(tsr_kernel_def_t, fn, 48, 8);
-_Static_assert(_Generic(((tsr_kernel_def_t*)0)->fn, tsr_kernel_fn_t: 1, default: 0), "tsr_kernel_def_t.fn is tsr_kernel_fn_t");
+_Static_assert(_Generic(((tsr_kernel_def_t*)0)->fn, tsr_status_t (*)(const tsr_kernel_call_t *): 1, default: 0), "tsr_kernel_def_t.fn is tsr_status_t (*)(const tsr_kernel_call_t *)");
 PIN(tsr_kernel_def_t, user_data, 56, 8);
 _Static_assert(_Generic(((tsr_kernel_def_t*)0)->user_data, void *: 1, default: 0), "tsr_kernel_def_t.user_data is void *");
-
-/* tsr_tensor_spec_t */
-PIN_RECORD(tsr_tensor_spec_t, 144, 8);
-PIN(tsr_tensor_spec_t, dtype, 0, 4);
-_Static_assert(_Generic(((tsr_tensor_spec_t*)0)->dtype, int32_t: 1, default: 0), "tsr_tensor_spec_t.dtype is int32_t");
-PIN(tsr_tensor_spec_t, ndim, 4, 4);
-_Static_assert(_Generic(((tsr_tensor_spec_t*)0)->ndim, int32_t: 1, default: 0), "tsr_tensor_spec_t.ndim is int32_t");
-PIN(tsr_tensor_spec_t, device, 8, 8);
-_Static_assert(_Generic(((tsr_tensor_spec_t*)0)->device, tsr_device_t: 1, default: 0), "tsr_tensor_spec_t.device is tsr_device_t");
-PIN(tsr_tensor_spec_t, sizes, 16, 128);
-_Static_assert(_Generic(&((tsr_tensor_spec_t*)0)->sizes, int64_t (*)[16]: 1, default: 0), "tsr_tensor_spec_t.sizes is int64_t (*)[16]");
-
-/* tsr_meta_call_t */
-PIN_RECORD(tsr_meta_call_t, 80, 8);
-PIN(tsr_meta_call_t, struct_size, 0, 8);
-_Static_assert(_Generic(((tsr_meta_call_t*)0)->struct_size, size_t: 1, default: 0), "tsr_meta_call_t.struct_size is size_t");
-PIN(tsr_meta_call_t, api, 8, 8);
-_Static_assert(_Generic(((tsr_meta_call_t*)0)->api, const struct tsr_api_t *: 1, default: 0), "tsr_meta_call_t.api is const struct tsr_api_t *");
-PIN(tsr_meta_call_t, runtime, 16, 8);
-_Static_assert(_Generic(((tsr_meta_call_t*)0)->runtime, tsr_runtime_t *: 1, default: 0), "tsr_meta_call_t.runtime is tsr_runtime_t *");
-PIN(tsr_meta_call_t, op_name, 24, 8);
-_Static_assert(_Generic(((tsr_meta_call_t*)0)->op_name, const char *: 1, default: 0), "tsr_meta_call_t.op_name is const char *");
-PIN(tsr_meta_call_t, args, 32, 8);
-_Static_assert(_Generic(((tsr_meta_call_t*)0)->args, const tsr_value_t *: 1, default: 0), "tsr_meta_call_t.args is const tsr_value_t *");
-PIN(tsr_meta_call_t, nargs, 40, 8);
-_Static_assert(_Generic(((tsr_meta_call_t*)0)->nargs, size_t: 1, default: 0), "tsr_meta_call_t.nargs is size_t");
-PIN(tsr_meta_call_t, outputs, 48, 8);
-_Static_assert(_Generic(((tsr_meta_call_t*)0)->outputs, tsr_tensor_spec_t *: 1, default: 0), "tsr_meta_call_t.outputs is tsr_tensor_spec_t *");
-PIN(tsr_meta_call_t, noutputs, 56, 8);
-_Static_assert(_Generic(((tsr_meta_call_t*)0)->noutputs, size_t: 1, default: 0), "tsr_meta_call_t.noutputs is size_t");
-PIN(tsr_meta_call_t, dispatch_dtype, 64, 8);
-_Static_assert(_Generic(((tsr_meta_call_t*)0)->dispatch_dtype, int32_t *: 1, default: 0), "tsr_meta_call_t.dispatch_dtype is int32_t *");
-PIN(tsr_meta_call_t, user_data, 72, 8);
-_Static_assert(_Generic(((tsr_meta_call_t*)0)->user_data, void *: 1, default: 0), "tsr_meta_call_t.user_data is void *");
-
-/* tsr_op_def_t */
-PIN_RECORD(tsr_op_def_t, 32, 8);
-PIN(tsr_op_def_t, struct_size, 0, 8);
-_Static_assert(_Generic(((tsr_op_def_t*)0)->struct_size, size_t: 1, default: 0), "tsr_op_def_t.struct_size is size_t");
-PIN(tsr_op_def_t, schema, 8, 8);
-_Static_assert(_Generic(((tsr_op_def_t*)0)->schema, const char *: 1, default: 0), "tsr_op_def_t.schema is const char *");
-PIN(tsr_op_def_t, meta, 16, 8);
-_Static_assert(_Generic(((tsr_op_def_t*)0)->meta, tsr_meta_fn_t: 1, default: 0), "tsr_op_def_t.meta is tsr_meta_fn_t");
-PIN(tsr_op_def_t, user_data, 24, 8);
-_Static_assert(_Generic(((tsr_op_def_t*)0)->user_data, void *: 1, default: 0), "tsr_op_def_t.user_data is void *");
-
-/* tsr_raw_allocator_t */
-PIN_RECORD(tsr_raw_allocator_t, 64, 8);
-PIN(tsr_raw_allocator_t, struct_size, 0, 8);
-_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->struct_size, size_t: 1, default: 0), "tsr_raw_allocator_t.struct_size is size_t");
-PIN(tsr_raw_allocator_t, name, 8, 8);
-_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->name, const char *: 1, default: 0), "tsr_raw_allocator_t.name is const char *");
-PIN(tsr_raw_allocator_t, device_type, 16, 4);
-_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->device_type, int32_t: 1, default: 0), "tsr_raw_allocator_t.device_type is int32_t");
-PIN(tsr_raw_allocator_t, flags, 20, 4);
-_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->flags, uint32_t: 1, default: 0), "tsr_raw_allocator_t.flags is uint32_t");
-PIN(tsr_raw_allocator_t, self, 24, 8);
-_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->self, void *: 1, default: 0), "tsr_raw_allocator_t.self is void *");
-PIN(tsr_raw_allocator_t, alloc, 32, 8);
-_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->alloc, tsr_status_t (*)(void *, tsr_device_t, size_t, void **): 1, default: 0), "tsr_raw_allocator_t.alloc is tsr_status_t (*)(void *, tsr_device_t, size_t, void **)");
-PIN(tsr_raw_allocator_t, free, 40, 8);
-_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->free, void (*)(void *, tsr_device_t, void *, size_t): 1, default: 0), "tsr_raw_allocator_t.free is void (*)(void *, tsr_device_t, void *, size_t)");
-PIN(tsr_raw_allocator_t, alloc_async, 48, 8);
-_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->alloc_async, tsr_status_t (*)(void *, tsr_device_t, size_t, tsr_stream_t *, void **): 1, default: 0), "tsr_raw_allocator_t.alloc_async is tsr_status_t (*)(void *, tsr_device_t, size_t, tsr_stream_t *, void **)");
-PIN(tsr_raw_allocator_t, free_async, 56, 8);
-_Static_assert(_Generic(((tsr_raw_allocator_t*)0)->free_async, void (*)(void *, tsr_device_t, void *, size_t, tsr_stream_t *): 1, default: 0), "tsr_raw_allocator_t.free_async is void (*)(void *, tsr_device_t, void *, size_t, tsr_stream_t *)");
-
-/* tsr_device_type_def_t */
-PIN_RECORD(tsr_device_type_def_t, 152, 8);
-PIN(tsr_device_type_def_t, struct_size, 0, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->struct_size, size_t: 1, default: 0), "tsr_device_type_def_t.struct_size is size_t");
-PIN(tsr_device_type_def_t, name, 8, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->name, const char *: 1, default: 0), "tsr_device_type_def_t.name is const char *");
-PIN(tsr_device_type_def_t, device_count, 16, 4);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->device_count, int32_t: 1, default: 0), "tsr_device_type_def_t.device_count is int32_t");
-PIN(tsr_device_type_def_t, reserved, 20, 4);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->reserved, int32_t: 1, default: 0), "tsr_device_type_def_t.reserved is int32_t");
-PIN(tsr_device_type_def_t, self, 24, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->self, void *: 1, default: 0), "tsr_device_type_def_t.self is void *");
-PIN(tsr_device_type_def_t, copy, 32, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->copy, tsr_status_t (*)(void *, tsr_device_t, void *, tsr_device_t, const void *, size_t, tsr_stream_t *): 1, default: 0), "tsr_device_type_def_t.copy is tsr_status_t (*)(void *, tsr_device_t, void *, tsr_device_t, const void *, size_t, tsr_stream_t *)");
-PIN(tsr_device_type_def_t, synchronize, 40, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->synchronize, tsr_status_t (*)(void *, tsr_device_t): 1, default: 0), "tsr_device_type_def_t.synchronize is tsr_status_t (*)(void *, tsr_device_t)");
-PIN(tsr_device_type_def_t, describe, 48, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->describe, void (*)(void *, tsr_device_t, char *, size_t): 1, default: 0), "tsr_device_type_def_t.describe is void (*)(void *, tsr_device_t, char *, size_t)");
-PIN(tsr_device_type_def_t, properties, 56, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->properties, tsr_status_t (*)(void *, tsr_device_t, tsr_device_properties_t *): 1, default: 0), "tsr_device_type_def_t.properties is tsr_status_t (*)(void *, tsr_device_t, tsr_device_properties_t *)");
-PIN(tsr_device_type_def_t, stream_create, 64, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->stream_create, tsr_status_t (*)(void *, tsr_device_t, int32_t, tsr_stream_t **): 1, default: 0), "tsr_device_type_def_t.stream_create is tsr_status_t (*)(void *, tsr_device_t, int32_t, tsr_stream_t **)");
-PIN(tsr_device_type_def_t, stream_destroy, 72, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->stream_destroy, tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *): 1, default: 0), "tsr_device_type_def_t.stream_destroy is tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *)");
-PIN(tsr_device_type_def_t, stream_synchronize, 80, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->stream_synchronize, tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *): 1, default: 0), "tsr_device_type_def_t.stream_synchronize is tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *)");
-PIN(tsr_device_type_def_t, stream_query, 88, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->stream_query, tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *, int32_t *): 1, default: 0), "tsr_device_type_def_t.stream_query is tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *, int32_t *)");
-PIN(tsr_device_type_def_t, stream_wait_event, 96, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->stream_wait_event, tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *, tsr_event_t *): 1, default: 0), "tsr_device_type_def_t.stream_wait_event is tsr_status_t (*)(void *, tsr_device_t, tsr_stream_t *, tsr_event_t *)");
-PIN(tsr_device_type_def_t, event_create, 104, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_create, tsr_status_t (*)(void *, tsr_device_t, uint32_t, tsr_event_t **): 1, default: 0), "tsr_device_type_def_t.event_create is tsr_status_t (*)(void *, tsr_device_t, uint32_t, tsr_event_t **)");
-PIN(tsr_device_type_def_t, event_destroy, 112, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_destroy, tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *): 1, default: 0), "tsr_device_type_def_t.event_destroy is tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *)");
-PIN(tsr_device_type_def_t, event_record, 120, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_record, tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, tsr_stream_t *): 1, default: 0), "tsr_device_type_def_t.event_record is tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, tsr_stream_t *)");
-PIN(tsr_device_type_def_t, event_synchronize, 128, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_synchronize, tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *): 1, default: 0), "tsr_device_type_def_t.event_synchronize is tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *)");
-PIN(tsr_device_type_def_t, event_query, 136, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_query, tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, int32_t *): 1, default: 0), "tsr_device_type_def_t.event_query is tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, int32_t *)");
-PIN(tsr_device_type_def_t, event_elapsed_ms, 144, 8);
-_Static_assert(_Generic(((tsr_device_type_def_t*)0)->event_elapsed_ms, tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, tsr_event_t *, float *): 1, default: 0), "tsr_device_type_def_t.event_elapsed_ms is tsr_status_t (*)(void *, tsr_device_t, tsr_event_t *, tsr_event_t *, float *)");
 
 /* tsr_plugin_t */
 PIN_RECORD(tsr_plugin_t, 64, 8);
@@ -319,19 +395,6 @@ _Static_assert(_Generic(((tsr_plugin_t*)0)->init, tsr_status_t (*)(const struct 
 PIN(tsr_plugin_t, shutdown, 56, 8);
 _Static_assert(_Generic(((tsr_plugin_t*)0)->shutdown, void (*)(const struct tsr_api_t *, void *): 1, default: 0), "tsr_plugin_t.shutdown is void (*)(const struct tsr_api_t *, void *)");
 
-/* tsr_runtime_options_t */
-PIN_RECORD(tsr_runtime_options_t, 32, 8);
-PIN(tsr_runtime_options_t, struct_size, 0, 8);
-_Static_assert(_Generic(((tsr_runtime_options_t*)0)->struct_size, size_t: 1, default: 0), "tsr_runtime_options_t.struct_size is size_t");
-PIN(tsr_runtime_options_t, plugin_path, 8, 8);
-_Static_assert(_Generic(((tsr_runtime_options_t*)0)->plugin_path, const char *: 1, default: 0), "tsr_runtime_options_t.plugin_path is const char *");
-PIN(tsr_runtime_options_t, no_default_plugins, 16, 4);
-_Static_assert(_Generic(((tsr_runtime_options_t*)0)->no_default_plugins, int32_t: 1, default: 0), "tsr_runtime_options_t.no_default_plugins is int32_t");
-PIN(tsr_runtime_options_t, reserved, 20, 4);
-_Static_assert(_Generic(((tsr_runtime_options_t*)0)->reserved, int32_t: 1, default: 0), "tsr_runtime_options_t.reserved is int32_t");
-PIN(tsr_runtime_options_t, alloc_conf, 24, 8);
-_Static_assert(_Generic(((tsr_runtime_options_t*)0)->alloc_conf, const char *: 1, default: 0), "tsr_runtime_options_t.alloc_conf is const char *");
-
 /* tsr_plugin_record_t */
 PIN_RECORD(tsr_plugin_record_t, 48, 8);
 PIN(tsr_plugin_record_t, struct_size, 0, 8);
@@ -349,56 +412,8 @@ _Static_assert(_Generic(((tsr_plugin_record_t*)0)->score, int32_t: 1, default: 0
 PIN(tsr_plugin_record_t, reason, 40, 8);
 _Static_assert(_Generic(((tsr_plugin_record_t*)0)->reason, const char *: 1, default: 0), "tsr_plugin_record_t.reason is const char *");
 
-/* tsr_kernel_info_t */
-PIN_RECORD(tsr_kernel_info_t, 40, 8);
-PIN(tsr_kernel_info_t, struct_size, 0, 8);
-_Static_assert(_Generic(((tsr_kernel_info_t*)0)->struct_size, size_t: 1, default: 0), "tsr_kernel_info_t.struct_size is size_t");
-PIN(tsr_kernel_info_t, kernel_name, 8, 8);
-_Static_assert(_Generic(((tsr_kernel_info_t*)0)->kernel_name, const char *: 1, default: 0), "tsr_kernel_info_t.kernel_name is const char *");
-PIN(tsr_kernel_info_t, plugin_name, 16, 8);
-_Static_assert(_Generic(((tsr_kernel_info_t*)0)->plugin_name, const char *: 1, default: 0), "tsr_kernel_info_t.plugin_name is const char *");
-PIN(tsr_kernel_info_t, device_type, 24, 4);
-_Static_assert(_Generic(((tsr_kernel_info_t*)0)->device_type, int32_t: 1, default: 0), "tsr_kernel_info_t.device_type is int32_t");
-PIN(tsr_kernel_info_t, priority, 28, 4);
-_Static_assert(_Generic(((tsr_kernel_info_t*)0)->priority, int32_t: 1, default: 0), "tsr_kernel_info_t.priority is int32_t");
-PIN(tsr_kernel_info_t, dtype_mask, 32, 4);
-_Static_assert(_Generic(((tsr_kernel_info_t*)0)->dtype_mask, uint32_t: 1, default: 0), "tsr_kernel_info_t.dtype_mask is uint32_t");
-PIN(tsr_kernel_info_t, has_predicate, 36, 4);
-_Static_assert(_Generic(((tsr_kernel_info_t*)0)->has_predicate, int32_t: 1, default: 0), "tsr_kernel_info_t.has_predicate is int32_t");
-
-/* tsr_memory_stats_t */
-PIN_RECORD(tsr_memory_stats_t, 112, 8);
-PIN(tsr_memory_stats_t, struct_size, 0, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->struct_size, size_t: 1, default: 0), "tsr_memory_stats_t.struct_size is size_t");
-PIN(tsr_memory_stats_t, allocated_bytes, 8, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->allocated_bytes, int64_t: 1, default: 0), "tsr_memory_stats_t.allocated_bytes is int64_t");
-PIN(tsr_memory_stats_t, peak_allocated_bytes, 16, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->peak_allocated_bytes, int64_t: 1, default: 0), "tsr_memory_stats_t.peak_allocated_bytes is int64_t");
-PIN(tsr_memory_stats_t, reserved_bytes, 24, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->reserved_bytes, int64_t: 1, default: 0), "tsr_memory_stats_t.reserved_bytes is int64_t");
-PIN(tsr_memory_stats_t, peak_reserved_bytes, 32, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->peak_reserved_bytes, int64_t: 1, default: 0), "tsr_memory_stats_t.peak_reserved_bytes is int64_t");
-PIN(tsr_memory_stats_t, num_allocs, 40, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_allocs, int64_t: 1, default: 0), "tsr_memory_stats_t.num_allocs is int64_t");
-PIN(tsr_memory_stats_t, num_frees, 48, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_frees, int64_t: 1, default: 0), "tsr_memory_stats_t.num_frees is int64_t");
-PIN(tsr_memory_stats_t, num_raw_allocs, 56, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_raw_allocs, int64_t: 1, default: 0), "tsr_memory_stats_t.num_raw_allocs is int64_t");
-PIN(tsr_memory_stats_t, num_raw_frees, 64, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_raw_frees, int64_t: 1, default: 0), "tsr_memory_stats_t.num_raw_frees is int64_t");
-PIN(tsr_memory_stats_t, num_cache_hits, 72, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_cache_hits, int64_t: 1, default: 0), "tsr_memory_stats_t.num_cache_hits is int64_t");
-PIN(tsr_memory_stats_t, num_splits, 80, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_splits, int64_t: 1, default: 0), "tsr_memory_stats_t.num_splits is int64_t");
-PIN(tsr_memory_stats_t, num_ooms, 88, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_ooms, int64_t: 1, default: 0), "tsr_memory_stats_t.num_ooms is int64_t");
-PIN(tsr_memory_stats_t, num_segments, 96, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->num_segments, int64_t: 1, default: 0), "tsr_memory_stats_t.num_segments is int64_t");
-PIN(tsr_memory_stats_t, limit_bytes, 104, 8);
-_Static_assert(_Generic(((tsr_memory_stats_t*)0)->limit_bytes, int64_t: 1, default: 0), "tsr_memory_stats_t.limit_bytes is int64_t");
-
 /* tsr_api_t */
-PIN_RECORD(tsr_api_t, 1016, 8);
+PIN_RECORD(tsr_api_t, 1024, 8);
 PIN(tsr_api_t, struct_size, 0, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->struct_size, size_t: 1, default: 0), "tsr_api_t.struct_size is size_t");
 PIN(tsr_api_t, abi_version, 8, 4);
@@ -448,7 +463,7 @@ _Static_assert(_Generic(((tsr_api_t*)0)->tensor_empty, tsr_status_t (*)(tsr_runt
 PIN(tsr_api_t, tensor_from_host, 176, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->tensor_from_host, tsr_status_t (*)(tsr_runtime_t *, const void *, int32_t, const int64_t *, tsr_dtype_t, tsr_device_t, tsr_tensor_t **): 1, default: 0), "tsr_api_t.tensor_from_host is tsr_status_t (*)(tsr_runtime_t *, const void *, int32_t, const int64_t *, tsr_dtype_t, tsr_device_t, tsr_tensor_t **)");
 PIN(tsr_api_t, tensor_scalar, 184, 8);
-_Static_assert(_Generic(((tsr_api_t*)0)->tensor_scalar, tsr_status_t (*)(tsr_runtime_t *, const tsr_value_t *, tsr_dtype_t, tsr_device_t, int32_t, tsr_tensor_t **): 1, default: 0), "tsr_api_t.tensor_scalar is tsr_status_t (*)(tsr_runtime_t *, const tsr_value_t *, tsr_dtype_t, tsr_device_t, int32_t, tsr_tensor_t **)");
+_Static_assert(_Generic(((tsr_api_t*)0)->tensor_scalar, tsr_status_t (*)(tsr_runtime_t *, const struct tsr_value_t *, tsr_dtype_t, tsr_device_t, int32_t, tsr_tensor_t **): 1, default: 0), "tsr_api_t.tensor_scalar is tsr_status_t (*)(tsr_runtime_t *, const struct tsr_value_t *, tsr_dtype_t, tsr_device_t, int32_t, tsr_tensor_t **)");
 PIN(tsr_api_t, tensor_retain, 192, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->tensor_retain, void (*)(tsr_tensor_t *): 1, default: 0), "tsr_api_t.tensor_retain is void (*)(tsr_tensor_t *)");
 PIN(tsr_api_t, tensor_release, 200, 8);
@@ -655,6 +670,8 @@ PIN(tsr_api_t, precision_get, 1000, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->precision_get, int32_t (*)(tsr_runtime_t *, tsr_precision_setting_t): 1, default: 0), "tsr_api_t.precision_get is int32_t (*)(tsr_runtime_t *, tsr_precision_setting_t)");
 PIN(tsr_api_t, tensor_from_blob, 1008, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->tensor_from_blob, tsr_status_t (*)(tsr_runtime_t *, void *, int32_t, const int64_t *, const int64_t *, tsr_dtype_t, tsr_device_t, void (*)(void *, void *), void *, tsr_tensor_t **): 1, default: 0), "tsr_api_t.tensor_from_blob is tsr_status_t (*)(tsr_runtime_t *, void *, int32_t, const int64_t *, const int64_t *, tsr_dtype_t, tsr_device_t, void (*)(void *, void *), void *, tsr_tensor_t **)");
+PIN(tsr_api_t, op_source, 1016, 8);
+_Static_assert(_Generic(((tsr_api_t*)0)->op_source, tsr_status_t (*)(const tsr_op_t *, tsr_op_source_t *): 1, default: 0), "tsr_api_t.op_source is tsr_status_t (*)(const tsr_op_t *, tsr_op_source_t *)");
 
 /* tsr_graphs_t */
 PIN_RECORD(tsr_graphs_t, 72, 8);
@@ -707,6 +724,14 @@ PIN_ENUM(TSR_UNIMPLEMENTED, 12);
 PIN_ENUM(TSR_INTERNAL, 13);
 PIN_ENUM(TSR_UNAVAILABLE, 14);
 PIN_ENUM(TSR_DATA_LOSS, 15);
+PIN_ENUM(TSR_LOG_ERROR, 0);
+PIN_ENUM(TSR_LOG_WARN, 1);
+PIN_ENUM(TSR_LOG_INFO, 2);
+PIN_ENUM(TSR_LOG_DEBUG, 3);
+PIN_ENUM(TSR_PRECISION_MATMUL_ALLOW_TF32, 1);
+PIN_ENUM(TSR_PRECISION_CONV_ALLOW_TF32, 2);
+PIN_ENUM(TSR_PRECISION_MATMUL_F16_REDUCED_REDUCTION, 3);
+PIN_ENUM(TSR_PRECISION_MATMUL_BF16_REDUCED_REDUCTION, 4);
 PIN_ENUM(TSR_DTYPE_UNDEFINED, 0);
 PIN_ENUM(TSR_BOOL, 1);
 PIN_ENUM(TSR_U8, 2);
@@ -729,13 +754,5 @@ PIN_ENUM(TSR_VALUE_DTYPE, 6);
 PIN_ENUM(TSR_VALUE_STRING, 7);
 PIN_ENUM(TSR_VALUE_DEVICE, 8);
 PIN_ENUM(TSR_VALUE_TENSOR_LIST, 9);
-PIN_ENUM(TSR_LOG_ERROR, 0);
-PIN_ENUM(TSR_LOG_WARN, 1);
-PIN_ENUM(TSR_LOG_INFO, 2);
-PIN_ENUM(TSR_LOG_DEBUG, 3);
-PIN_ENUM(TSR_PRECISION_MATMUL_ALLOW_TF32, 1);
-PIN_ENUM(TSR_PRECISION_CONV_ALLOW_TF32, 2);
-PIN_ENUM(TSR_PRECISION_MATMUL_F16_REDUCED_REDUCTION, 3);
-PIN_ENUM(TSR_PRECISION_MATMUL_BF16_REDUCED_REDUCTION, 4);
 
 int main(void) { return 0; }

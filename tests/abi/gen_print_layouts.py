@@ -48,6 +48,10 @@ def fields(record, prefix):
             continue
         name = prefix + node["name"]
         qt = node["type"]["qualType"]
+        # A table entry's documented function type (tsr_<entry>_fn_t) is pinned by the signature
+        # it stands for, so that changing the typedef is caught too.
+        if qt.endswith("_fn_t") and "desugaredQualType" in node["type"]:
+            qt = node["type"]["desugaredQualType"]
         if "unnamed" in qt:
             sub = pending.pop(0)
             yield name, None

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/self_register.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tsr::conformance {
@@ -87,9 +88,11 @@ struct OpInfo {
   std::function<std::vector<Sample>(uint64_t seed)> samples;
 };
 
+// OpInfo families register themselves (TSR_OPINFOS) into one list (tsr::FamilyList).
+struct OpInfoFamiliesTag {};
 using OpInfoFamilyFn = void (*)(std::vector<OpInfo>& v);
-bool register_opinfo_family(const char* name, OpInfoFamilyFn fn);
-// Every registered OpInfo, in registration order.
+using OpInfoFamilies = ::tsr::FamilyList<OpInfoFamilyFn, OpInfoFamiliesTag>;
+// Every registered OpInfo, family by family (sorted by family name).
 std::vector<OpInfo> all_opinfos();
 
 // ---- sample helpers (header-only, deterministic) ----------------------------------------------
@@ -103,10 +106,7 @@ tsr::Tensor random_index(const Shape& shape, uint64_t seed, int64_t lo, int64_t 
 // bool mask, about `p` true, never all false.
 tsr::Tensor random_mask(const Shape& shape, uint64_t seed, double p = 0.5);
 
-#define TSR_OPINFOS(family)                                                      \
-  static void tsr_opinfos_##family(std::vector<::tsr::conformance::OpInfo>& v);  \
-  [[maybe_unused]] static const bool tsr_opinfos_registered_##family =           \
-      ::tsr::conformance::register_opinfo_family(#family, tsr_opinfos_##family); \
-  static void tsr_opinfos_##family(std::vector<::tsr::conformance::OpInfo>& v)
+#define TSR_OPINFOS(family) \
+  TSR_FAMILY(::tsr::conformance::OpInfoFamilies, family, (std::vector<::tsr::conformance::OpInfo> & v))
 
 }  // namespace tsr::conformance

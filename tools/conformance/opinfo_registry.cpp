@@ -1,23 +1,13 @@
-// OpInfo static registration and the sample helpers.
+// The OpInfo list (families register themselves, see opinfo.hpp) and the sample helpers.
 #include <random>
 
 #include "opinfo.hpp"
 
 namespace tsr::conformance {
 
-static std::vector<std::pair<const char*, OpInfoFamilyFn>>& families() {
-  static std::vector<std::pair<const char*, OpInfoFamilyFn>> list;
-  return list;
-}
-
-bool register_opinfo_family(const char* name, OpInfoFamilyFn fn) {
-  families().emplace_back(name, fn);
-  return true;
-}
-
 std::vector<OpInfo> all_opinfos() {
   std::vector<OpInfo> v;
-  for (const auto& f : families()) f.second(v);
+  for (const auto& f : OpInfoFamilies::all()) f.fn(v);
   return v;
 }
 

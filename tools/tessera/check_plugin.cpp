@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "tessera/search_path.hpp"
 
 namespace fs = std::filesystem;
 
@@ -323,7 +324,7 @@ int cmd_check_plugin(int argc, char** argv) {
   std::vector<std::string> dep_dirs = {so.parent_path().string()};
   const char* env_path = std::getenv("TESSERA_PLUGIN_PATH");
   std::string pp = args.values.count("--plugin-path") ? args.value("--plugin-path") : (env_path ? env_path : "");
-  for (const std::string& d : split_path_list(pp)) dep_dirs.push_back(d);
+  for (const std::string& d : tsr::split_search_path(pp)) dep_dirs.push_back(d);
   if (!default_plugin_dir().empty()) dep_dirs.push_back(default_plugin_dir());
   std::vector<std::string> missing;
   std::vector<PluginFile> deps =

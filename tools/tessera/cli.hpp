@@ -5,7 +5,8 @@
 //   inventory.cpp        what a runtime holds (device types, ops, kernels, plugins) + JSON
 //   dtype_names.cpp      dtype masks as names
 //   child_process.cpp    run a function in a forked child with a pipe and a time limit
-//   info.cpp, kernels.cpp, check_plugin.cpp, conformance.cpp, train.cpp   the subcommands
+//   op_index.hpp         where ops are written outside the core (generated at build time)
+//   info.cpp, kernels.cpp, ops.cpp, check_plugin.cpp, conformance.cpp, train.cpp   the subcommands
 #pragma once
 
 #include <cstdint>
@@ -65,7 +66,6 @@ const tsr_api_t* core_api();
 // Path of the loaded libtessera and the plugin directory installed beside it.
 std::string core_library_path();
 std::string default_plugin_dir();
-std::vector<std::string> split_path_list(const std::string& s);
 std::string status_text(tsr_status_t st);  // message of st (frees it); "" for NULL
 
 // A runtime created from the common options (--plugin-path, --no-default-plugins,
@@ -116,6 +116,12 @@ struct OpEntry {
   std::string name, schema;
   size_t num_outputs = 0;
   std::vector<KernelEntry> kernels;  // dispatch order (best first per device type)
+  // Where the op comes from (op_source; empty on a core without it).
+  std::string plugin;       // "" for the core's own ops
+  std::string source_file;  // the core's record, relative to the source root
+  int source_line = 0;
+  bool composite = false;
+  std::string formula;  // the backward formula's name, "" when none
 };
 
 struct DeviceTypeEntry {
@@ -180,6 +186,7 @@ bool write_all(int fd, const std::string& s);
 
 int cmd_info(int argc, char** argv);
 int cmd_kernels(int argc, char** argv);
+int cmd_ops(int argc, char** argv);
 int cmd_check_plugin(int argc, char** argv);
 int cmd_conformance(int argc, char** argv);
 int cmd_train(int argc, char** argv);  // train.cpp, over tools/train

@@ -42,6 +42,19 @@ Inventory collect_inventory(const tsr_api_t* api, tsr_runtime_t* rt) {
     e.name = str(api->op_name(op));
     e.schema = str(api->op_schema(op));
     e.num_outputs = api->op_num_outputs(op);
+    if (TSR_HAS_FIELD(api, tsr_api_t, op_source)) {
+      tsr_op_source_t src{};
+      src.struct_size = TSR_STRUCT_SIZE(tsr_op_source_t);
+      if (tsr_status_t st = api->op_source(op, &src)) {
+        api->status_free(st);
+      } else {
+        e.plugin = str(src.plugin);
+        e.source_file = str(src.file);
+        e.source_line = src.line;
+        e.composite = src.composite != 0;
+        e.formula = str(src.formula);
+      }
+    }
     size_t nk = api->op_kernel_count(op);
     for (size_t k = 0; k < nk; ++k) {
       tsr_kernel_info_t info{};

@@ -22,6 +22,7 @@ struct Command {
 const Command kCommands[] = {
     {"info", cmd_info, "core version, ABI, devices, loaded and refused plugins, allocator config"},
     {"kernels", cmd_kernels, "op x device-type matrix of registered kernels and their dtypes"},
+    {"ops", cmd_ops, "where each op is written: record, formula, kernels, SDK wrapper, OpInfo, docs (--where NAME)"},
     {"check-plugin", cmd_check_plugin, "load one plugin .so in a child process and report what it registers"},
     {"conformance", cmd_conformance, "check every op on every loaded device and dtype against a float64 CPU reference"},
     {"train", cmd_train, "train a small GPT on addition (held-out accuracy) or on a text file (--text)"},

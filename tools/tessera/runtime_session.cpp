@@ -31,19 +31,6 @@ std::string default_plugin_dir() {
   return (std::filesystem::path(lib).parent_path() / "tessera" / "plugins").string();
 }
 
-std::vector<std::string> split_path_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t c = s.find(':', pos);
-    std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    if (!item.empty()) out.push_back(item);
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
-}
-
 std::string status_text(tsr_status_t st) {
   if (!st) return "";
   const tsr_api_t* api = core_api();
