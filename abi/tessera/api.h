@@ -158,7 +158,7 @@ typedef struct tsr_api_t {
   tsr_safetensors_entry_fn_t safetensors_entry;                   /* io.h, 1.1 */
   tsr_safetensors_find_fn_t safetensors_find;                     /* io.h, 1.1 */
   tsr_safetensors_load_fn_t safetensors_load;                     /* io.h, 1.1 */
-  tsr_safetensors_metadata_count_fn_t safetensors_metadata_count; /* io.h */
+  tsr_safetensors_metadata_count_fn_t safetensors_metadata_count; /* io.h, 1.1 */
   tsr_safetensors_metadata_at_fn_t safetensors_metadata_at;       /* io.h, 1.1 */
   tsr_safetensors_metadata_get_fn_t safetensors_metadata_get;     /* io.h, 1.1 */
 

@@ -57,8 +57,9 @@ typedef const char* (*tsr_version_string_fn_t)(void);
  * tensors, streams, events and files. Errors: INVALID_ARGUMENT (NULL out, a malformed
  * alloc_conf), NOT_FOUND (alloc_conf names an allocator no plugin registered), RESOURCE_EXHAUSTED. Since 1.0. */
 typedef tsr_status_t (*tsr_runtime_create_fn_t)(const tsr_runtime_options_t* options, tsr_runtime_t** out);
-/* runtime_destroy: shuts plugins down (reverse load order) and frees the runtime. Not
- * concurrently with other calls on the same runtime. Since 1.0. */
+/* runtime_destroy: waits for the devices, shuts plugins down (reverse load order) and frees
+ * the runtime; NULL is a no-op. Not concurrently with other calls on the same runtime.
+ * Since 1.0. */
 typedef void (*tsr_runtime_destroy_fn_t)(tsr_runtime_t* runtime);
 /* runtime_default: the process-wide runtime, created on first use from the environment and
  * never destroyed (borrowed: do not pass it to runtime_destroy). Every call after a failed

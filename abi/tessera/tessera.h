@@ -30,8 +30,8 @@
  *    memory is RESOURCE_EXHAUSTED; a C++ exception caught inside the core is INTERNAL. Entries
  *    that cannot fail return plain values and need valid arguments (a NULL tensor there is
  *    undefined behaviour), unless their documentation says what NULL gives.
- *  - Out parameters come last (`out`, `*_out`, named results) and are written on success
- *    only: on error they hold nothing the caller must release.
+ *  - Out parameters (`out`, `*_out`, and results named in the documentation) are written on
+ *    success only: on error they hold nothing the caller must release.
  *  - References. tsr_tensor_t is reference-counted. A tensor returned through tsr_tensor_t**
  *    is a NEW REFERENCE the caller owns and drops with tensor_release; a tensor passed as an
  *    argument is BORROWED for the call (the core takes its own reference if it keeps it).
@@ -41,7 +41,8 @@
  *    says so and goes to string_free (memory.h).
  *  - Other handles have one owner and one end: a runtime (runtime_destroy; the default
  *    runtime is never destroyed), a stream (stream_destroy), an event (event_destroy), a file
- *    (safetensors_close), a status (status_free). Destroy them before their runtime.
+ *    (safetensors_close), a status (status_free). Streams, events and files go before their
+ *    runtime.
  *  - Arguments are read during the call; the core copies what it keeps (registered structs,
  *    names and schemas). Extension tables and tsr_plugin_t are static storage of the plugin.
  *  - Growable structs start with `size_t struct_size`. A writer sets struct_size =
