@@ -75,10 +75,10 @@ void arange_kernel(KernelCall& c) {
 
 }  // namespace
 
-void register_copy_fill_arange_kernels(Registrar& r, int32_t dt) {
-  r.kernel("_copy", "cpu::copy", dt, kAllMask, TSR_KERNEL(copy_kernel));
-  r.kernel("_fill", "cpu::fill", dt, kAllMask, TSR_KERNEL(fill_kernel));
-  r.kernel("arange", "cpu::arange", dt, kNumericMask, TSR_KERNEL(arange_kernel));
+TSR_CPU_KERNELS(copy_fill_arange) {
+  r.kernel("_copy", "cpu::copy", device_type, kAllMask, TSR_KERNEL(copy_kernel));
+  r.kernel("_fill", "cpu::fill", device_type, kAllMask, TSR_KERNEL(fill_kernel));
+  r.kernel("arange", "cpu::arange", device_type, kNumericMask, TSR_KERNEL(arange_kernel));
 }
 
 }  // namespace tsr::cpu

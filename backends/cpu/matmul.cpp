@@ -230,10 +230,10 @@ void linear_kernel(KernelCall& c) {
 
 }  // namespace
 
-void register_matmul_kernels(Registrar& r, int32_t dt) {
-  r.kernel("mm", "cpu::mm", dt, kAllMask, TSR_KERNEL(mm_kernel));
-  r.kernel("bmm", "cpu::bmm", dt, kAllMask, TSR_KERNEL(bmm_kernel));
-  r.kernel("_nn_linear", "cpu::linear_bias", dt, kFloatingMask, TSR_KERNEL(linear_kernel));
+TSR_CPU_KERNELS(matmul) {
+  r.kernel("mm", "cpu::mm", device_type, kAllMask, TSR_KERNEL(mm_kernel));
+  r.kernel("bmm", "cpu::bmm", device_type, kAllMask, TSR_KERNEL(bmm_kernel));
+  r.kernel("_nn_linear", "cpu::linear_bias", device_type, kFloatingMask, TSR_KERNEL(linear_kernel));
 }
 
 }  // namespace tsr::cpu

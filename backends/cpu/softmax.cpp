@@ -173,9 +173,9 @@ void log_softmax_kernel(KernelCall& c) { softmax_impl<true>(c); }
 
 }  // namespace
 
-void register_softmax_kernels(Registrar& r, int32_t dt) {
-  r.kernel("softmax", "cpu::softmax", dt, kFloatingMask, TSR_KERNEL(softmax_kernel));
-  r.kernel("log_softmax", "cpu::log_softmax", dt, kFloatingMask, TSR_KERNEL(log_softmax_kernel));
+TSR_CPU_KERNELS(softmax) {
+  r.kernel("softmax", "cpu::softmax", device_type, kFloatingMask, TSR_KERNEL(softmax_kernel));
+  r.kernel("log_softmax", "cpu::log_softmax", device_type, kFloatingMask, TSR_KERNEL(log_softmax_kernel));
 }
 
 }  // namespace tsr::cpu
