@@ -1,5 +1,5 @@
-// Private to the index-family kernels of the CUDA backend (index_*.cu, nonzero.cu, embedding.cu,
-// pool.cu, im2col.cu, multinomial.cu, randperm.cu): strided offset geometry, element moves by
+// Private to the index-family kernels of the CUDA backend (index_*.cu, nn_embedding.cu,
+// nn_pool.cu, nn_im2col.cu, random_multinomial.cu, random_randperm.cu): strided offset geometry, element moves by
 // item size, and atomic read-modify-write of any element type. Device code; include from .cu
 // files only.
 //

@@ -108,7 +108,7 @@ void col2im_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(im2col) {
+TSR_CUDA_KERNELS(nn_im2col) {
   r.kernel("_nn_im2col", "cuda::nn_im2col", device_type, kFloatingMask, TSR_KERNEL(im2col_kernel));
   r.kernel("_nn_col2im", "cuda::nn_col2im", device_type, kFloatingMask, TSR_KERNEL(col2im_kernel));
 }

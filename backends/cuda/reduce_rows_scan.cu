@@ -209,7 +209,7 @@ void cumextreme_rows_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(rows_scan) {
+TSR_CUDA_KERNELS(reduce_rows_scan) {
   r.kernel("_cumulative_rows", "cuda::cumulative_rows", device_type, kNumericMask, TSR_KERNEL(cumulative_rows_kernel));
   r.kernel("_cumextreme_rows", "cuda::cumextreme_rows", device_type, kAllMask, TSR_KERNEL(cumextreme_rows_kernel));
 }

@@ -164,7 +164,7 @@ void ce_bwd(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(cross_entropy) {
+TSR_CUDA_KERNELS(nn_fused_cross_entropy) {
   r.kernel("_nn_cross_entropy_rows", "cuda::nn_cross_entropy_rows", device_type, kFloatingMask, TSR_KERNEL(ce_fwd));
   r.kernel("_nn_cross_entropy_rows_backward", "cuda::nn_cross_entropy_rows_backward", device_type, kFloatingMask,
            TSR_KERNEL(ce_bwd));

@@ -6,7 +6,7 @@
 
 namespace tsr::cpu {
 
-TSR_CPU_KERNELS(elementwise_binary) {
+TSR_CPU_KERNELS(binary) {
   kernels::register_family<kernels::BinaryFamily, CpuRun>(r, device_type, "cpu");
 }
 

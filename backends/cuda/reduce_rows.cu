@@ -252,7 +252,7 @@ void scatter_add_rows_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(rows_reduce) {
+TSR_CUDA_KERNELS(reduce_rows) {
   r.kernel("_extreme_rows", "cuda::extreme_rows", device_type, kAllMask, TSR_KERNEL(extreme_rows_kernel));
   r.kernel("_prod_rows", "cuda::prod_rows", device_type, kNumericMask, TSR_KERNEL(prod_rows_kernel));
   r.kernel("_gather_rows", "cuda::gather_rows", device_type, kAllMask, TSR_KERNEL(gather_rows_kernel));

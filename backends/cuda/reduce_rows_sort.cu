@@ -199,7 +199,7 @@ void mode_rows_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(rows_sort) {
+TSR_CUDA_KERNELS(reduce_rows_sort) {
   r.kernel("_sort_rows", "cuda::sort_rows", device_type, kAllMask, TSR_KERNEL(sort_rows_kernel));
   r.kernel("_mode_rows", "cuda::mode_rows", device_type, kAllMask, TSR_KERNEL(mode_rows_kernel));
 }

@@ -236,7 +236,7 @@ void layer_norm_bwd(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(norm_layer) {
+TSR_CUDA_KERNELS(nn_fused_layer_norm) {
   r.kernel("_nn_layer_norm", "cuda::nn_layer_norm", device_type, kFloatingMask, TSR_KERNEL(layer_norm_fwd));
   r.kernel("_nn_layer_norm_backward", "cuda::nn_layer_norm_backward", device_type, kFloatingMask,
            TSR_KERNEL(layer_norm_bwd));

@@ -5,7 +5,7 @@
 
 namespace tsr::cpu {
 
-TSR_CPU_KERNELS(elementwise_unary) {
+TSR_CPU_KERNELS(unary) {
   kernels::register_family<kernels::UnaryFamily, CpuRun>(r, device_type, "cpu");
 }
 
