@@ -6,8 +6,6 @@
 
 namespace tsr::cpu {
 
-TSR_CPU_KERNELS(binary) {
-  kernels::register_family<kernels::BinaryFamily, CpuRun>(r, device_type, "cpu");
-}
+TSR_CPU_KERNELS(binary) { kernels::register_family<kernels::BinaryFamily, CpuRun>(r, device_type, "cpu"); }
 
 }  // namespace tsr::cpu

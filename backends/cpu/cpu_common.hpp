@@ -26,7 +26,7 @@ int32_t register_device(Registrar& r);
 struct CpuKernels {};  // this shared object's own FamilyList tag (see tessera/self_register.hpp)
 using CpuFamilies = FamilyList<void (*)(Registrar& r, int32_t device_type), CpuKernels>;
 #define TSR_CPU_KERNELS(family) \
-  TSR_FAMILY(::tsr::cpu::CpuFamilies, family, (::tsr::Registrar& r, [[maybe_unused]] int32_t device_type))
+  TSR_FAMILY(::tsr::cpu::CpuFamilies, family, (::tsr::Registrar & r, [[maybe_unused]] int32_t device_type))
 
 // Integer helpers that wrap instead of overflowing (shared with the other backends).
 using kernels::wrap_add;

@@ -5,8 +5,6 @@
 
 namespace tsr::cpu {
 
-TSR_CPU_KERNELS(unary) {
-  kernels::register_family<kernels::UnaryFamily, CpuRun>(r, device_type, "cpu");
-}
+TSR_CPU_KERNELS(unary) { kernels::register_family<kernels::UnaryFamily, CpuRun>(r, device_type, "cpu"); }
 
 }  // namespace tsr::cpu

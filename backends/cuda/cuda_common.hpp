@@ -34,7 +34,7 @@ int32_t register_device(Registrar& r, void* state);
 struct CudaKernels {};  // this shared object's own FamilyList tag (see tessera/self_register.hpp)
 using CudaFamilies = FamilyList<void (*)(Registrar& r, int32_t device_type), CudaKernels>;
 #define TSR_CUDA_KERNELS(family) \
-  TSR_FAMILY(::tsr::cuda::CudaFamilies, family, (::tsr::Registrar& r, [[maybe_unused]] int32_t device_type))
+  TSR_FAMILY(::tsr::cuda::CudaFamilies, family, (::tsr::Registrar & r, [[maybe_unused]] int32_t device_type))
 
 // ---- streams, devices, errors -------------------------------------------------------------
 
