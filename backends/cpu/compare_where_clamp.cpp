@@ -5,8 +5,8 @@
 
 namespace tsr::cpu {
 
-void register_compare_where_clamp_kernels(Registrar& r, int32_t dt) {
-  kernels::register_family<kernels::CompareFamily, CpuRun>(r, dt, "cpu");
+TSR_CPU_KERNELS(compare_where_clamp) {
+  kernels::register_family<kernels::CompareFamily, CpuRun>(r, device_type, "cpu");
 }
 
 }  // namespace tsr::cpu

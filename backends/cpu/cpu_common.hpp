@@ -12,6 +12,7 @@
 #include "tessera/kernels/family.hpp"
 #include "tessera/kernels/math.hpp"
 #include "tessera/plugin.hpp"
+#include "tessera/self_register.hpp"
 
 namespace tsr::cpu {
 
@@ -19,26 +20,13 @@ namespace tsr::cpu {
 // allocator; returns the device type id.
 int32_t register_device(Registrar& r);
 
-void register_binary_kernels(Registrar& r, int32_t device_type);               // elementwise_binary.cpp
-void register_unary_kernels(Registrar& r, int32_t device_type);                // elementwise_unary.cpp
-void register_compare_where_clamp_kernels(Registrar& r, int32_t device_type);  // compare_where_clamp.cpp
-void register_copy_fill_arange_kernels(Registrar& r, int32_t device_type);     // copy_fill_arange.cpp
-void register_reduce_kernels(Registrar& r, int32_t device_type);               // reduce.cpp
-void register_softmax_kernels(Registrar& r, int32_t device_type);              // softmax.cpp
-void register_matmul_kernels(Registrar& r, int32_t device_type);               // matmul.cpp
-void register_random_kernels(Registrar& r, int32_t device_type);               // random.cpp
-
-// Further kernel files register themselves (no edit elsewhere needed):
-//   TSR_CPU_KERNELS(sort) { r.kernel(...); }   // r: Registrar&, device_type: int32_t
-using KernelFamilyFn = void (*)(Registrar& r, int32_t device_type);
-bool register_kernel_family(const char* name, KernelFamilyFn fn);
-void register_kernel_families(Registrar& r, int32_t device_type);
-
-#define TSR_CPU_KERNELS(family)                                                   \
-  static void tsr_cpu_kernels_##family(::tsr::Registrar& r, int32_t device_type); \
-  [[maybe_unused]] static const bool tsr_cpu_kernels_registered_##family =        \
-      ::tsr::cpu::register_kernel_family(#family, tsr_cpu_kernels_##family);      \
-  static void tsr_cpu_kernels_##family(::tsr::Registrar& r, [[maybe_unused]] int32_t device_type)
+// Every kernel file registers its family itself; plugin.cpp's init runs them all
+// (CpuFamilies::all(), sorted by family name). A family is named like its file:
+//   TSR_CPU_KERNELS(softmax) { r.kernel(...); }   // in softmax.cpp; r: Registrar&, device_type: int32_t
+struct CpuKernels {};  // this shared object's own FamilyList tag (see tessera/self_register.hpp)
+using CpuFamilies = FamilyList<void (*)(Registrar& r, int32_t device_type), CpuKernels>;
+#define TSR_CPU_KERNELS(family) \
+  TSR_FAMILY(::tsr::cpu::CpuFamilies, family, (::tsr::Registrar & r, [[maybe_unused]] int32_t device_type))
 
 // Integer helpers that wrap instead of overflowing (shared with the other backends).
 using kernels::wrap_add;

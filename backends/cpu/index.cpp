@@ -11,6 +11,7 @@
 
 #include "cpu_common.hpp"
 #include "cpu_math.hpp"
+#include "tessera/kernels/item_size.hpp"
 #include "tessera/kernels/scatter_reduce.hpp"
 
 namespace tsr::cpu {
@@ -54,25 +55,10 @@ std::vector<int64_t> block_offsets(const int64_t* sizes, const int64_t* strides,
   return off;
 }
 
-// Copies one element of `size` bytes.
+// f(TypeTag<unsigned of `size` bytes>): copies of one element.
 template <class F>
 void by_itemsize(size_t size, const char* op, F&& f) {
-  switch (size) {
-    case 1:
-      f(TypeTag<uint8_t>{});
-      break;
-    case 2:
-      f(TypeTag<uint16_t>{});
-      break;
-    case 4:
-      f(TypeTag<uint32_t>{});
-      break;
-    case 8:
-      f(TypeTag<uint64_t>{});
-      break;
-    default:
-      fail(TSR_UNIMPLEMENTED, op, ": unsupported item size ", size);
-  }
+  if (!kernels::with_uint_of_size(size, f)) fail(TSR_UNIMPLEMENTED, op, ": unsupported item size ", size);
 }
 
 // index_select: self contiguous viewed as [O, S, I], index [K], out [O, K, I] contiguous.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cpu_common.hpp"
+#include "tessera/kernels/matmul_views.hpp"
 
 namespace tsr::cpu {
 namespace {
@@ -130,45 +131,31 @@ void gemm_one(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t 
   }
 }
 
-void check_2d(const KernelCall& c, const tsr_tensor_view_t& v, int32_t nd) {
-  if (v.ndim != nd) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": expected a ", nd, "-d tensor, got ", v.ndim, "-d");
+// Matrix bi of a batched operand view (kernels::MatView) of T elements.
+template <class T>
+Mat mat_of(const kernels::MatView& v, int64_t bi) {
+  return Mat{static_cast<const char*>(v.data) + bi * v.bs * int64_t(sizeof(T)), v.rows, v.cols, v.rs, v.cs};
 }
 
 void mm_kernel(KernelCall& c) {
-  const tsr_tensor_view_t& A = c.input(0);
-  const tsr_tensor_view_t& B = c.input(1);
-  const tsr_tensor_view_t& O = c.output(0);
-  check_2d(c, A, 2);
-  check_2d(c, B, 2);
-  check_2d(c, O, 2);
-  const int64_t m = A.sizes[0], k = A.sizes[1], n = B.sizes[1];
+  const kernels::MatmulViews v = kernels::mm_views(c);
+  const int64_t m = v.m, k = v.k, n = v.n;
   dispatch_all(c.dtype(), "mm", [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::vector<float> scratch;
-    Mat a{A.data, m, k, A.strides[0], A.strides[1]};
-    Mat b{B.data, k, n, B.strides[0], B.strides[1]};
-    gemm_one<T>(a, b, static_cast<T*>(O.data), m, n, k, &scratch);
+    gemm_one<T>(mat_of<T>(v.a, 0), mat_of<T>(v.b, 0), static_cast<T*>(v.out), m, n, k, &scratch);
   });
 }
 
 void bmm_kernel(KernelCall& c) {
-  const tsr_tensor_view_t& A = c.input(0);
-  const tsr_tensor_view_t& B = c.input(1);
-  const tsr_tensor_view_t& O = c.output(0);
-  check_2d(c, A, 3);
-  check_2d(c, B, 3);
-  check_2d(c, O, 3);
-  const int64_t batch = A.sizes[0], m = A.sizes[1], k = A.sizes[2], n = B.sizes[2];
+  const kernels::MatmulViews v = kernels::bmm_views(c);
+  const int64_t batch = v.batch, m = v.m, k = v.k, n = v.n;
   if (batch == 0) return;
   dispatch_all(c.dtype(), "bmm", [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto one = [&](int64_t bi, std::vector<float>* scratch) {
-      const char* ad = static_cast<const char*>(A.data) + bi * A.strides[0] * int64_t(sizeof(T));
-      const char* bd = static_cast<const char*>(B.data) + bi * B.strides[0] * int64_t(sizeof(T));
-      Mat a{ad, m, k, A.strides[1], A.strides[2]};
-      Mat b{bd, k, n, B.strides[1], B.strides[2]};
-      T* out = static_cast<T*>(O.data) + bi * O.strides[0];
-      gemm_one<T>(a, b, out, m, n, k, scratch);
+      T* out = static_cast<T*>(v.out) + bi * v.out_bs;
+      gemm_one<T>(mat_of<T>(v.a, bi), mat_of<T>(v.b, bi), out, m, n, k, scratch);
     };
     const int64_t flops = m * n * k;
     // Small matrices: one GEMM per thread (BLAS runs single-threaded inside a parallel region).
@@ -198,15 +185,12 @@ void linear_rows(const Mat& x, const Mat& wt, const T* bias, Acc* out, int64_t m
 }
 
 void linear_kernel(KernelCall& c) {
+  const kernels::MatmulViews v = kernels::linear_views(c);  // the rank checks; the views below assume dense
   const tsr_tensor_view_t& X = c.input(0);
   const tsr_tensor_view_t& W = c.input(1);
   const tsr_tensor_view_t& B = c.input(2);
   const tsr_tensor_view_t& O = c.output(0);
-  check_2d(c, X, 2);
-  check_2d(c, W, 2);
-  check_2d(c, B, 1);
-  check_2d(c, O, 2);
-  const int64_t m = X.sizes[0], k = X.sizes[1], n = W.sizes[0];
+  const int64_t m = v.m, k = v.k, n = v.n;
   if (m == 0 || n == 0) return;
   dispatch_floating(c.dtype(), "_nn_linear", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -230,10 +214,10 @@ void linear_kernel(KernelCall& c) {
 
 }  // namespace
 
-void register_matmul_kernels(Registrar& r, int32_t dt) {
-  r.kernel("mm", "cpu::mm", dt, kAllMask, TSR_KERNEL(mm_kernel));
-  r.kernel("bmm", "cpu::bmm", dt, kAllMask, TSR_KERNEL(bmm_kernel));
-  r.kernel("_nn_linear", "cpu::linear_bias", dt, kFloatingMask, TSR_KERNEL(linear_kernel));
+TSR_CPU_KERNELS(matmul) {
+  r.kernel("mm", "cpu::mm", device_type, kAllMask, TSR_KERNEL(mm_kernel));
+  r.kernel("bmm", "cpu::bmm", device_type, kAllMask, TSR_KERNEL(bmm_kernel));
+  r.kernel("_nn_linear", "cpu::linear_bias", device_type, kFloatingMask, TSR_KERNEL(linear_kernel));
 }
 
 }  // namespace tsr::cpu

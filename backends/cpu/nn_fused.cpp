@@ -9,6 +9,7 @@
 
 #include "cpu_common.hpp"
 #include "cpu_math.hpp"
+#include "tessera/kernels/nn_fused_args.hpp"
 
 namespace tsr::cpu {
 namespace {
@@ -59,23 +60,18 @@ TSR_CPU_MULTIVERSION void layer_norm_rows(const T* x, const T* w, const T* b, T*
 // args: input, weight?, bias?, int M, float eps, bool rms
 void layer_norm_kernel(KernelCall& c) {
   const auto& out = c.output(0);
-  const int64_t M = c.arg_int(3);
-  const double eps = c.arg_double(4);
-  const bool rms = c.arg_bool(5);
-  const int64_t total = view_numel(out);
-  if (M <= 0 || total == 0) return;
-  const int64_t rows = total / M;
-  size_t next = 1;
-  const void* wp = c.arg_is_none(1) ? nullptr : c.input(next++).data;
-  const void* bp = c.arg_is_none(2) ? nullptr : c.input(next++).data;
+  const kernels::LayerNormArgs a = kernels::layer_norm_args(c, false);
+  const int64_t M = a.M;
+  if (M <= 0 || a.total == 0) return;
+  const int64_t rows = a.rows();
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(c.input(0).data);
-    const T* w = static_cast<const T*>(wp);
-    const T* b = static_cast<const T*>(bp);
+    const T* w = static_cast<const T*>(a.weight);
+    const T* b = static_cast<const T*>(a.bias);
     T* y = static_cast<T*>(out.data);
     parallel_for(0, rows, std::max<int64_t>(1, kParallelGrain / M),
-                 [&](int64_t r0, int64_t r1) { layer_norm_rows<T>(x, w, b, y, r0, r1, M, eps, rms); });
+                 [&](int64_t r0, int64_t r1) { layer_norm_rows<T>(x, w, b, y, r0, r1, M, a.eps, a.rms); });
   });
 }
 
@@ -126,12 +122,10 @@ TSR_CPU_MULTIVERSION void ce_rows(const T* x, const int64_t* t, const T* w, T* l
 // args: input [N, C], target [N] int64, weight? [C], int ignore_index, float label_smoothing
 void ce_kernel(KernelCall& c) {
   const auto& in = c.input(0);
-  const int64_t N = in.sizes[0], C = in.sizes[1];
+  const kernels::CrossEntropyArgs a = kernels::cross_entropy_args(c, false);
+  const int64_t N = a.N, C = a.C;
   if (N == 0) return;
-  const int64_t* t = static_cast<const int64_t*>(c.input(1).data);
-  const void* wp = c.arg_is_none(2) ? nullptr : c.input(2).data;
-  const int64_t ignore = c.arg_int(3);
-  const double ls = c.arg_double(4);
+  const int64_t* t = a.target;
   int64_t bad = std::numeric_limits<int64_t>::min();
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -140,7 +134,8 @@ void ce_kernel(KernelCall& c) {
     T* wsum = static_cast<T*>(c.output(1).data);
     parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, C)), [&](int64_t r0, int64_t r1) {
       int64_t local = std::numeric_limits<int64_t>::min();
-      ce_rows<T>(x, t, static_cast<const T*>(wp), loss, wsum, r0, r1, C, ignore, ls, &local);
+      ce_rows<T>(x, t, static_cast<const T*>(a.weight), loss, wsum, r0, r1, C, a.ignore_index, a.label_smoothing,
+                 &local);
       if (local != std::numeric_limits<int64_t>::min()) {
 #pragma omp critical(tsr_nn_ce_bad)
         bad = local;
@@ -183,12 +178,10 @@ TSR_CPU_MULTIVERSION void layer_norm_backward_rows(const T* x, const T* w, const
 
 // args: input, weight?, grad, int M, float eps, bool rms -> (dx, dweight [M], dbias [M])
 void layer_norm_backward_kernel(KernelCall& c) {
-  const int64_t M = c.arg_int(3);
-  const double eps = c.arg_double(4);
-  const bool rms = c.arg_bool(5);
-  const bool has_w = !c.arg_is_none(1);
+  const kernels::LayerNormArgs a = kernels::layer_norm_args(c, true);
+  const int64_t M = a.M;
   const auto& in = c.input(0);
-  const int64_t total = view_numel(in);
+  const int64_t total = a.total;
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using CT = compute_t<T>;
@@ -199,13 +192,13 @@ void layer_norm_backward_kernel(KernelCall& c) {
     const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(rows, 64));
     std::vector<CT> part(static_cast<size_t>(blocks * 2 * M), CT(0));
     const T* x = static_cast<const T*>(in.data);
-    const T* w = has_w ? static_cast<const T*>(c.input(1).data) : nullptr;
-    const T* g = static_cast<const T*>(c.input(has_w ? 2 : 1).data);
+    const T* w = static_cast<const T*>(a.weight);
+    const T* g = static_cast<const T*>(a.grad);
     T* dx = static_cast<T*>(c.output(0).data);
     parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b)
         layer_norm_backward_rows<T>(x, w, g, dx, part.data() + b * 2 * M, rows * b / blocks, rows * (b + 1) / blocks, M,
-                                    eps, rms);
+                                    a.eps, a.rms);
     });
     for (int64_t j = 0; j < 2 * M; ++j) {
       CT acc = 0;
@@ -257,24 +250,20 @@ TSR_CPU_MULTIVERSION void ce_backward_rows(const T* x, const int64_t* t, const T
 // args: input [N, C], target [N], weight? [C], grad [N], int ignore_index, float label_smoothing
 void ce_backward_kernel(KernelCall& c) {
   const auto& in = c.input(0);
-  const int64_t N = in.sizes[0], C = in.sizes[1];
-  const int64_t* t = static_cast<const int64_t*>(c.input(1).data);
-  const bool has_w = !c.arg_is_none(2);
-  const void* wp = has_w ? c.input(2).data : nullptr;
-  const void* gp = c.input(has_w ? 3 : 2).data;
-  const int64_t ignore = c.arg_int(4);
-  const double ls = c.arg_double(5);
+  const kernels::CrossEntropyArgs a = kernels::cross_entropy_args(c, true);
+  const int64_t N = a.N, C = a.C;
+  const int64_t* t = a.target;
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* w = static_cast<const T*>(wp);
+    const T* w = static_cast<const T*>(a.weight);
     double wsum_all = double(C);
     if (w) {
       wsum_all = 0;
       for (int64_t k = 0; k < C; ++k) wsum_all += double(w[k]);
     }
     parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, C)), [&](int64_t r0, int64_t r1) {
-      ce_backward_rows<T>(static_cast<const T*>(in.data), t, w, static_cast<const T*>(gp),
-                          static_cast<T*>(c.output(0).data), r0, r1, C, ignore, ls, wsum_all);
+      ce_backward_rows<T>(static_cast<const T*>(in.data), t, w, static_cast<const T*>(a.grad),
+                          static_cast<T*>(c.output(0).data), r0, r1, C, a.ignore_index, a.label_smoothing, wsum_all);
     });
   });
 }

@@ -5,23 +5,13 @@
 #include <vector>
 
 #include "cpu_common.hpp"
+#include "tessera/kernels/im2col_geometry.hpp"
 
 namespace tsr::cpu {
 namespace {
 
-struct Geometry {
-  int64_t N, C, H, W, kh, kw, dh, dw, ph, pw, sh, sw, OH, OW;
-};
-
-Geometry geometry(const KernelCall& c, const int64_t* in_sizes, size_t a_kernel, size_t a_dil, size_t a_pad,
-                  size_t a_stride, size_t a_out) {
-  auto k = c.arg_ints(a_kernel), d = c.arg_ints(a_dil), p = c.arg_ints(a_pad), s = c.arg_ints(a_stride),
-       o = c.arg_ints(a_out);
-  TSR_CHECK(k.size() == 2 && d.size() == 2 && p.size() == 2 && s.size() == 2 && o.size() == 2, TSR_INTERNAL,
-            c.op_name(), ": expected 2-element kernel/dilation/padding/stride/output lists");
-  return Geometry{in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3], k[0], k[1], d[0],
-                  d[1],        p[0],        p[1],        s[0],        s[1], o[0], o[1]};
-}
+using Geometry = kernels::Im2colGeo;
+using kernels::im2col_geo;
 
 template <class T>
 TSR_CPU_MULTIVERSION void im2col_rows(const T* x, T* col, const Geometry& g, T pad, int64_t r0, int64_t r1) {
@@ -60,7 +50,7 @@ void im2col_kernel(KernelCall& c) {
   const auto& in = c.input(0);
   const auto& out = c.output(0);
   TSR_CHECK(in.ndim == 4, TSR_INTERNAL, c.op_name(), ": expected a 4-D input");
-  Geometry g = geometry(c, in.sizes, 1, 2, 3, 4, 5);
+  Geometry g = im2col_geo(c, in.sizes, 1, 2, 3, 4, 5);
   const double padv = c.arg_double(6);
   const int64_t rows = g.N * g.C * g.kh * g.kw;
   const int64_t L = g.OH * g.OW;
@@ -111,7 +101,7 @@ void col2im_kernel(KernelCall& c) {
   const auto& out = c.output(0);
   TSR_CHECK(out.ndim == 4 && in.ndim == 3, TSR_INTERNAL, c.op_name(), ": expected [N, C*K, L] -> [N, C, H, W]");
   // args: cols, in_hw, kernel, dilation, padding, stride, out_hw
-  Geometry g = geometry(c, out.sizes, 2, 3, 4, 5, 6);
+  Geometry g = im2col_geo(c, out.sizes, 2, 3, 4, 5, 6);
   TSR_CHECK(in.sizes[1] == g.C * g.kh * g.kw && in.sizes[2] == g.OH * g.OW, TSR_INTERNAL, c.op_name(),
             ": columns do not match the geometry");
   const int64_t planes = g.N * g.C;

@@ -37,26 +37,14 @@ void step_typed(KernelCall& c) {
   step_loop<Op::N, T>(c.iter(), [op](T* const* p, int64_t i) { op(p, i); });
 }
 
+// step_typed<Op, T> for the variant the call selects (tessera/kernels/optim_ops.hpp).
 void sgd_step_kernel(KernelCall& c) {
-  const bool momentum = c.num_outputs() == 2;
-  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if (momentum)
-      step_typed<kernels::SgdStepOp<T, true>, T>(c);
-    else
-      step_typed<kernels::SgdStepOp<T, false>, T>(c);
-  });
+  kernels::dispatch_sgd_step(
+      c, [&c](auto op, auto t) { step_typed<typename decltype(op)::type, typename decltype(t)::type>(c); });
 }
-
 void adam_step_kernel(KernelCall& c) {
-  const bool amsgrad = c.num_outputs() == 4;
-  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if (amsgrad)
-      step_typed<kernels::AdamStepOp<T, true>, T>(c);
-    else
-      step_typed<kernels::AdamStepOp<T, false>, T>(c);
-  });
+  kernels::dispatch_adam_step(
+      c, [&c](auto op, auto t) { step_typed<typename decltype(op)::type, typename decltype(t)::type>(c); });
 }
 
 }  // namespace

@@ -36,9 +36,9 @@ void randn_kernel(KernelCall& c) { random_kernel<true>(c); }
 
 }  // namespace
 
-void register_random_kernels(Registrar& r, int32_t dt) {
-  r.kernel("rand", "cpu::rand", dt, kFloatingMask, TSR_KERNEL(rand_kernel));
-  r.kernel("randn", "cpu::randn", dt, kFloatingMask, TSR_KERNEL(randn_kernel));
+TSR_CPU_KERNELS(random) {
+  r.kernel("rand", "cpu::rand", device_type, kFloatingMask, TSR_KERNEL(rand_kernel));
+  r.kernel("randn", "cpu::randn", device_type, kFloatingMask, TSR_KERNEL(randn_kernel));
 }
 
 }  // namespace tsr::cpu

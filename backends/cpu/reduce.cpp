@@ -373,12 +373,12 @@ void argmax_kernel(KernelCall& c) {
 
 }  // namespace
 
-void register_reduce_kernels(Registrar& r, int32_t dt) {
-  r.kernel("sum", "cpu::sum", dt, kNumericMask, TSR_KERNEL(sum_kernel));
-  r.kernel("mean", "cpu::mean", dt, kFloatingMask, TSR_KERNEL(mean_kernel));
-  r.kernel("amax", "cpu::amax", dt, kAllMask, TSR_KERNEL(amax_kernel));
-  r.kernel("amin", "cpu::amin", dt, kAllMask, TSR_KERNEL(amin_kernel));
-  r.kernel("argmax", "cpu::argmax", dt, kAllMask, TSR_KERNEL(argmax_kernel));
+TSR_CPU_KERNELS(reduce) {
+  r.kernel("sum", "cpu::sum", device_type, kNumericMask, TSR_KERNEL(sum_kernel));
+  r.kernel("mean", "cpu::mean", device_type, kFloatingMask, TSR_KERNEL(mean_kernel));
+  r.kernel("amax", "cpu::amax", device_type, kAllMask, TSR_KERNEL(amax_kernel));
+  r.kernel("amin", "cpu::amin", device_type, kAllMask, TSR_KERNEL(amin_kernel));
+  r.kernel("argmax", "cpu::argmax", device_type, kAllMask, TSR_KERNEL(argmax_kernel));
 }
 
 }  // namespace tsr::cpu

@@ -12,6 +12,8 @@
 
 #include "cpu_common.hpp"
 #include "cpu_math.hpp"
+#include "tessera/kernels/item_size.hpp"
+#include "tessera/kernels/row_geometry.hpp"
 
 namespace tsr::cpu {
 namespace {
@@ -19,17 +21,8 @@ namespace {
 template <class T>
 using C = compute_t<T>;
 
-struct Rows {
-  int64_t rows = 0, n = 0;
-};
-// [rows, n] of a contiguous view along its last dim (a 0-d tensor is one row of one element).
-Rows rows_of(const tsr_tensor_view_t& v) {
-  Rows r;
-  r.n = v.ndim == 0 ? 1 : v.sizes[v.ndim - 1];
-  r.rows = 1;
-  for (int32_t d = 0; d + 1 < v.ndim; ++d) r.rows *= v.sizes[d];
-  return r;
-}
+using kernels::Rows;
+using kernels::rows_of;
 
 template <class F>
 void for_rows(const Rows& r, F&& f) {
@@ -178,10 +171,8 @@ inline double log_add_exp(double a, double b) {
 
 void cumulative_rows_kernel(KernelCall& c) {
   const tsr_tensor_view_t& in = c.input(0);
-  const int64_t kind = c.arg_int(1);
+  const int64_t kind = kernels::cumulative_kind(c);
   const Rows r = rows_of(in);
-  if (kind == 2 && !is_floating(c.dtype()))
-    fail(TSR_INVALID_ARGUMENT, "logcumsumexp: expected a floating point tensor");
   dispatch_numeric(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in.data);
@@ -254,21 +245,10 @@ void gather_typed(const KernelCall& c) {
   });
 }
 
+// By element size (tessera/kernels/item_size.hpp); any other size moves 8 bytes.
 void gather_rows_kernel(KernelCall& c) {
-  switch (itemsize(c.dtype())) {
-    case 1:
-      gather_typed<uint8_t>(c);
-      break;
-    case 2:
-      gather_typed<uint16_t>(c);
-      break;
-    case 4:
-      gather_typed<uint32_t>(c);
-      break;
-    default:
-      gather_typed<uint64_t>(c);
-      break;
-  }
+  if (!kernels::with_uint_of_size(itemsize(c.dtype()), [&](auto w) { gather_typed<typename decltype(w)::type>(c); }))
+    gather_typed<uint64_t>(c);
 }
 
 void scatter_add_rows_kernel(KernelCall& c) {

@@ -4,30 +4,10 @@
 #include <cstring>
 
 #include "cpu_common.hpp"
+#include "tessera/kernels/item_size.hpp"
 
 namespace tsr::cpu {
 namespace {
-
-// Calls f(Word{}) with an unsigned type of the dtype's size.
-template <class F>
-void by_itemsize(int32_t dtype, const char* op, F&& f) {
-  switch (itemsize(dtype)) {
-    case 1:
-      f(uint8_t{});
-      break;
-    case 2:
-      f(uint16_t{});
-      break;
-    case 4:
-      f(uint32_t{});
-      break;
-    case 8:
-      f(uint64_t{});
-      break;
-    default:
-      fail(TSR_UNIMPLEMENTED, op, ": unsupported element size ", itemsize(dtype));
-  }
-}
 
 // Offset (elements) in `in` of the start of output row r (rows = all dims but the last), with
 // the dims in `flip_mask` reversed.
@@ -48,7 +28,7 @@ void flip_kernel(KernelCall& c) {
   const int64_t mask = c.arg_int(1);
   const int64_t numel = view_numel(out);
   if (numel == 0) return;
-  by_itemsize(out.dtype, "flip", [&](auto word) {
+  kernels::by_element_size(out.dtype, "flip", [&](auto word) {
     using W = decltype(word);
     const W* src = static_cast<const W*>(in.data);
     W* dst = static_cast<W*>(out.data);
@@ -83,7 +63,7 @@ void tri_kernel(KernelCall& c) {
   const int64_t k = c.arg_int(1);
   const int64_t numel = view_numel(out);
   if (numel == 0) return;
-  by_itemsize(out.dtype, UPPER ? "triu" : "tril", [&](auto word) {
+  kernels::by_element_size(out.dtype, UPPER ? "triu" : "tril", [&](auto word) {
     using W = decltype(word);
     const W* src = static_cast<const W*>(in.data);
     W* dst = static_cast<W*>(out.data);

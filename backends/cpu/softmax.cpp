@@ -8,6 +8,7 @@
 
 #include "cpu_common.hpp"
 #include "cpu_math.hpp"
+#include "tessera/kernels/softmax_geometry.hpp"
 
 namespace tsr::cpu {
 namespace {
@@ -132,20 +133,9 @@ template <bool LOG>
 void softmax_impl(KernelCall& c) {
   const tsr_tensor_view_t& in = c.input(0);
   const tsr_tensor_view_t& out = c.output(0);
-  const int64_t dim = c.arg_int(1);
-  const int32_t ndim = in.ndim;
-  if (ndim != 0 && (dim < 0 || dim >= ndim))
-    fail(TSR_INVALID_ARGUMENT, c.op_name(), ": dim ", dim, " out of range for ", ndim, "-d input");
-  int64_t outer = 1, D = 1, inner = 1;
-  for (int32_t d = 0; d < ndim; ++d) {
-    if (d < dim)
-      outer *= in.sizes[d];
-    else if (d == dim)
-      D = in.sizes[d];
-    else
-      inner *= in.sizes[d];
-  }
-  if (outer == 0 || D == 0 || inner == 0) return;
+  const kernels::SoftmaxGeo g = kernels::softmax_geo(c, in);
+  if (g.empty()) return;
+  const int64_t outer = g.outer, D = g.D, inner = g.inner;
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in.data);
@@ -173,9 +163,9 @@ void log_softmax_kernel(KernelCall& c) { softmax_impl<true>(c); }
 
 }  // namespace
 
-void register_softmax_kernels(Registrar& r, int32_t dt) {
-  r.kernel("softmax", "cpu::softmax", dt, kFloatingMask, TSR_KERNEL(softmax_kernel));
-  r.kernel("log_softmax", "cpu::log_softmax", dt, kFloatingMask, TSR_KERNEL(log_softmax_kernel));
+TSR_CPU_KERNELS(softmax) {
+  r.kernel("softmax", "cpu::softmax", device_type, kFloatingMask, TSR_KERNEL(softmax_kernel));
+  r.kernel("log_softmax", "cpu::log_softmax", device_type, kFloatingMask, TSR_KERNEL(log_softmax_kernel));
 }
 
 }  // namespace tsr::cpu

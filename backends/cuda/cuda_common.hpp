@@ -17,6 +17,7 @@
 
 #include "tessera/dtype.hpp"
 #include "tessera/plugin.hpp"
+#include "tessera/self_register.hpp"
 
 namespace tsr::cuda {
 
@@ -27,17 +28,13 @@ namespace tsr::cuda {
 // frees it).
 int32_t register_device(Registrar& r, void* state);
 
-// Kernel files register themselves (no edit elsewhere needed):
+// Every kernel file registers its family itself; plugin.cpp's init runs them all
+// (CudaFamilies::all(), sorted by family name). A family is named like its file:
 //   TSR_CUDA_KERNELS(softmax) { r.kernel("softmax", "cuda::softmax", device_type, mask, fn); }
-using KernelFamilyFn = void (*)(Registrar& r, int32_t device_type);
-bool register_kernel_family(const char* name, KernelFamilyFn fn);
-void register_kernel_families(Registrar& r, int32_t device_type);
-
-#define TSR_CUDA_KERNELS(family)                                                   \
-  static void tsr_cuda_kernels_##family(::tsr::Registrar& r, int32_t device_type); \
-  [[maybe_unused]] static const bool tsr_cuda_kernels_registered_##family =        \
-      ::tsr::cuda::register_kernel_family(#family, tsr_cuda_kernels_##family);     \
-  static void tsr_cuda_kernels_##family(::tsr::Registrar& r, [[maybe_unused]] int32_t device_type)
+struct CudaKernels {};  // this shared object's own FamilyList tag (see tessera/self_register.hpp)
+using CudaFamilies = FamilyList<void (*)(Registrar& r, int32_t device_type), CudaKernels>;
+#define TSR_CUDA_KERNELS(family) \
+  TSR_FAMILY(::tsr::cuda::CudaFamilies, family, (::tsr::Registrar & r, [[maybe_unused]] int32_t device_type))
 
 // ---- streams, devices, errors -------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-// Private to the index-family kernels of the CUDA backend (index_*.cu, nonzero.cu, embedding.cu,
-// pool.cu, im2col.cu, multinomial.cu, randperm.cu): strided offset geometry, element moves by
+// Private to the index-family kernels of the CUDA backend (index_*.cu, nn_embedding.cu,
+// nn_pool.cu, nn_im2col.cu, random_multinomial.cu, random_randperm.cu): strided offset geometry, element moves by
 // item size, and atomic read-modify-write of any element type. Device code; include from .cu
 // files only.
 //
@@ -18,6 +18,7 @@
 #include "cuda_common.hpp"
 #include "device_error.cuh"
 #include "tessera/dtype.hpp"
+#include "tessera/kernels/item_size.hpp"
 
 namespace tsr::cuda::idx {
 
@@ -98,22 +99,8 @@ struct UIntOf<8> {
 // f(TypeTag<unsigned of that size>) for a dtype's item size: data moves need no dtype.
 template <class F>
 void by_itemsize(size_t size, const char* op, F&& f) {
-  switch (size) {
-    case 1:
-      f(TypeTag<uint8_t>{});
-      break;
-    case 2:
-      f(TypeTag<uint16_t>{});
-      break;
-    case 4:
-      f(TypeTag<uint32_t>{});
-      break;
-    case 8:
-      f(TypeTag<unsigned long long>{});
-      break;
-    default:
-      fail(TSR_UNIMPLEMENTED, op, ": unsupported item size ", size, " on cuda");
-  }
+  if (!kernels::with_uint_of_size<unsigned long long>(size, f))
+    fail(TSR_UNIMPLEMENTED, op, ": unsupported item size ", size, " on cuda");
 }
 
 template <class To, class From>

@@ -33,6 +33,7 @@
 
 #include "cublas_handles.hpp"
 #include "matmul_kernels.hpp"
+#include "tessera/kernels/matmul_views.hpp"
 
 namespace tsr::cuda {
 namespace {
@@ -41,10 +42,7 @@ namespace {
 constexpr size_t kMaxWorkspace = size_t(32) << 20;
 
 // One logical row-major operand matrix [rows, cols] with element strides, per batch bstride.
-struct Operand {
-  const void* data;
-  int64_t rows, cols, rs, cs, bs;
-};
+using Operand = kernels::MatView;
 
 // How the column-major GEMM reads an operand: op(stored) is the operand's transpose X^T.
 struct ColLayout {
@@ -400,48 +398,20 @@ void matmul(KernelCall& c, Operand A, Operand B, void* out, int64_t out_bs, int6
   run_gemm(c, g, stream, dev);
 }
 
-void check_rank(const KernelCall& c, const tsr_tensor_view_t& v, int32_t nd) {
-  if (v.ndim != nd) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": expected a ", nd, "-d tensor, got ", v.ndim, "-d");
-}
-
 void mm_kernel(KernelCall& c) {
-  const tsr_tensor_view_t& A = c.input(0);
-  const tsr_tensor_view_t& B = c.input(1);
-  const tsr_tensor_view_t& O = c.output(0);
-  check_rank(c, A, 2);
-  check_rank(c, B, 2);
-  check_rank(c, O, 2);
-  const int64_t m = A.sizes[0], k = A.sizes[1], n = B.sizes[1];
-  matmul(c, {A.data, m, k, A.strides[0], A.strides[1], 0}, {B.data, k, n, B.strides[0], B.strides[1], 0}, O.data, m * n,
-         1, m, n, k);
+  const kernels::MatmulViews v = kernels::mm_views(c);
+  matmul(c, v.a, v.b, v.out, v.out_bs, v.batch, v.m, v.n, v.k);
 }
 
 void bmm_kernel(KernelCall& c) {
-  const tsr_tensor_view_t& A = c.input(0);
-  const tsr_tensor_view_t& B = c.input(1);
-  const tsr_tensor_view_t& O = c.output(0);
-  check_rank(c, A, 3);
-  check_rank(c, B, 3);
-  check_rank(c, O, 3);
-  const int64_t batch = A.sizes[0], m = A.sizes[1], k = A.sizes[2], n = B.sizes[2];
-  matmul(c, {A.data, m, k, A.strides[1], A.strides[2], A.strides[0]},
-         {B.data, k, n, B.strides[1], B.strides[2], B.strides[0]}, O.data, O.strides[0], batch, m, n, k);
+  const kernels::MatmulViews v = kernels::bmm_views(c);
+  matmul(c, v.a, v.b, v.out, v.out_bs, v.batch, v.m, v.n, v.k);
 }
 
-// _nn_linear(x [M, K], w [N, K], bias [N]) -> [M, N] = x @ w^T + bias (dense operands: the core's
-// kernel_op). w^T is w read column-major, so no copy.
+// _nn_linear(x [M, K], w [N, K], bias [N]) -> [M, N] = x @ w^T + bias (kernels::linear_views).
 void linear_kernel(KernelCall& c) {
-  const tsr_tensor_view_t& X = c.input(0);
-  const tsr_tensor_view_t& W = c.input(1);
-  const tsr_tensor_view_t& B = c.input(2);
-  const tsr_tensor_view_t& O = c.output(0);
-  check_rank(c, X, 2);
-  check_rank(c, W, 2);
-  check_rank(c, B, 1);
-  check_rank(c, O, 2);
-  const int64_t m = X.sizes[0], k = X.sizes[1], n = W.sizes[0];
-  matmul(c, {X.data, m, k, X.strides[0], X.strides[1], 0}, {W.data, k, n, W.strides[1], W.strides[0], 0}, O.data, m * n,
-         1, m, n, k, B.data);
+  const kernels::MatmulViews v = kernels::linear_views(c);
+  matmul(c, v.a, v.b, v.out, v.out_bs, v.batch, v.m, v.n, v.k, c.input(2).data);
 }
 
 }  // namespace

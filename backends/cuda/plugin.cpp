@@ -4,8 +4,6 @@
 // the CUDA runtime alone and loads this library, with cuBLAS, cuBLASLt, cuSOLVER and cuDNN, only
 // when there is a device to use.
 #include <memory>
-#include <utility>
-#include <vector>
 
 #include "device_internal.hpp"
 #include "probe.hpp"
@@ -15,18 +13,6 @@
 #endif
 
 namespace tsr::cuda {
-
-static std::vector<std::pair<const char*, KernelFamilyFn>>& families() {
-  static std::vector<std::pair<const char*, KernelFamilyFn>> list;  // filled by static initializers
-  return list;
-}
-bool register_kernel_family(const char* name, KernelFamilyFn fn) {
-  families().emplace_back(name, fn);
-  return true;
-}
-void register_kernel_families(Registrar& r, int32_t device_type) {
-  for (const auto& f : families()) f.second(r, device_type);
-}
 
 // device.cpp
 void shutdown(const tsr_api_t* api, void* state);
@@ -39,7 +25,7 @@ namespace {
 void* cuda_init(tsr::Registrar& r) {
   std::unique_ptr<tsr::cuda::RuntimeState> state(new tsr::cuda::RuntimeState());
   const int32_t dt = tsr::cuda::register_device(r, state.get());
-  tsr::cuda::register_kernel_families(r, dt);
+  for (const auto& f : tsr::cuda::CudaFamilies::all()) f.fn(r, dt);
   return state.release();
 }
 

@@ -1,5 +1,5 @@
-// Device helpers shared by the CUDA reduce family (reduce.cu, rows_*.cu, softmax.cu,
-// norm_layer.cu, cross_entropy.cu). Private to the backend: included only from .cu files.
+// Device helpers shared by the CUDA reduce family (reduce*.cu, softmax.cu, nn_fused_*.cu).
+// Private to the backend: included only from .cu files.
 //
 // Conventions: elements are loaded as the SDK types (tsr::Half / tsr::BFloat16 convert through
 // float) and computed in compute_t<T> (float for 16-bit floats, T otherwise), as the CPU

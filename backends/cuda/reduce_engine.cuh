@@ -1,6 +1,6 @@
 // The CUDA reduction engine of the reduce family: reduces the first `nr` dims of a strided input
 // into an output (the layout of tsr_iter_t reductions, byte strides, dims fastest first). Used
-// by reduce.cu (sum, mean, amax, amin, argmax) and rows_reduce.cu (_prod_rows, _extreme_rows).
+// by reduce.cu (sum, mean, amax, amin, argmax) and reduce_rows.cu (_prod_rows, _extreme_rows).
 //
 // A reducer R is a small trivially copyable struct with
 //   using T = element type (bool as uint8_t); using acc_t = accumulator (POD);

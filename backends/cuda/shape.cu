@@ -2,6 +2,7 @@
 // backend does; the output is dense (row-major), the input any strided view. One thread per
 // output element; the input offset is computed from the output index (int32 when it fits).
 #include "elementwise.cuh"
+#include "tessera/kernels/item_size.hpp"
 
 namespace tsr::cuda {
 namespace {
@@ -12,26 +13,6 @@ struct ShapeArgs {
   index_t sizes[TSR_MAX_DIMS];
   index_t in_strides[TSR_MAX_DIMS];  // elements
 };
-
-template <class F>
-void by_itemsize(int32_t dtype, const char* op, F&& f) {
-  switch (itemsize(dtype)) {
-    case 1:
-      f(uint8_t{});
-      break;
-    case 2:
-      f(uint16_t{});
-      break;
-    case 4:
-      f(uint32_t{});
-      break;
-    case 8:
-      f(uint64_t{});
-      break;
-    default:
-      fail(TSR_UNIMPLEMENTED, op, ": unsupported element size ", itemsize(dtype));
-  }
-}
 
 // MODE 0: flip (dims in `mask` reversed); 1: tril; 2: triu (diagonal k).
 template <int MODE, class W, class index_t>
@@ -71,7 +52,7 @@ void shape_op(KernelCall& c) {
   }
   if (n == 0) return;
   DeviceGuard guard(c.device().index);
-  by_itemsize(out.dtype, c.op_name(), [&](auto word) {
+  kernels::by_element_size(out.dtype, c.op_name(), [&](auto word) {
     using W = decltype(word);
     auto launch = [&](auto index_tag) {
       using index_t = decltype(index_tag);

@@ -7,6 +7,7 @@
 //  - inner > 1: a thread per (outer, column), reading D strided elements (coalesced across
 //    threads along the contiguous inner dim).
 #include "reduce_common.cuh"
+#include "tessera/kernels/softmax_geometry.hpp"
 
 namespace tsr::cuda {
 namespace {
@@ -67,20 +68,9 @@ template <bool LOG>
 void softmax_impl(KernelCall& c) {
   const tsr_tensor_view_t& in = c.input(0);
   const tsr_tensor_view_t& out = c.output(0);
-  const int64_t dim = c.arg_int(1);
-  const int32_t ndim = in.ndim;
-  if (ndim != 0 && (dim < 0 || dim >= ndim))
-    fail(TSR_INVALID_ARGUMENT, c.op_name(), ": dim ", dim, " out of range for ", ndim, "-d input");
-  int64_t outer = 1, D = 1, inner = 1;
-  for (int32_t d = 0; d < ndim; ++d) {
-    if (d < dim)
-      outer *= in.sizes[d];
-    else if (d == dim)
-      D = in.sizes[d];
-    else
-      inner *= in.sizes[d];
-  }
-  if (outer == 0 || D == 0 || inner == 0) return;
+  const kernels::SoftmaxGeo g = kernels::softmax_geo(c, in);
+  if (g.empty()) return;
+  const int64_t outer = g.outer, D = g.D, inner = g.inner;
   DeviceGuard guard(c.device().index);
   const cudaStream_t stream = stream_of(c);
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {

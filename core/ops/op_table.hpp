@@ -60,7 +60,7 @@ struct OpSpec {
       : schema(std::move(schema_)), impl(impl_), backward(backward_), save(save_), file(file_), line(line_) {}
 };
 
-// A composite op: impl calls other ops (through the SDK, see composite.hpp).
+// A composite op: impl calls other ops (through the SDK, see ops/composite.hpp).
 inline OpSpec composite_op(std::string schema, OpImplFn impl, const char* file = __builtin_FILE(),
                            int line = __builtin_LINE()) {
   OpSpec s(std::move(schema), impl, nullptr, kSaveAll, file, line);

@@ -7,7 +7,7 @@
 //
 //   struct CpuKernels {};                                     // the shared object's own tag
 //   using CpuFamilies = tsr::FamilyList<void (*)(tsr::Registrar&, int32_t), CpuKernels>;
-//   #define TSR_CPU_KERNELS(family) TSR_FAMILY(::tsr::cpu::CpuFamilies, family, (::tsr::Registrar& r, int32_t device_type))
+//   #define TSR_CPU_KERNELS(family) TSR_FAMILY(CpuFamilies, family, (tsr::Registrar& r, int32_t device_type))
 //   TSR_CPU_KERNELS(softmax) { r.kernel(...); }               // in softmax.cpp
 //   ...
 //   for (const auto& f : CpuFamilies::all()) f.fn(r, dt);    // in the plugin's init

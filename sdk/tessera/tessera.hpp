@@ -607,6 +607,12 @@ inline Tensor& Tensor::fill_(double v) {
 
 // ---- ops -------------------------------------------------------------------------------------
 
+// The SDK's wrapper macros for ops of one or two tensors, the one set of them: tessera/ops/binary.hpp
+// uses them too and #undefs them (it is included at the end of this header, or includes it first).
+//   TSR_SDK_UNARY(name):               name(Tensor)
+//   TSR_SDK_BINARY(name):              name(Tensor, Tensor) and name(Tensor, scalar)
+//   TSR_SDK_BINARY_SCALAR_FIRST(name): those and name(scalar, Tensor)
+// Scalar operands travel as wrapped numbers (Python scalar promotion).
 #define TSR_SDK_UNARY(name)             \
   inline Tensor name(const Tensor& a) { \
     static const Op op(#name);          \
@@ -620,6 +626,12 @@ inline Tensor& Tensor::fill_(double v) {
   template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
   inline Tensor name(const Tensor& a, S b) {                             \
     return name(a, wrap_scalar(b, a.runtime()));                         \
+  }
+#define TSR_SDK_BINARY_SCALAR_FIRST(name)                                \
+  TSR_SDK_BINARY(name)                                                   \
+  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
+  inline Tensor name(S a, const Tensor& b) {                             \
+    return name(wrap_scalar(a, b.runtime()), b);                         \
   }
 
 TSR_SDK_UNARY(neg)
@@ -643,8 +655,6 @@ TSR_SDK_BINARY(lt)
 TSR_SDK_BINARY(le)
 TSR_SDK_BINARY(gt)
 TSR_SDK_BINARY(ge)
-#undef TSR_SDK_UNARY
-#undef TSR_SDK_BINARY
 
 inline Tensor add(const Tensor& a, const Tensor& b, double alpha = 1) {
   static const Op op("add");

@@ -95,4 +95,32 @@ struct AdamStepOp {
   }
 };
 
+// The step variant a call asks for, as both backends select it: sgd_step_ keeps a momentum
+// buffer when it has two outputs (param, buffer); adam_step_ keeps AMSGrad's running maximum when
+// it has four (param, exp_avg, exp_avg_sq, max_exp_avg_sq). Calls run(TypeTag<Op>{}, TypeTag<T>{})
+// with T the param's floating type and Op the step for it.
+template <class Run>
+void dispatch_sgd_step(const KernelCall& c, const Run& run) {
+  const bool momentum = c.num_outputs() == 2;
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (momentum)
+      run(TypeTag<SgdStepOp<T, true>>{}, tag);
+    else
+      run(TypeTag<SgdStepOp<T, false>>{}, tag);
+  });
+}
+
+template <class Run>
+void dispatch_adam_step(const KernelCall& c, const Run& run) {
+  const bool amsgrad = c.num_outputs() == 4;
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (amsgrad)
+      run(TypeTag<AdamStepOp<T, true>>{}, tag);
+    else
+      run(TypeTag<AdamStepOp<T, false>>{}, tag);
+  });
+}
+
 }  // namespace tsr::kernels

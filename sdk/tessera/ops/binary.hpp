@@ -12,50 +12,34 @@
 
 namespace tsr {
 
-#define TSR_BINARY_OP2(name)                                             \
-  inline Tensor name(const Tensor& a, const Tensor& b) {                 \
-    static const Op op(#name);                                           \
-    return call(op, {a, b});                                             \
-  }                                                                      \
-  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
-  inline Tensor name(const Tensor& a, S b) {                             \
-    return name(a, wrap_scalar(b, a.runtime()));                         \
-  }                                                                      \
-  template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0> \
-  inline Tensor name(S a, const Tensor& b) {                             \
-    return name(wrap_scalar(a, b.runtime()), b);                         \
-  }
-#define TSR_BINARY_OP1(name)            \
-  inline Tensor name(const Tensor& a) { \
-    static const Op op(#name);          \
-    return call(op, {a});               \
-  }
-
-TSR_BINARY_OP2(true_divide)
-TSR_BINARY_OP2(floor_divide)
-TSR_BINARY_OP2(remainder)
-TSR_BINARY_OP2(fmod)
-TSR_BINARY_OP2(atan2)
-TSR_BINARY_OP2(hypot)
-TSR_BINARY_OP2(copysign)
-TSR_BINARY_OP2(xlogy)
-TSR_BINARY_OP2(logaddexp)
-TSR_BINARY_OP2(logaddexp2)
-TSR_BINARY_OP2(fmax)
-TSR_BINARY_OP2(fmin)
-TSR_BINARY_OP2(float_power)
-TSR_BINARY_OP2(logical_and)
-TSR_BINARY_OP2(logical_or)
-TSR_BINARY_OP2(logical_xor)
-TSR_BINARY_OP2(bitwise_and)
-TSR_BINARY_OP2(bitwise_or)
-TSR_BINARY_OP2(bitwise_xor)
-TSR_BINARY_OP2(bitwise_left_shift)
-TSR_BINARY_OP2(bitwise_right_shift)
-TSR_BINARY_OP1(logical_not)
-TSR_BINARY_OP1(bitwise_not)
-#undef TSR_BINARY_OP2
-#undef TSR_BINARY_OP1
+// Wrappers (macros of tessera/tessera.hpp): Tensor and scalar operands in either place.
+TSR_SDK_BINARY_SCALAR_FIRST(true_divide)
+TSR_SDK_BINARY_SCALAR_FIRST(floor_divide)
+TSR_SDK_BINARY_SCALAR_FIRST(remainder)
+TSR_SDK_BINARY_SCALAR_FIRST(fmod)
+TSR_SDK_BINARY_SCALAR_FIRST(atan2)
+TSR_SDK_BINARY_SCALAR_FIRST(hypot)
+TSR_SDK_BINARY_SCALAR_FIRST(copysign)
+TSR_SDK_BINARY_SCALAR_FIRST(xlogy)
+TSR_SDK_BINARY_SCALAR_FIRST(logaddexp)
+TSR_SDK_BINARY_SCALAR_FIRST(logaddexp2)
+TSR_SDK_BINARY_SCALAR_FIRST(fmax)
+TSR_SDK_BINARY_SCALAR_FIRST(fmin)
+TSR_SDK_BINARY_SCALAR_FIRST(float_power)
+TSR_SDK_BINARY_SCALAR_FIRST(logical_and)
+TSR_SDK_BINARY_SCALAR_FIRST(logical_or)
+TSR_SDK_BINARY_SCALAR_FIRST(logical_xor)
+TSR_SDK_BINARY_SCALAR_FIRST(bitwise_and)
+TSR_SDK_BINARY_SCALAR_FIRST(bitwise_or)
+TSR_SDK_BINARY_SCALAR_FIRST(bitwise_xor)
+TSR_SDK_BINARY_SCALAR_FIRST(bitwise_left_shift)
+TSR_SDK_BINARY_SCALAR_FIRST(bitwise_right_shift)
+TSR_SDK_UNARY(logical_not)
+TSR_SDK_UNARY(bitwise_not)
+// The wrapper macros of tessera/tessera.hpp end here.
+#undef TSR_SDK_UNARY
+#undef TSR_SDK_BINARY
+#undef TSR_SDK_BINARY_SCALAR_FIRST
 
 // torch.div(a, b, rounding_mode="trunc" | "floor").
 inline Tensor div(const Tensor& a, const Tensor& b, const char* rounding_mode) {

@@ -116,7 +116,7 @@ void max_pool_backward_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(pool) {
+TSR_CUDA_KERNELS(nn_pool) {
   r.kernel("_nn_max_pool2d", "cuda::nn_max_pool2d", device_type, kFloatingMask, TSR_KERNEL(max_pool_kernel));
   r.kernel("_nn_max_pool2d_backward", "cuda::nn_max_pool2d_backward", device_type, kFloatingMask,
            TSR_KERNEL(max_pool_backward_kernel));

@@ -129,7 +129,7 @@ void embedding_backward_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(embedding) {
+TSR_CUDA_KERNELS(nn_embedding) {
   r.kernel("_nn_embedding", "cuda::nn_embedding", device_type, kAllMask, TSR_KERNEL(embedding_kernel));
   r.kernel("_nn_embedding_backward", "cuda::nn_embedding_backward", device_type, kFloatingMask,
            TSR_KERNEL(embedding_backward_kernel));

@@ -15,6 +15,7 @@
 #include <cub/device/device_segmented_sort.cuh>
 
 #include "reduce_common.cuh"
+#include "tessera/kernels/row_geometry.hpp"
 
 namespace tsr::cuda {
 namespace {
@@ -109,16 +110,8 @@ __global__ void mode_scan_kernel(const T* __restrict__ x, const Key<T>* __restri
   }
 }
 
-struct Rows {
-  int64_t rows = 0, n = 0;
-};
-Rows rows_of(const tsr_tensor_view_t& v) {
-  Rows r;
-  r.n = v.ndim == 0 ? 1 : v.sizes[v.ndim - 1];
-  r.rows = 1;
-  for (int32_t d = 0; d + 1 < v.ndim; ++d) r.rows *= v.sizes[d];
-  return r;
-}
+using kernels::Rows;
+using kernels::rows_of;
 
 size_t align_up(size_t n) { return (n + 255) / 256 * 256; }
 
@@ -199,7 +192,7 @@ void mode_rows_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(rows_sort) {
+TSR_CUDA_KERNELS(reduce_rows_sort) {
   r.kernel("_sort_rows", "cuda::sort_rows", device_type, kAllMask, TSR_KERNEL(sort_rows_kernel));
   r.kernel("_mode_rows", "cuda::mode_rows", device_type, kAllMask, TSR_KERNEL(mode_rows_kernel));
 }

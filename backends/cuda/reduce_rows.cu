@@ -10,6 +10,8 @@
 //    compare-and-swap), so floating sums may differ from the CPU in the last bits.
 #include "device_error.cuh"
 #include "reduce_engine.cuh"
+#include "tessera/kernels/item_size.hpp"
+#include "tessera/kernels/row_geometry.hpp"
 
 namespace tsr::cuda {
 namespace {
@@ -17,17 +19,8 @@ namespace {
 using red::C;
 using red::Elem;
 
-struct Rows {
-  int64_t rows = 0, n = 0;
-};
-// [rows, n] of a contiguous view along its last dim (a 0-d tensor is one row of one element).
-Rows rows_of(const tsr_tensor_view_t& v) {
-  Rows r;
-  r.n = v.ndim == 0 ? 1 : v.sizes[v.ndim - 1];
-  r.rows = 1;
-  for (int32_t d = 0; d + 1 < v.ndim; ++d) r.rows *= v.sizes[d];
-  return r;
-}
+using kernels::Rows;
+using kernels::rows_of;
 
 template <class T_>
 struct ProdR {
@@ -141,22 +134,9 @@ void gather_typed(const KernelCall& c) {
 
 void gather_rows_kernel(KernelCall& c) {
   DeviceGuard guard(c.device().index);
-  switch (itemsize(c.dtype())) {
-    case 1:
-      gather_typed<uint8_t>(c);
-      break;
-    case 2:
-      gather_typed<uint16_t>(c);
-      break;
-    case 4:
-      gather_typed<uint32_t>(c);
-      break;
-    case 8:
-      gather_typed<unsigned long long>(c);
-      break;
-    default:
-      c.unsupported_dtype();
-  }
+  if (!kernels::with_uint_of_size<unsigned long long>(itemsize(c.dtype()),
+                                                      [&](auto w) { gather_typed<typename decltype(w)::type>(c); }))
+    c.unsupported_dtype();
 }
 
 template <class T>
@@ -252,7 +232,7 @@ void scatter_add_rows_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(rows_reduce) {
+TSR_CUDA_KERNELS(reduce_rows) {
   r.kernel("_extreme_rows", "cuda::extreme_rows", device_type, kAllMask, TSR_KERNEL(extreme_rows_kernel));
   r.kernel("_prod_rows", "cuda::prod_rows", device_type, kNumericMask, TSR_KERNEL(prod_rows_kernel));
   r.kernel("_gather_rows", "cuda::gather_rows", device_type, kAllMask, TSR_KERNEL(gather_rows_kernel));

@@ -6,6 +6,6 @@
 
 namespace tsr::cuda {
 
-TSR_CUDA_KERNELS(ew_unary) { kernels::register_family<kernels::UnaryFamily, CudaRun>(r, device_type, "cuda"); }
+TSR_CUDA_KERNELS(unary) { kernels::register_family<kernels::UnaryFamily, CudaRun>(r, device_type, "cuda"); }
 
 }  // namespace tsr::cuda

@@ -147,6 +147,8 @@ void nonzero_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(nonzero) { r.kernel("nonzero", "cuda::nonzero", device_type, kAllMask, TSR_KERNEL(nonzero_kernel)); }
+TSR_CUDA_KERNELS(index_nonzero) {
+  r.kernel("nonzero", "cuda::nonzero", device_type, kAllMask, TSR_KERNEL(nonzero_kernel));
+}
 
 }  // namespace tsr::cuda

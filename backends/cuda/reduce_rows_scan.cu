@@ -6,6 +6,7 @@
 //  - cummax/cummin: ties move the index to the latest occurrence, a NaN sticks (a later NaN
 //    moves the index to itself).
 #include "reduce_common.cuh"
+#include "tessera/kernels/row_geometry.hpp"
 
 namespace tsr::cuda {
 namespace {
@@ -146,23 +147,13 @@ __global__ void __launch_bounds__(red::kRowBlock)
   }
 }
 
-struct Rows {
-  int64_t rows = 0, n = 0;
-};
-Rows rows_of(const tsr_tensor_view_t& v) {
-  Rows r;
-  r.n = v.ndim == 0 ? 1 : v.sizes[v.ndim - 1];
-  r.rows = 1;
-  for (int32_t d = 0; d + 1 < v.ndim; ++d) r.rows *= v.sizes[d];
-  return r;
-}
+using kernels::Rows;
+using kernels::rows_of;
 
 void cumulative_rows_kernel(KernelCall& c) {
   const tsr_tensor_view_t& in = c.input(0);
-  const int64_t kind = c.arg_int(1);
+  const int64_t kind = kernels::cumulative_kind(c);
   const Rows r = rows_of(in);
-  if (kind == 2 && !is_floating(c.dtype()))
-    fail(TSR_INVALID_ARGUMENT, "logcumsumexp: expected a floating point tensor");
   if (kind < 0 || kind > 2) fail(TSR_INVALID_ARGUMENT, c.op_name(), ": unknown scan kind ", kind);
   if (r.rows == 0 || r.n == 0) return;
   DeviceGuard guard(c.device().index);
@@ -209,7 +200,7 @@ void cumextreme_rows_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(rows_scan) {
+TSR_CUDA_KERNELS(reduce_rows_scan) {
   r.kernel("_cumulative_rows", "cuda::cumulative_rows", device_type, kNumericMask, TSR_KERNEL(cumulative_rows_kernel));
   r.kernel("_cumextreme_rows", "cuda::cumextreme_rows", device_type, kAllMask, TSR_KERNEL(cumextreme_rows_kernel));
 }

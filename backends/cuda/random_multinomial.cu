@@ -206,7 +206,7 @@ void multinomial_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(multinomial) {
+TSR_CUDA_KERNELS(random_multinomial) {
   r.kernel("multinomial", "cuda::multinomial", device_type, TSR_DTYPE_BIT(TSR_F64), TSR_KERNEL(multinomial_kernel));
 }
 

@@ -8,24 +8,20 @@
 // compute_t<T> and rounded once: the CPU kernel's order and precision, so results match it
 // exactly and no atomics are needed (deterministic).
 #include "index_common.cuh"
+#include "tessera/kernels/im2col_geometry.hpp"
 
 namespace tsr::cuda {
 namespace {
 
-struct Geometry {
-  int64_t N, C, H, W, kh, kw, dh, dw, ph, pw, sh, sw, OH, OW;
-};
+using Geometry = kernels::Im2colGeo;
 
+// The shared geometry, and (this backend's own check) a positive stride.
 Geometry geometry(const KernelCall& c, const int64_t* in_sizes, size_t a_kernel, size_t a_dil, size_t a_pad,
                   size_t a_stride, size_t a_out) {
-  auto k = c.arg_ints(a_kernel), d = c.arg_ints(a_dil), p = c.arg_ints(a_pad), s = c.arg_ints(a_stride),
-       o = c.arg_ints(a_out);
-  TSR_CHECK(k.size() == 2 && d.size() == 2 && p.size() == 2 && s.size() == 2 && o.size() == 2, TSR_INTERNAL,
-            c.op_name(), ": expected 2-element kernel/dilation/padding/stride/output lists");
-  TSR_CHECK(s[0] > 0 && s[1] > 0, TSR_INVALID_ARGUMENT, c.op_name(), ": stride must be positive, got [", s[0], ", ",
-            s[1], "]");
-  return Geometry{in_sizes[0], in_sizes[1], in_sizes[2], in_sizes[3], k[0], k[1], d[0],
-                  d[1],        p[0],        p[1],        s[0],        s[1], o[0], o[1]};
+  const Geometry g = kernels::im2col_geo(c, in_sizes, a_kernel, a_dil, a_pad, a_stride, a_out);
+  TSR_CHECK(g.sh > 0 && g.sw > 0, TSR_INVALID_ARGUMENT, c.op_name(), ": stride must be positive, got [", g.sh, ", ",
+            g.sw, "]");
+  return g;
 }
 
 // col[(nc*K + k), oh*OW + ow] = x[nc, ih, iw] or pad.
@@ -108,7 +104,7 @@ void col2im_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(im2col) {
+TSR_CUDA_KERNELS(nn_im2col) {
   r.kernel("_nn_im2col", "cuda::nn_im2col", device_type, kFloatingMask, TSR_KERNEL(im2col_kernel));
   r.kernel("_nn_col2im", "cuda::nn_col2im", device_type, kFloatingMask, TSR_KERNEL(col2im_kernel));
 }

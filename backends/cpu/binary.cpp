@@ -6,8 +6,6 @@
 
 namespace tsr::cpu {
 
-void register_binary_kernels(Registrar& r, int32_t dt) {
-  kernels::register_family<kernels::BinaryFamily, CpuRun>(r, dt, "cpu");
-}
+TSR_CPU_KERNELS(binary) { kernels::register_family<kernels::BinaryFamily, CpuRun>(r, device_type, "cpu"); }
 
 }  // namespace tsr::cpu

@@ -5,8 +5,6 @@
 
 namespace tsr::cpu {
 
-void register_unary_kernels(Registrar& r, int32_t dt) {
-  kernels::register_family<kernels::UnaryFamily, CpuRun>(r, dt, "cpu");
-}
+TSR_CPU_KERNELS(unary) { kernels::register_family<kernels::UnaryFamily, CpuRun>(r, device_type, "cpu"); }
 
 }  // namespace tsr::cpu

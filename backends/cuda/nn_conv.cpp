@@ -366,7 +366,7 @@ void conv_backward_weight_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(cudnn_conv) {
+TSR_CUDA_KERNELS(nn_conv) {
   // Only for the internal ops the core defines (see the top of this file).
   if (r.has_op("_nn_conv2d"))
     r.kernel("_nn_conv2d", "cuda::cudnn_conv2d", device_type, kConvMask, TSR_KERNEL(conv_forward_kernel));

@@ -5,6 +5,6 @@
 
 namespace tsr::cuda {
 
-TSR_CUDA_KERNELS(ew_binary) { kernels::register_family<kernels::BinaryFamily, CudaRun>(r, device_type, "cuda"); }
+TSR_CUDA_KERNELS(binary) { kernels::register_family<kernels::BinaryFamily, CudaRun>(r, device_type, "cuda"); }
 
 }  // namespace tsr::cuda

@@ -189,7 +189,7 @@ void det_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CPU_KERNELS(linalg_lapack) {
+TSR_CPU_KERNELS(linalg) {
   r.kernel("det", "cpu::det", device_type, kF32F64, TSR_KERNEL(det_kernel));
   r.kernel("slogdet", "cpu::slogdet", device_type, kF32F64, TSR_KERNEL(det_kernel));
   r.kernel("inverse", "cpu::inverse", device_type, kF32F64, TSR_KERNEL(inverse_kernel));

@@ -64,7 +64,7 @@ void randperm_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(randperm) {
+TSR_CUDA_KERNELS(random_randperm) {
   r.kernel("randperm", "cuda::randperm", device_type, kNumericMask, TSR_KERNEL(randperm_kernel));
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "reduce_common.cuh"
+#include "tessera/kernels/nn_fused_args.hpp"
 
 namespace tsr::cuda {
 namespace {
@@ -155,29 +156,24 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // args: input, weight?, bias?, int M, float eps, bool rms
 void layer_norm_fwd(KernelCall& c) {
   const auto& out = c.output(0);
-  const int64_t M = c.arg_int(3);
-  const double eps = c.arg_double(4);
-  const bool rms = c.arg_bool(5);
-  int64_t total = 1;
-  for (int32_t d = 0; d < out.ndim; ++d) total *= out.sizes[d];
-  if (M <= 0 || total == 0) return;
-  const int64_t rows = total / M;
-  size_t next = 1;
-  const void* wp = c.arg_is_none(1) ? nullptr : c.input(next++).data;
-  const void* bp = c.arg_is_none(2) ? nullptr : c.input(next++).data;
+  const kernels::LayerNormArgs a = kernels::layer_norm_args(c, false);
+  const int64_t M = a.M;
+  if (M <= 0 || a.total == 0) return;
+  const int64_t rows = a.rows();
   DeviceGuard guard(c.device().index);
   const cudaStream_t stream = stream_of(c);
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(c.input(0).data);
-    const T* w = static_cast<const T*>(wp);
-    const T* b = static_cast<const T*>(bp);
+    const T* w = static_cast<const T*>(a.weight);
+    const T* b = static_cast<const T*>(a.bias);
     T* y = static_cast<T*>(out.data);
     if (M <= red::kWarpRowMax) {
       constexpr int rpb = red::RowGroup<32>::kRowsPerBlock;
-      layer_norm_kernel<T, 32><<<red::row_grid(rows, rpb), dim3(32, rpb), 0, stream>>>(x, w, b, y, rows, M, eps, rms);
+      layer_norm_kernel<T, 32>
+          <<<red::row_grid(rows, rpb), dim3(32, rpb), 0, stream>>>(x, w, b, y, rows, M, a.eps, a.rms);
     } else {
-      layer_norm_kernel<T, 512><<<red::row_grid(rows, 1), 512, 0, stream>>>(x, w, b, y, rows, M, eps, rms);
+      layer_norm_kernel<T, 512><<<red::row_grid(rows, 1), 512, 0, stream>>>(x, w, b, y, rows, M, a.eps, a.rms);
     }
     after_launch(c);
   });
@@ -185,23 +181,19 @@ void layer_norm_fwd(KernelCall& c) {
 
 // args: input, weight?, grad, int M, float eps, bool rms -> (dx, dweight [M], dbias [M])
 void layer_norm_bwd(KernelCall& c) {
-  const int64_t M = c.arg_int(3);
-  const double eps = c.arg_double(4);
-  const bool rms = c.arg_bool(5);
-  const bool has_w = !c.arg_is_none(1);
+  const kernels::LayerNormArgs a = kernels::layer_norm_args(c, true);
+  const int64_t M = a.M;
   const auto& in = c.input(0);
-  int64_t total = 1;
-  for (int32_t d = 0; d < in.ndim; ++d) total *= in.sizes[d];
   if (M <= 0) return;
-  const int64_t rows = total / M;
+  const int64_t rows = a.rows();
   DeviceGuard guard(c.device().index);
   const cudaStream_t stream = stream_of(c);
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using CT = C<T>;
     const T* x = static_cast<const T*>(in.data);
-    const T* w = has_w ? static_cast<const T*>(c.input(1).data) : nullptr;
-    const T* g = static_cast<const T*>(c.input(has_w ? 2 : 1).data);
+    const T* w = static_cast<const T*>(a.weight);
+    const T* g = static_cast<const T*>(a.grad);
     T* dx = static_cast<T*>(c.output(0).data);
     T* dw = static_cast<T*>(c.output(1).data);
     T* db = static_cast<T*>(c.output(2).data);
@@ -219,10 +211,10 @@ void layer_norm_bwd(KernelCall& c) {
       if (M <= red::kWarpRowMax) {
         constexpr int rpb = red::RowGroup<32>::kRowsPerBlock;
         layer_norm_backward_rows_kernel<T, 32>
-            <<<red::row_grid(rows, rpb), dim3(32, rpb), 0, stream>>>(x, w, g, dx, stats, rows, M, eps, rms);
+            <<<red::row_grid(rows, rpb), dim3(32, rpb), 0, stream>>>(x, w, g, dx, stats, rows, M, a.eps, a.rms);
       } else {
         layer_norm_backward_rows_kernel<T, 512>
-            <<<red::row_grid(rows, 1), 512, 0, stream>>>(x, w, g, dx, stats, rows, M, eps, rms);
+            <<<red::row_grid(rows, 1), 512, 0, stream>>>(x, w, g, dx, stats, rows, M, a.eps, a.rms);
       }
       after_launch(c);
     }
@@ -236,7 +228,7 @@ void layer_norm_bwd(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(norm_layer) {
+TSR_CUDA_KERNELS(nn_fused_layer_norm) {
   r.kernel("_nn_layer_norm", "cuda::nn_layer_norm", device_type, kFloatingMask, TSR_KERNEL(layer_norm_fwd));
   r.kernel("_nn_layer_norm_backward", "cuda::nn_layer_norm_backward", device_type, kFloatingMask,
            TSR_KERNEL(layer_norm_bwd));

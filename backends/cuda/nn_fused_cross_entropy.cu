@@ -8,6 +8,7 @@
 //  - Backward: rows with ignore_index or an invalid target get a zero gradient (as the CPU).
 #include "device_error.cuh"
 #include "reduce_common.cuh"
+#include "tessera/kernels/nn_fused_args.hpp"
 
 namespace tsr::cuda {
 namespace {
@@ -106,12 +107,10 @@ __global__ void __launch_bounds__(THREADS == 32 ? red::kRowBlock : THREADS)
 // args: input [N, C], target [N] int64, weight? [C], int ignore_index, float label_smoothing
 void ce_fwd(KernelCall& c) {
   const auto& in = c.input(0);
-  const int64_t N = in.sizes[0], Cn = in.sizes[1];
+  const kernels::CrossEntropyArgs a = kernels::cross_entropy_args(c, false);
+  const int64_t N = a.N, Cn = a.C;
   if (N == 0) return;
-  const int64_t* t = static_cast<const int64_t*>(c.input(1).data);
-  const void* wp = c.arg_is_none(2) ? nullptr : c.input(2).data;
-  const int64_t ignore = c.arg_int(3);
-  const double ls = c.arg_double(4);
+  const int64_t* t = a.target;
   DeviceGuard guard(c.device().index);
   const cudaStream_t stream = stream_of(c);
   DeviceErrorRecord* rec = red::error_record_of(c);
@@ -119,15 +118,16 @@ void ce_fwd(KernelCall& c) {
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in.data);
-    const T* w = static_cast<const T*>(wp);
+    const T* w = static_cast<const T*>(a.weight);
     T* loss = static_cast<T*>(c.output(0).data);
     T* wsum = static_cast<T*>(c.output(1).data);
     if (Cn <= red::kWarpRowMax) {
       constexpr int rpb = red::RowGroup<32>::kRowsPerBlock;
-      ce_kernel<T, 32>
-          <<<red::row_grid(N, rpb), dim3(32, rpb), 0, stream>>>(x, t, w, loss, wsum, N, Cn, ignore, ls, rec, op_id);
+      ce_kernel<T, 32><<<red::row_grid(N, rpb), dim3(32, rpb), 0, stream>>>(x, t, w, loss, wsum, N, Cn, a.ignore_index,
+                                                                            a.label_smoothing, rec, op_id);
     } else {
-      ce_kernel<T, 512><<<red::row_grid(N, 1), 512, 0, stream>>>(x, t, w, loss, wsum, N, Cn, ignore, ls, rec, op_id);
+      ce_kernel<T, 512><<<red::row_grid(N, 1), 512, 0, stream>>>(x, t, w, loss, wsum, N, Cn, a.ignore_index,
+                                                                 a.label_smoothing, rec, op_id);
     }
     after_launch(c);
   });
@@ -136,27 +136,25 @@ void ce_fwd(KernelCall& c) {
 // args: input [N, C], target [N], weight? [C], grad [N], int ignore_index, float label_smoothing
 void ce_bwd(KernelCall& c) {
   const auto& in = c.input(0);
-  const int64_t N = in.sizes[0], Cn = in.sizes[1];
+  const kernels::CrossEntropyArgs a = kernels::cross_entropy_args(c, true);
+  const int64_t N = a.N, Cn = a.C;
   if (N == 0 || Cn == 0) return;
-  const int64_t* t = static_cast<const int64_t*>(c.input(1).data);
-  const bool has_w = !c.arg_is_none(2);
-  const void* wp = has_w ? c.input(2).data : nullptr;
-  const void* gp = c.input(has_w ? 3 : 2).data;
-  const int64_t ignore = c.arg_int(4);
-  const double ls = c.arg_double(5);
+  const int64_t* t = a.target;
   DeviceGuard guard(c.device().index);
   const cudaStream_t stream = stream_of(c);
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in.data);
-    const T* w = static_cast<const T*>(wp);
-    const T* g = static_cast<const T*>(gp);
+    const T* w = static_cast<const T*>(a.weight);
+    const T* g = static_cast<const T*>(a.grad);
     T* dx = static_cast<T*>(c.output(0).data);
     if (Cn <= red::kWarpRowMax) {
       constexpr int rpb = red::RowGroup<32>::kRowsPerBlock;
-      ce_backward_kernel<T, 32><<<red::row_grid(N, rpb), dim3(32, rpb), 0, stream>>>(x, t, w, g, dx, N, Cn, ignore, ls);
+      ce_backward_kernel<T, 32><<<red::row_grid(N, rpb), dim3(32, rpb), 0, stream>>>(x, t, w, g, dx, N, Cn,
+                                                                                     a.ignore_index, a.label_smoothing);
     } else {
-      ce_backward_kernel<T, 512><<<red::row_grid(N, 1), 512, 0, stream>>>(x, t, w, g, dx, N, Cn, ignore, ls);
+      ce_backward_kernel<T, 512>
+          <<<red::row_grid(N, 1), 512, 0, stream>>>(x, t, w, g, dx, N, Cn, a.ignore_index, a.label_smoothing);
     }
     after_launch(c);
   });
@@ -164,7 +162,7 @@ void ce_bwd(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(cross_entropy) {
+TSR_CUDA_KERNELS(nn_fused_cross_entropy) {
   r.kernel("_nn_cross_entropy_rows", "cuda::nn_cross_entropy_rows", device_type, kFloatingMask, TSR_KERNEL(ce_fwd));
   r.kernel("_nn_cross_entropy_rows_backward", "cuda::nn_cross_entropy_rows_backward", device_type, kFloatingMask,
            TSR_KERNEL(ce_bwd));

@@ -1,0 +1,45 @@
+// _copy (any dtype to any dtype, strided): memcpy for dense same-dtype copies, kernels::CastOp
+// otherwise.
+#include <cstring>
+
+#include "cpu_common.hpp"
+#include "tessera/kernels/fill_ops.hpp"
+
+namespace tsr::cpu {
+namespace {
+
+// Contiguous same-dtype copy: memcpy, split across threads for large buffers.
+void parallel_memcpy(char* dst, const char* src, int64_t nbytes) {
+  constexpr int64_t kGrain = int64_t(1) << 20;  // 1 MiB per thread at least
+  parallel_for(
+      0, nbytes, kGrain, [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, static_cast<size_t>(e - b)); },
+      /*align=*/4096);
+}
+
+void copy_kernel(KernelCall& c) {
+  const tsr_iter_t& it = c.iter();
+  if (it.numel == 0) return;
+  const int32_t out_dt = c.dtype();
+  const int32_t src_dt = it.noperands > 1 ? it.dtypes[1] : out_dt;
+  if (out_dt == src_dt && it.contiguous) {
+    parallel_memcpy(it.data[0], it.data[1], it.numel * int64_t(itemsize(out_dt)));
+    return;
+  }
+  dispatch_all(out_dt, "_copy", [&](auto otag) {
+    using T = typename decltype(otag)::type;
+    dispatch_all(src_dt, "_copy", [&](auto stag) {
+      using S = typename decltype(stag)::type;
+      const kernels::CastOp<T, S> op;
+      if constexpr (!std::is_same<T, S>::value && (is_reduced_float<T>::value || is_reduced_float<S>::value))
+        elementwise_mv<kernels::Elem<T>, kernels::Elem<S>>(it, op);
+      else
+        elementwise<kernels::Elem<T>, kernels::Elem<S>>(it, op);
+    });
+  });
+}
+
+}  // namespace
+
+TSR_CPU_KERNELS(copy) { r.kernel("_copy", "cpu::copy", device_type, kAllMask, TSR_KERNEL(copy_kernel)); }
+
+}  // namespace tsr::cpu
