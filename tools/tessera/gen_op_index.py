@@ -43,6 +43,7 @@ DEFINE = re.compile(r"^\s*#\s*define\s+(TSR_\w+)\(([^)]*)\)")
 sdk = list(files("sdk/tessera", (".hpp", ".h")))
 # Wrapper macros: which parameter is stringified into an op name, and with which suffix.
 macros = {}
+bodies = {}  # macro -> (params, body), for macros that call other wrapper macros
 for rel, lines in sdk:
     i = 0
     while i < len(lines):
@@ -56,12 +57,28 @@ for rel, lines in sdk:
             i += 1
             body += "\n" + lines[i]
         names = []
-        for pm in re.finditer(r'\bOp\s*(?:\w+\s*)?\(\s*#(\w+)\s*(?:"([^"]*)")?\s*\)', body):
-            if pm.group(1) in params:
-                names.append((params.index(pm.group(1)), pm.group(2) or ""))
+        bodies[m.group(1)] = (params, body)
+        for pm in re.finditer(r'\bOp\s*(?:\w+(?:\s*##\s*\w+)*\s*)?\(\s*(#?)(\w+)\s*(?:"([^"]*)")?\s*\)', body):
+            if pm.group(2) in params:  # #param: the argument's name; param: a string argument
+                names.append((params.index(pm.group(2)), pm.group(3) or "", pm.group(1) == "#"))
         if names:
             macros[m.group(1)] = names
         i += 1
+# A macro that expands another wrapper macro with one of its parameters names what that one does.
+changed = True
+while changed:
+    changed = False
+    for name, (params, body) in bodies.items():
+        for cm in re.finditer(r"\b(TSR_\w+)\(([^()]*)\)", body.split("\n", 1)[-1] if "\n" in body else ""):
+            if cm.group(1) not in macros or cm.group(1) == name:
+                continue
+            args = [a.strip() for a in cm.group(2).split(",")]
+            for index, suffix, stringified in macros[cm.group(1)]:
+                if index < len(args) and args[index] in params:
+                    entry = (params.index(args[index]), suffix, stringified)
+                    if entry not in macros.setdefault(name, []):
+                        macros[name].append(entry)
+                        changed = True
 for rel, lines in sdk:
     for n, line in enumerate(lines, 1):
         code = strip_comment(line)
@@ -73,9 +90,13 @@ for rel, lines in sdk:
             if m.group(1) not in macros:
                 continue
             args = [a.strip() for a in m.group(2).split(",")]
-            for index, suffix in macros[m.group(1)]:
-                if index < len(args) and re.fullmatch(r"\w+", args[index]):
+            for index, suffix, stringified in macros[m.group(1)]:
+                if index >= len(args):
+                    continue
+                if stringified and re.fullmatch(r"\w+", args[index]):
                     entries.append(("sdk", args[index] + suffix, rel, n))
+                elif not stringified and re.fullmatch(r'"[\w:]+"', args[index]):
+                    entries.append(("sdk", args[index].strip('"') + suffix, rel, n))
 
 # --- OpInfos -----------------------------------------------------------------------------------
 for rel, lines in files("tools/conformance", (".cpp",)):
@@ -92,8 +113,12 @@ for rel, lines in files("docs", (".md",)):
             continue
         cell = line.split("|")[1]
         cell = re.sub(r"\([^)]*\)", "", cell)  # argument notes: smooth_l1_loss(beta)
-        for w in re.findall(r"[A-Za-z_][\w:]*", cell):
-            entries.append(("doc", w.strip("`"), rel, n))
+        for w in re.findall(r"[A-Za-z_][\w:]*(?:/[A-Za-z_]\w*)*", cell):
+            # "logical_and/or/xor" names logical_and, logical_or and logical_xor
+            parts = w.split("/")
+            prefix = parts[0][: parts[0].find("_") + 1] if "_" in parts[0] else ""
+            for i, part in enumerate(parts):
+                entries.append(("doc", part if i == 0 else prefix + part, rel, n))
 
 # --- backward formulas -------------------------------------------------------------------------
 FORMULA = re.compile(r"^\s*(?:static\s+|inline\s+)?void\s+(\w+)\s*\(\s*(?:::)?(?:tsr::core::)?GradCtx\s*&")

@@ -2,8 +2,8 @@
 // (--where): its schema and the record that declares it, composite or primitive, its backward
 // formula and where that is defined, every kernel per device type with its plugin, the SDK wrapper,
 // the OpInfo and the doc row. --check: every public op (no leading '_') has an SDK wrapper, an
-// OpInfo and a doc row, or is exempt (op_coverage_exemptions.txt) with its reason; exit 1
-// otherwise, also for an exemption no longer needed. The registry gives what the core knows
+// OpInfo and a doc row (an in-place variant shares its out-of-place op's), or is exempt (op_coverage_exemptions.txt)
+// with its reason; exit 1 otherwise, also for an exemption no longer needed. The registry gives what the core knows
 // (op_source, kernels); op_index.hpp what the build read from the source tree.
 #include <algorithm>
 #include <cstdio>
@@ -34,7 +34,26 @@ std::string kind_of(const OpEntry& o) {
   return "primitive without a backward formula";
 }
 
-void print_where(const OpEntry& o) {
+// An in-place variant ("add_" beside "add", its schema writing self) is documented and certified
+// with its out-of-place op: the doc row describes both, and the OpInfo's in-place samples
+// (Sample::run_inplace) run it. Its SDK wrapper is its own.
+const OpEntry* inplace_base(const Inventory& inv, const OpEntry& o) {
+  if (o.name.size() < 2 || o.name.back() != '_' || o.schema.find("Tensor(a!) self") == std::string::npos)
+    return nullptr;
+  std::string base = o.name.substr(0, o.name.size() - 1);
+  for (const OpEntry& b : inv.ops)
+    if (b.name == base) return &b;
+  return nullptr;
+}
+
+const SourceRef* find_for(const Inventory& inv, const char* kind, const OpEntry& o) {
+  if (const SourceRef* r = find_source(kind, o.name)) return r;
+  if (std::string(kind) == "sdk") return nullptr;
+  const OpEntry* base = inplace_base(inv, o);
+  return base ? find_source(kind, base->name) : nullptr;
+}
+
+void print_where(const Inventory& inv, const OpEntry& o) {
   std::printf("%s\n", o.name.c_str());
   std::printf("  schema    %s\n", o.schema.c_str());
   std::printf("  declared  %s (%s)\n", record_where(o).c_str(), o.plugin.empty() ? "core" : o.plugin.c_str());
@@ -54,18 +73,21 @@ void print_where(const OpEntry& o) {
     }
   }
   std::printf("  sdk       %s\n", where(find_source("sdk", o.name)).c_str());
-  std::printf("  opinfo    %s\n", where(find_source("opinfo", o.name)).c_str());
-  std::printf("  docs      %s\n", where(find_source("doc", o.name)).c_str());
+  const OpEntry* base = inplace_base(inv, o);
+  std::string with = base && !find_source("opinfo", o.name) ? " (with " + base->name + ")" : "";
+  std::printf("  opinfo    %s%s\n", where(find_for(inv, "opinfo", o)).c_str(), with.c_str());
+  with = base && !find_source("doc", o.name) ? " (with " + base->name + ")" : "";
+  std::printf("  docs      %s%s\n", where(find_for(inv, "doc", o)).c_str(), with.c_str());
   if (const SourceRef* e = find_source("exempt", o.name))
     std::printf("  exempt    lacks %s: %s (%s:%d)\n", e->file, e->note, "tools/tessera/op_coverage_exemptions.txt",
                 e->line);
 }
 
 // What a public op lacks among sdk, opinfo and doc ("" when nothing).
-std::string lacking(const OpEntry& o) {
+std::string lacking(const Inventory& inv, const OpEntry& o) {
   std::string s;
   for (const char* kind : {"sdk", "opinfo", "doc"})
-    if (!find_source(kind, o.name)) s += (s.empty() ? "" : ",") + std::string(kind);
+    if (!find_for(inv, kind, o)) s += (s.empty() ? "" : ",") + std::string(kind);
   return s;
 }
 
@@ -76,7 +98,7 @@ int check(const Inventory& inv) {
   for (const OpEntry& o : inv.ops) {
     if (!is_public(o)) continue;
     ++checked;
-    std::string lacks = lacking(o);
+    std::string lacks = lacking(inv, o);
     const SourceRef* e = find_source("exempt", o.name);
     if (!e && lacks.empty()) continue;
     if (e && lacks == e->file) {
@@ -107,7 +129,7 @@ int check(const Inventory& inv) {
   return problems ? kExitFailure : kExitOk;
 }
 
-json op_json(const OpEntry& o) {
+json op_json(const Inventory& inv, const OpEntry& o) {
   auto ref = [](const SourceRef* r) { return r ? json{{"file", r->file}, {"line", r->line}} : json(nullptr); };
   json j = o;
   j["declared"] = o.source_file.empty() ? json(nullptr) : json{{"file", o.source_file}, {"line", o.source_line}};
@@ -117,8 +139,8 @@ json op_json(const OpEntry& o) {
                       ? json(nullptr)
                       : json{{"formula", o.formula}, {"at", ref(find_source("formula", formula_base(o.formula)))}};
   j["sdk"] = ref(find_source("sdk", o.name));
-  j["opinfo"] = ref(find_source("opinfo", o.name));
-  j["doc"] = ref(find_source("doc", o.name));
+  j["opinfo"] = ref(find_for(inv, "opinfo", o));
+  j["doc"] = ref(find_for(inv, "doc", o));
   return j;
 }
 
@@ -161,10 +183,10 @@ int cmd_ops(int argc, char** argv) {
   }
   if (args.has("--json")) {
     json j = json::array();
-    for (const OpEntry* o : ops) j.push_back(op_json(*o));
+    for (const OpEntry* o : ops) j.push_back(op_json(inv, *o));
     std::printf("%s\n", (only.empty() ? j : j[0]).dump(2).c_str());
   } else if (!only.empty()) {
-    print_where(*ops.front());
+    print_where(inv, *ops.front());
   } else {
     for (const OpEntry* o : ops)
       std::printf("%-36s %-44s %s\n", o->name.c_str(), record_where(*o).c_str(),

@@ -129,7 +129,41 @@ TSR_BINARY_INPLACE(bitwise_or_, "bitwise_or_")
 TSR_BINARY_INPLACE(bitwise_xor_, "bitwise_xor_")
 TSR_BINARY_INPLACE(bitwise_left_shift_, "bitwise_left_shift_")
 TSR_BINARY_INPLACE(bitwise_right_shift_, "bitwise_right_shift_")
+TSR_BINARY_INPLACE(true_divide_, "true_divide_")
+// Comparisons in place: self becomes 1/0 in its own dtype (torch.Tensor.eq_ and friends).
+TSR_BINARY_INPLACE(eq_, "eq_")
+TSR_BINARY_INPLACE(ne_, "ne_")
+TSR_BINARY_INPLACE(lt_, "lt_")
+TSR_BINARY_INPLACE(le_, "le_")
+TSR_BINARY_INPLACE(gt_, "gt_")
+TSR_BINARY_INPLACE(ge_, "ge_")
 #undef TSR_BINARY_INPLACE
+
+inline Tensor& bitwise_not_(Tensor& self) {
+  static const Op op("bitwise_not_");
+  call(op, {self});
+  return self;
+}
+inline Tensor& logical_not_(Tensor& self) {
+  static const Op op("logical_not_");
+  call(op, {self});
+  return self;
+}
+inline Tensor& clamp_min_(Tensor& self, double lo) {
+  static const Op op("clamp_min_");
+  call(op, {self, lo});
+  return self;
+}
+inline Tensor& clamp_max_(Tensor& self, double hi) {
+  static const Op op("clamp_max_");
+  call(op, {self, hi});
+  return self;
+}
+inline Tensor& lerp_(Tensor& self, const Tensor& end, const Tensor& weight) {
+  static const Op op("lerp_");
+  call(op, {self, end, weight});
+  return self;
+}
 
 inline Tensor& add_(Tensor& self, const Tensor& other, double alpha = 1) {
   static const Op op("add_");

@@ -105,6 +105,16 @@ inline Tensor triu(const Tensor& t, int64_t diagonal = 0) {
   static const Op op("triu");
   return call(op, {t, diagonal});
 }
+inline Tensor& tril_(Tensor& t, int64_t diagonal = 0) {
+  static const Op op("tril_");
+  call(op, {t, diagonal});
+  return t;
+}
+inline Tensor& triu_(Tensor& t, int64_t diagonal = 0) {
+  static const Op op("triu_");
+  call(op, {t, diagonal});
+  return t;
+}
 inline Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) {
   static const Op op("diagonal");
   return call(op, {t, offset, dim1, dim2});
