@@ -143,6 +143,9 @@ struct Inventory {
 };
 
 Inventory collect_inventory(const tsr_api_t* api, tsr_runtime_t* rt);
+// The ops named `only` (every op when empty), sorted by name. For an unknown name prints
+// "tessera COMMAND: no op named ..." with similar names to stderr and returns false.
+bool select_ops(Inventory& inv, const std::string& only, const char* command, std::vector<const OpEntry*>* out);
 
 void to_json(json& j, const KernelEntry& k);
 void from_json(const json& j, KernelEntry& k);

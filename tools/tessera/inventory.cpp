@@ -1,6 +1,8 @@
 // What a runtime holds, read through the public C ABI only: registered device types, ops with
 // their kernels, and the loader's plugin records. Also their JSON form (check-plugin sends an
 // inventory diff from its child process as JSON).
+#include <algorithm>
+#include <cstdio>
 #include <tuple>
 
 #include "cli.hpp"
@@ -95,6 +97,22 @@ Inventory collect_inventory(const tsr_api_t* api, tsr_runtime_t* rt) {
     inv.plugins.push_back(p);
   }
   return inv;
+}
+
+bool select_ops(Inventory& inv, const std::string& only, const char* command, std::vector<const OpEntry*>* out) {
+  std::sort(inv.ops.begin(), inv.ops.end(), [](const OpEntry& a, const OpEntry& b) { return a.name < b.name; });
+  out->clear();
+  for (const OpEntry& o : inv.ops)
+    if (only.empty() || o.name == only) out->push_back(&o);
+  if (!only.empty() && out->empty()) {
+    std::string near;
+    for (const OpEntry& o : inv.ops)
+      if (o.name.find(only) != std::string::npos) near += (near.empty() ? "" : ", ") + o.name;
+    std::fprintf(stderr, "tessera %s: no op named '%s'%s\n", command, only.c_str(),
+                 near.empty() ? "" : (" (similar: " + near + ")").c_str());
+    return false;
+  }
+  return true;
 }
 
 void to_json(json& j, const KernelEntry& k) {

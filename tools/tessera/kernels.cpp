@@ -95,20 +95,9 @@ int cmd_kernels(int argc, char** argv) {
   RuntimeSession session;
   if (!session.open(args)) return kExitInternal;
   Inventory inv = collect_inventory(core_api(), session.get());
-  std::sort(inv.ops.begin(), inv.ops.end(), [](const OpEntry& a, const OpEntry& b) { return a.name < b.name; });
-
   std::vector<const OpEntry*> ops;
   std::string only = args.value("--op");
-  for (const OpEntry& o : inv.ops)
-    if (only.empty() || o.name == only) ops.push_back(&o);
-  if (!only.empty() && ops.empty()) {
-    std::string near;
-    for (const OpEntry& o : inv.ops)
-      if (o.name.find(only) != std::string::npos) near += (near.empty() ? "" : ", ") + o.name;
-    std::fprintf(stderr, "tessera kernels: no op named '%s'%s\n", only.c_str(),
-                 near.empty() ? "" : (" (similar: " + near + ")").c_str());
-    return kExitFailure;
-  }
+  if (!select_ops(inv, only, "kernels", &ops)) return kExitFailure;
   std::vector<std::string> cols = column_names(inv);
   if (args.has("--json")) {
     json jops = json::array();

@@ -166,21 +166,10 @@ int cmd_ops(int argc, char** argv) {
   RuntimeSession session;
   if (!session.open(args)) return kExitInternal;
   Inventory inv = collect_inventory(core_api(), session.get());
-  std::sort(inv.ops.begin(), inv.ops.end(), [](const OpEntry& a, const OpEntry& b) { return a.name < b.name; });
-  if (args.has("--check")) return check(inv);
-
-  std::string only = args.value("--where");
   std::vector<const OpEntry*> ops;
-  for (const OpEntry& o : inv.ops)
-    if (only.empty() || o.name == only) ops.push_back(&o);
-  if (!only.empty() && ops.empty()) {
-    std::string near;
-    for (const OpEntry& o : inv.ops)
-      if (o.name.find(only) != std::string::npos) near += (near.empty() ? "" : ", ") + o.name;
-    std::fprintf(stderr, "tessera ops: no op named '%s'%s\n", only.c_str(),
-                 near.empty() ? "" : (" (similar: " + near + ")").c_str());
-    return kExitFailure;
-  }
+  std::string only = args.value("--where");
+  if (!select_ops(inv, args.has("--check") ? "" : only, "ops", &ops)) return kExitFailure;
+  if (args.has("--check")) return check(inv);
   if (args.has("--json")) {
     json j = json::array();
     for (const OpEntry* o : ops) j.push_back(op_json(inv, *o));
