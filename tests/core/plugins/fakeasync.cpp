@@ -213,11 +213,11 @@ tsr_status_t fa_event_record(void* self, tsr_device_t, tsr_event_t* event, tsr_s
     gen = ++e->recorded;
   }
   dev_of(self)->stream(stream)->enqueue([e, gen] {
-    {
-      std::lock_guard<std::mutex> l(e->m);
-      if (gen > e->completed) e->completed = gen;
-      e->t_ns = now_ns();
-    }
+    // Notified under the lock: once `completed` is set, event_destroy may delete the event as
+    // soon as it can take the lock, so nothing here may touch `e` after unlocking.
+    std::lock_guard<std::mutex> l(e->m);
+    if (gen > e->completed) e->completed = gen;
+    e->t_ns = now_ns();
     e->cv.notify_all();
   });
   return nullptr;
