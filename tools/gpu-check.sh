@@ -5,21 +5,22 @@
 #
 #   tools/gpu-check.sh [BUILD_DIR]        (default: build-gpu beside the sources)
 #
-# Steps: configure (Release, Ninja, -DTESSERA_CUDA=ON, sm_90 only, ccache when installed),
+# Steps: configure (Release, Ninja, -DTESSERA_CUDA=ON, for this machine's GPU only: CMake picks it,
+# see TESSERA_CUDA_ARCHITECTURES in CMakeLists.txt; ccache when installed),
 # build only what the checks run (core, cpu and cuda plugins, the tests under tests/cuda, the
 # `tessera` command, tessera_cuda_bench), `ctest -R cuda`, `tessera conformance --device cuda`,
 # then tessera_cuda_bench. A summary of the steps is printed, then the benchmark's markdown table
 # last. Exit status: 0 when every step passed, 1 when one failed, 2 when the machine cannot run the
 # checks (no GPU, no nvcc, no cmake/ninja): those fail at once with the reason.
 #
-# Environment: JOBS (default nproc), CUDA_ARCHS (default 90-real), GPU_CHECK_NO_GRADCHECK=1 to
+# Environment: JOBS (default nproc), CUDA_ARCHS (default: the GPU present), GPU_CHECK_NO_GRADCHECK=1 to
 # skip the conformance gradchecks, GPU_CHECK_BENCH_ARGS (e.g. "--quick").
 set -uo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build-gpu}"
 jobs="${JOBS:-$(nproc)}"
-archs="${CUDA_ARCHS:-90-real}"
+archs="${CUDA_ARCHS:-}"  # empty: CMake builds for the GPU it finds
 t_start=$(date +%s)
 
 die() {

@@ -53,7 +53,7 @@ bool is_view_node(const Node* n);
 enum class ViewKind { Reshape, Transpose, Permute, Expand, Slice, Select, AsStrided, Identity };
 struct ViewParams {
   int64_t a = 0, b = 0, c = 0, d = 0;  // Transpose(a,b); Slice(dim a, start b, end c, step d); Select(dim a, index b)
-  std::vector<int64_t> dims;           // Permute
+  std::vector<int64_t> dims{};         // Permute
 };
 // Records the view's history when grad mode is on and base requires grad.
 tsr_status_t record_view(Tensor* base, Tensor* view, ViewKind kind, const ViewParams& p);

@@ -67,7 +67,9 @@ TEST(OptimOps, SgdMatchesTorchFormulas) {
         EXPECT_GT(p.version(), v0);
         double t = tol_of(dt);
         ASSERT_TRUE(close(p, pr, shape, t, t)) << dtype_name(dt) << " step " << step << " momentum " << o.momentum;
-        if (buf) ASSERT_TRUE(close(*buf, br, shape, t, t)) << dtype_name(dt) << " step " << step;
+        if (buf) {
+          ASSERT_TRUE(close(*buf, br, shape, t, t)) << dtype_name(dt) << " step " << step;
+        }
       }
     }
   }
@@ -101,7 +103,9 @@ TEST(OptimOps, AdamMatchesTorchFormulas) {
         ASSERT_TRUE(close(p, pr, shape, t, t)) << dtype_name(dt) << " step " << step;
         ASSERT_TRUE(close(m, mr, shape, t, t)) << dtype_name(dt) << " step " << step;
         ASSERT_TRUE(close(v, vr, shape, t, t)) << dtype_name(dt) << " step " << step;
-        if (vmax) ASSERT_TRUE(close(*vmax, xr, shape, t, t));
+        if (vmax) {
+          ASSERT_TRUE(close(*vmax, xr, shape, t, t));
+        }
       }
     }
   }

@@ -257,10 +257,11 @@ TEST(ReduceOps, Norm) {
                             ref_reduce(v, shape, dims, keepdim, f), 1e-5, 1e-5))
             << "p=" << p;
       }
-    if (p != 0)
+    if (p != 0) {
       EXPECT_TRUE(
           gradcheck([p](const std::vector<Tensor>& in) { return tsr::norm(in[0], p, {1}); }, {rand_away(shape, 16)}))
           << "p=" << p;
+    }
   }
   // at zero: a zero subgradient, not NaN
   for (double p : {2.0, 3.0}) {
@@ -365,7 +366,9 @@ TEST(ReduceOps, MaxMinDim) {
         EXPECT_TRUE(matches(r.first, ref_reduce(v, shape, {d}, keepdim, fv)));
         EXPECT_TRUE(matches(r.second, ref_reduce(v, shape, {d}, keepdim, fi)));
         EXPECT_EQ(r.second.dtype(), TSR_I64);
-        if (!is_max) EXPECT_TRUE(matches(tsr::argmin(x, d, keepdim), ref_reduce(v, shape, {d}, keepdim, fi)));
+        if (!is_max) {
+          EXPECT_TRUE(matches(tsr::argmin(x, d, keepdim), ref_reduce(v, shape, {d}, keepdim, fi)));
+        }
       }
     }
   }

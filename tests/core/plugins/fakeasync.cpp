@@ -93,7 +93,17 @@ struct Event {
   uint64_t completed = 0;  // highest generation whose closure has run
   bool timing = false;
   int64_t t_ns = 0;
+  int refs = 1;  // the handle, plus each enqueued record or wait that has not run yet
 };
+
+// Drops one reference to `e`, whose mutex `l` holds; releases the lock, and the event with the
+// last reference (the ABI lets a caller destroy an event while waits on it are still enqueued,
+// as CUDA does: the core's stream-ordered free does).
+void unref(Event* e, std::unique_lock<std::mutex>& l) {
+  const bool last = --e->refs == 0;
+  l.unlock();
+  if (last) delete e;
+}
 
 struct Device {
   const tsr_api_t* api = nullptr;
@@ -178,10 +188,12 @@ tsr_status_t fa_stream_wait_event(void* self, tsr_device_t, tsr_stream_t* stream
     std::lock_guard<std::mutex> l(e->m);
     target = e->recorded;
     if (e->completed >= target) return nullptr;
+    ++e->refs;
   }
   dev_of(self)->stream(stream)->enqueue([e, target] {
     std::unique_lock<std::mutex> l(e->m);
     e->cv.wait(l, [&] { return e->completed >= target; });
+    unref(e, l);
   });
   return nullptr;
 }
@@ -194,14 +206,12 @@ tsr_status_t fa_event_create(void*, tsr_device_t, uint32_t flags, tsr_event_t** 
 }
 
 tsr_status_t fa_event_destroy(void*, tsr_device_t, tsr_event_t* event) {
-  // Waiters in a stream hold the pointer: a real backend keeps the event alive until then;
-  // here they are only allowed once it completed.
+  // Returns once the recorded work completed; waits still enqueued on other streams keep the
+  // event alive until they have run (see unref).
   Event* e = reinterpret_cast<Event*>(event);
-  {
-    std::unique_lock<std::mutex> l(e->m);
-    e->cv.wait(l, [&] { return e->completed >= e->recorded; });
-  }
-  delete e;
+  std::unique_lock<std::mutex> l(e->m);
+  e->cv.wait(l, [&] { return e->completed >= e->recorded; });
+  unref(e, l);
   return nullptr;
 }
 
@@ -211,14 +221,16 @@ tsr_status_t fa_event_record(void* self, tsr_device_t, tsr_event_t* event, tsr_s
   {
     std::lock_guard<std::mutex> l(e->m);
     gen = ++e->recorded;
+    ++e->refs;
   }
   dev_of(self)->stream(stream)->enqueue([e, gen] {
-    {
-      std::lock_guard<std::mutex> l(e->m);
-      if (gen > e->completed) e->completed = gen;
-      e->t_ns = now_ns();
-    }
+    // Notified under the lock, and nothing touches `e` after unref: event_destroy may free it
+    // as soon as it can take the lock.
+    std::unique_lock<std::mutex> l(e->m);
+    if (gen > e->completed) e->completed = gen;
+    e->t_ns = now_ns();
     e->cv.notify_all();
+    unref(e, l);
   });
   return nullptr;
 }

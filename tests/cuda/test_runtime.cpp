@@ -227,7 +227,9 @@ TEST(CudaLoading, BackendLibraryIsBesideTheShell) {
   char reason[512] = "";
   const int32_t score = p->score(A(), reason, sizeof reason);
   EXPECT_EQ(score, r.score);
-  if (!r.loaded) EXPECT_EQ(std::string("scored 0: ") + reason, std::string(r.reason));
+  if (!r.loaded) {
+    EXPECT_EQ(std::string("scored 0: ") + reason, std::string(r.reason));
+  }
   // Left loaded: CUDA libraries dislike dlclose.
 }
 

@@ -1,0 +1,80 @@
+// Factories (arange, full, zeros, ones), dtype conversion and copies on the cpu device.
+#include <cmath>
+
+#include "op_test_util.hpp"
+
+namespace {
+
+using tsr::Tensor;
+using tt::Kind;
+using tt::Layout;
+using tt::Shape;
+
+TEST(CpuFactories, ArangeFullZerosOnes) {
+  tt::expect_close(tsr::arange(0, 1, 0.125, TSR_F32), {0, .125, .25, .375, .5, .625, .75, .875}, TSR_F32, {8});
+  tt::expect_close(tsr::arange(5), {0, 1, 2, 3, 4}, TSR_I64, {5});
+  tt::expect_close(tsr::arange(2.5, -1, -1, TSR_F64), {2.5, 1.5, 0.5, -0.5}, TSR_F64, {4});
+  tt::expect_close(tsr::call("arange", {int64_t(-3), int64_t(10), int64_t(4), TSR_I16}), {-3, 1, 5, 9}, TSR_I16, {4});
+  tt::expect_close(tsr::arange(0, 5, 1, TSR_BF16), {0, 1, 2, 3, 4}, TSR_BF16, {5});
+  Tensor big = tsr::arange(100000);
+  const auto bv = big.to_vector<int64_t>();
+  for (int64_t i = 0; i < 100000; i += 997) ASSERT_EQ(bv[size_t(i)], i);
+  for (tsr_dtype_t dt : tt::all_dtypes()) {
+    SCOPED_TRACE(tsr::dtype_name(dt));
+    tt::expect_close(tsr::full({2, 3}, 3.0, dt), std::vector<double>(6, dt == TSR_BOOL ? 1 : 3), dt, {2, 3});
+    tt::expect_close(tsr::zeros({1031}, dt), std::vector<double>(1031, 0), dt, {1031});
+    tt::expect_close(tsr::ones({0, 4}, dt), {}, dt, {0, 4});
+    tt::expect_close(tsr::ones({5}, dt), std::vector<double>(5, 1), dt, {5});
+  }
+}
+
+TEST(CpuCopy, EveryDtypeToEveryDtype) {
+  const std::vector<double> src = {0, 1, -1, 2.75, -2.75, 100, 0.5, -0.5, 3};
+  for (tsr_dtype_t from : tt::all_dtypes()) {
+    std::vector<double> vals = src;
+    for (auto& v : vals) v = tt::cast_to(tsr::is_floating(from) || from == TSR_BOOL ? v : std::trunc(v), from);
+    if (from == TSR_U8)
+      for (auto& v : vals) v = std::fabs(v);
+    Tensor t = tt::make(vals, {3, 3}, from);
+    ASSERT_EQ(tt::values(t), vals) << tsr::dtype_name(from);
+    for (tsr_dtype_t to : tt::all_dtypes()) {
+      SCOPED_TRACE(std::string(tsr::dtype_name(from)) + " -> " + tsr::dtype_name(to));
+      std::vector<double> ref(vals.size());
+      for (size_t i = 0; i < vals.size(); ++i)
+        ref[i] =
+            to == TSR_BOOL ? (vals[i] != 0) : tt::cast_to(tsr::is_floating(to) ? vals[i] : std::trunc(vals[i]), to);
+      tt::expect_close(t.to(to), ref, to, {3, 3});
+      // non-contiguous source
+      std::vector<double> tref(9);
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) tref[size_t(i * 3 + j)] = ref[size_t(j * 3 + i)];
+      tt::expect_close(t.t().to(to), tref, to, {3, 3});
+    }
+  }
+}
+
+TEST(CpuCopy, ContiguousAndCopyInto) {
+  std::mt19937 rng(500);
+  for (tsr_dtype_t dt : tt::all_dtypes()) {
+    SCOPED_TRACE(tsr::dtype_name(dt));
+    Tensor a = tt::random_tensor({3, 5, 7}, dt, rng);
+    Tensor p = a.permute({2, 0, 1});
+    Tensor c = p.contiguous();
+    EXPECT_TRUE(c.is_contiguous());
+    EXPECT_EQ(tt::values(c), tt::values(p));
+    Tensor big = tt::random_tensor({600, 700}, dt, rng);
+    Tensor bt = big.t().contiguous();
+    const auto bv = tt::values(big), btv = tt::values(bt);
+    for (int64_t i = 0; i < 700; i += 37)
+      for (int64_t j = 0; j < 600; j += 41) ASSERT_EQ(btv[size_t(i * 600 + j)], bv[size_t(j * 700 + i)]);
+    Tensor dst = tsr::zeros({5, 7}, dt);
+    dst.copy_(a.select(0, 1));
+    EXPECT_EQ(tt::values(dst), tt::values(a.select(0, 1)));
+    Tensor bc = tsr::zeros({4, 7}, dt);
+    bc.copy_(a.select(0, 2).select(0, 3));  // broadcast a row
+    const auto row = tt::values(a.select(0, 2).select(0, 3)), bcv = tt::values(bc);
+    for (size_t i = 0; i < bcv.size(); ++i) ASSERT_EQ(bcv[i], row[i % 7]);
+  }
+}
+
+}  // namespace
