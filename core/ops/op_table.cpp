@@ -1,4 +1,6 @@
 // The op table: built-in ops from ops/<family>/*.cpp, and plugin-defined ops.
+#include <cstring>
+
 #include "ops/op_impl.hpp"
 #include "ops/op_table.hpp"
 
@@ -32,6 +34,21 @@ tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const
   return nullptr;
 }
 
+// A record's file as the source root names it. The build maps the source directory away
+// (-fmacro-prefix-map); a compiler launcher may still have handed the compiler a path relative to
+// the build directory ("../core/..."), whose leading "../" and "./" steps are dropped here.
+static const char* source_relative(const char* file) {
+  if (!file) return nullptr;
+  for (;;) {
+    if (std::strncmp(file, "../", 3) == 0)
+      file += 3;
+    else if (std::strncmp(file, "./", 2) == 0)
+      file += 2;
+    else
+      return file;
+  }
+}
+
 tsr_status_t register_builtin_ops(Runtime* rt) {
   std::vector<OpSpec> specs;
   for (const auto& f : OpFamilies::all()) f.fn(specs);
@@ -42,7 +59,7 @@ tsr_status_t register_builtin_ops(Runtime* rt) {
     op->formula_name = s.backward.name;
     op->save = s.save;
     op->composite = s.composite;
-    op->source_file = s.file;
+    op->source_file = source_relative(s.file);
     op->source_line = s.line;
   }
   return nullptr;

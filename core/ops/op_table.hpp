@@ -14,6 +14,14 @@
 // runs with autograd recording off; the formula gives the gradient) or composite (impl calls other
 // ops, whose recording provides the gradient). Thread-safety: records are built once per runtime
 // creation, from the thread that creates it.
+//
+// Op bodies come in two forms, one per kind. A primitive's impl works on the call (CallCtx,
+// ops/op_impl.hpp): argument checks, promotion, output allocation (out= checked first), one kernel
+// launch. A composite is `composite<fn>` over SDK tensors (RAII, ops/composite.hpp), so it needs
+// no reference counting by hand. Five composite records use the call form, each for a reason
+// written beside it: sgd_step_ and adam_step_ (one fused kernel over param and state, recorded by
+// nothing) and relu6_, selu_, celu_ (forwarded at the C level to hardtanh_/elu_ so that self stays
+// the result without an out= copy).
 #pragma once
 
 #include <cstddef>
