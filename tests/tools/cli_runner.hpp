@@ -37,4 +37,13 @@ inline CliResult run_cli(const std::string& cli, const std::string& args, const 
   return r;
 }
 
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Whether the cpu backend was built beside the command (the test target defines TSR_HAVE_CPU).
+#ifdef TSR_HAVE_CPU
+inline constexpr bool kHaveCpu = true;
+#else
+inline constexpr bool kHaveCpu = false;
+#endif
+
 }  // namespace tsr_test

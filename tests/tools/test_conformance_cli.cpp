@@ -20,7 +20,7 @@ using tsr_test::shell_quote;
 #define REQUIRE_CPU() GTEST_SKIP() << "the cpu backend is not built here"
 #endif
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using tsr_test::contains;
 
 TEST(CliConformance, OpFilterRunsOnlyThoseOps) {
   REQUIRE_CPU();

@@ -13,13 +13,9 @@ namespace {
 using nlohmann::json;
 using tsr_test::run_cli;
 
-#ifdef TSR_HAVE_CPU
-constexpr bool kHaveCpu = true;
-#else
-constexpr bool kHaveCpu = false;
-#endif
+using tsr_test::kHaveCpu;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using tsr_test::contains;
 
 TEST(OpsCli, WhereSoftmaxAnswersInOneScreen) {
   if (!kHaveCpu) GTEST_SKIP() << "the cpu backend is not built here";

@@ -70,4 +70,24 @@ void print_options(const std::vector<OptionSpec>& specs) {
   }
 }
 
+bool parse_command(const char* command, const char* usage, int argc, char** argv, const std::vector<OptionSpec>& specs,
+                   Args* args, int* rc) {
+  if (!parse_args(command, argc, argv, 2, specs, args)) {
+    *rc = kExitUsage;
+    return false;
+  }
+  if (args->has("--help")) {
+    std::printf("usage: tessera %s\n\n", usage);
+    print_options(specs);
+    *rc = kExitOk;
+    return false;
+  }
+  if (!args->positional.empty()) {
+    std::fprintf(stderr, "tessera %s: unexpected argument '%s'\n", command, args->positional[0].c_str());
+    *rc = kExitUsage;
+    return false;
+  }
+  return true;
+}
+
 }  // namespace tessera_cli

@@ -56,6 +56,11 @@ struct Args {
 // prints a message naming `command` to stderr and returns false.
 bool parse_args(const char* command, int argc, char** argv, int first, const std::vector<OptionSpec>& specs, Args* out);
 void print_options(const std::vector<OptionSpec>& specs);
+// The start of a subcommand without positional arguments: parses argv[2..] per `specs`, prints
+// "usage: tessera USAGE" and the options for --help, refuses positional arguments. Returns false
+// when the command is done, with its exit code in *rc.
+bool parse_command(const char* command, const char* usage, int argc, char** argv, const std::vector<OptionSpec>& specs,
+                   Args* args, int* rc);
 
 // Options every runtime-creating subcommand accepts.
 extern const std::vector<OptionSpec> kRuntimeOptions;

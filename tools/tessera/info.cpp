@@ -138,16 +138,8 @@ int cmd_info(int argc, char** argv) {
   specs.push_back({"--json", false, "print as JSON"});
   specs.push_back({"--help", false, "this help"});
   Args args;
-  if (!parse_args("info", argc, argv, 2, specs, &args)) return kExitUsage;
-  if (args.has("--help")) {
-    std::printf("usage: tessera info [options]\n\n");
-    print_options(specs);
-    return kExitOk;
-  }
-  if (!args.positional.empty()) {
-    std::fprintf(stderr, "tessera info: unexpected argument '%s'\n", args.positional[0].c_str());
-    return kExitUsage;
-  }
+  int rc = kExitOk;
+  if (!parse_command("info", "info [options]", argc, argv, specs, &args, &rc)) return rc;
   RuntimeSession session;
   if (!session.open(args)) return kExitInternal;
   const tsr_api_t* api = core_api();

@@ -153,16 +153,8 @@ int cmd_ops(int argc, char** argv) {
   specs.push_back({"--json", false, "print as JSON"});
   specs.push_back({"--help", false, "this help"});
   Args args;
-  if (!parse_args("ops", argc, argv, 2, specs, &args)) return kExitUsage;
-  if (args.has("--help")) {
-    std::printf("usage: tessera ops [--where NAME | --check] [options]\n\n");
-    print_options(specs);
-    return kExitOk;
-  }
-  if (!args.positional.empty()) {
-    std::fprintf(stderr, "tessera ops: unexpected argument '%s'\n", args.positional[0].c_str());
-    return kExitUsage;
-  }
+  int rc = kExitOk;
+  if (!parse_command("ops", "ops [--where NAME | --check] [options]", argc, argv, specs, &args, &rc)) return rc;
   RuntimeSession session;
   if (!session.open(args)) return kExitInternal;
   Inventory inv = collect_inventory(core_api(), session.get());
