@@ -179,16 +179,16 @@ tsr_status_t make_output(CallCtx& ctx, size_t i, int ndim, const int64_t* sizes,
     *out = o;
     return nullptr;
   }
-  // Shapes here come from validated inputs or checked arguments: skip re-validation when the
-  // device is one we know, and let new_tensor produce the error otherwise.
+  // Result shapes are computed from arguments (arange's bounds, one_hot's class count, repeat's
+  // factors), so they are checked here once for every op: a wrapped element or byte count would
+  // under-allocate the output. The device lookup is skipped when it is one we know.
+  int64_t numel = 0;
+  TSR_RETURN_IF_ERROR(check_shape(ctx.name(), ndim, sizes, &numel));
   Runtime* rt = ctx.rt;
   if (device.type >= 0 && device.type < kMaxDeviceTypes && device.index >= 0 &&
       device.index < rt->device_types[device.type].count && dtype_valid(dtype)) {
-    if (DeviceAllocator* a = rt->device_types[device.type].allocators[device.index].get()) {
-      int64_t numel = 1;
-      for (int d = 0; d < ndim; ++d) numel *= sizes[d];
+    if (DeviceAllocator* a = rt->device_types[device.type].allocators[device.index].get())
       return new_tensor_trusted(rt, ndim, sizes, numel, dtype, device, a, ctx.name(), out);
-    }
   }
   return new_tensor(ctx.rt, ndim, sizes, dtype, device, ctx.name(), out);
 }

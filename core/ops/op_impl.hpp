@@ -6,6 +6,7 @@
 
 #include "plugins/registrar.hpp"
 #include "runtime/status.hpp"
+#include "tessera/checked_math.hpp"  // every op checks size arithmetic with these
 
 namespace tsr::core {
 

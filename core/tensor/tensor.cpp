@@ -3,6 +3,7 @@
 #include <string>
 
 #include "runtime/status.hpp"
+#include "tessera/checked_math.hpp"
 
 namespace tsr::core {
 
@@ -40,15 +41,17 @@ tsr_status_t check_shape(const char* op, int ndim, const int64_t* sizes, int64_t
     return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": ndim " + std::to_string(ndim) + " is outside [0, " +
                                                  std::to_string(TSR_MAX_DIMS) + "]");
   if (ndim > 0 && sizes == nullptr) return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": sizes is NULL");
-  int64_t n = 1;
-  for (int i = 0; i < ndim; ++i) {
+  for (int i = 0; i < ndim; ++i)
     if (sizes[i] < 0)
       return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": negative size " + std::to_string(sizes[i]) +
                                                    " in shape " + shape_str(sizes, ndim));
-    if (sizes[i] != 0 && n > (INT64_MAX >> 4) / sizes[i])
-      return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": shape " + shape_str(sizes, ndim) + " is too large");
-    n *= sizes[i];
-  }
+  // The element count must leave room for any element size (16 bytes at most) so that the
+  // byte count computed from it later cannot wrap.
+  int64_t n = 0;
+  if (!checked_numel(ndim, sizes, &n) || n > kMaxNumel)
+    return make_status(TSR_INVALID_ARGUMENT, std::string(op) + ": shape " + shape_str(sizes, ndim) +
+                                                 " is too large (more than " + std::to_string(kMaxNumel) +
+                                                 " elements)");
   if (numel) *numel = n;
   return nullptr;
 }

@@ -115,6 +115,10 @@ using Tensor = tsr_tensor_s;
 void refresh_layout(Tensor* t);
 // Fills row-major strides for sizes; returns numel (or -1 on overflow).
 int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides);
+// The largest element count a tensor may have: numel * 16 (the largest element size) fits in
+// int64_t, so byte counts derived from a checked shape never wrap.
+constexpr int64_t kMaxNumel = INT64_MAX >> 4;
+
 // Validates a shape (ndim range, non-negative sizes, numel overflow); names `op` in errors.
 tsr_status_t check_shape(const char* op, int ndim, const int64_t* sizes, int64_t* numel);
 // New tensor sharing t's storage with a new geometry.

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ops/op_impl.hpp"
+#include "tessera/checked_math.hpp"
 
 namespace tsr::core {
 
@@ -16,16 +17,17 @@ tsr_status_t view_as_strided(Tensor* t, int ndim, const int64_t* sizes, const in
   int64_t numel = 0;
   TSR_RETURN_IF_ERROR(check_shape("as_strided", ndim, sizes, &numel));
   if (offset < 0) return bad("as_strided", "negative storage offset " + std::to_string(offset));
-  // Every reachable element must lie inside the storage.
-  int64_t max_off = offset;
-  for (int d = 0; d < ndim; ++d) {
+  for (int d = 0; d < ndim; ++d)
     if (strides[d] < 0) return bad("as_strided", "negative stride " + std::to_string(strides[d]));
-    if (sizes[d] > 0) max_off += (sizes[d] - 1) * strides[d];
-  }
+  // Every reachable element must lie inside the storage; the extent is computed with checked
+  // arithmetic because a wrapped sum would pass the bound and address other memory.
+  int64_t min_off = 0, max_off = 0;
   int64_t avail = static_cast<int64_t>(t->storage->nbytes / dtype_size(t->dtype));
-  if (numel > 0 && max_off >= avail)
+  bool fits = checked_view_extent(ndim, sizes, strides, offset, &min_off, &max_off);
+  if (numel > 0 && (!fits || max_off >= avail))
     return bad("as_strided", "view " + shape_str(sizes, ndim) + " with strides " + shape_str(strides, ndim) +
-                                 " and offset " + std::to_string(offset) + " needs " + std::to_string(max_off + 1) +
+                                 " and offset " + std::to_string(offset) + " needs " +
+                                 (fits ? std::to_string(max_off + 1) : std::string("more than 2^63")) +
                                  " elements but the storage holds " + std::to_string(avail));
   *out = make_view(t, ndim, sizes, strides, offset);
   return nullptr;
@@ -43,8 +45,10 @@ static tsr_status_t infer_size(const char* op, const Tensor* t, int ndim, const 
       infer = d;
     } else if (in[d] < 0) {
       return bad(op, "invalid size " + std::to_string(in[d]) + " in " + shape_str(in, ndim));
-    } else {
-      prod *= in[d];
+    } else if (!checked_mul(prod, in[d], &prod)) {
+      // A wrapped product could equal numel and let an impossible shape through.
+      return bad(op, "shape " + shape_str(in, ndim) + " is invalid for input of size " + std::to_string(t->numel) +
+                         " (its element count overflows)");
     }
   }
   if (infer >= 0) {
@@ -183,6 +187,7 @@ tsr_status_t expand(Tensor* t, int ndim, const int64_t* want, Tensor** out) {
       }
     }
   }
+  TSR_RETURN_IF_ERROR(check_shape("expand", ndim, sizes, nullptr));
   *out = make_view(t, ndim, sizes, strides, t->offset);
   return nullptr;
 }
@@ -200,9 +205,20 @@ tsr_status_t slice(Tensor* t, int64_t dim, int64_t start, int64_t end, int64_t s
   int64_t sizes[TSR_MAX_DIMS], strides[TSR_MAX_DIMS];
   std::copy(t->sizes, t->sizes + t->ndim, sizes);
   std::copy(t->strides, t->strides + t->ndim, strides);
-  sizes[d] = (end - start + step - 1) / step;
-  strides[d] = t->strides[d] * step;
-  *out = make_view(t, t->ndim, sizes, strides, t->offset + start * t->strides[d]);
+  // ceil((end - start) / step) without forming end - start + step - 1, which wraps for a huge
+  // step; 0 <= start <= end <= n, so end - start cannot overflow.
+  int64_t len = end - start;
+  sizes[d] = len == 0 ? 0 : 1 + (len - 1) / step;
+  int64_t offset = 0, start_off = 0;
+  bool ok = checked_mul(start, t->strides[d], &start_off) && checked_add(t->offset, start_off, &offset);
+  if (!checked_mul(t->strides[d], step, &strides[d])) {
+    strides[d] = t->strides[d];  // with one element or none the step never addresses memory
+    ok = ok && sizes[d] <= 1;
+  }
+  if (!ok)
+    return bad("slice", "step " + std::to_string(step) + " or start " + std::to_string(start) +
+                            " overflows the strides " + shape_str(t->strides, t->ndim));
+  *out = make_view(t, t->ndim, sizes, strides, offset);
   return nullptr;
 }
 
@@ -212,7 +228,7 @@ tsr_status_t narrow(Tensor* t, int64_t dim, int64_t start, int64_t length, Tenso
   TSR_RETURN_IF_ERROR(wrap_dim("narrow", dim, t->ndim, &d));
   int64_t n = t->sizes[d];
   if (start < 0) start += n;
-  if (start < 0 || length < 0 || start > n || start + length > n)
+  if (start < 0 || length < 0 || start > n || length > n - start)
     return bad("narrow", "start (" + std::to_string(start) + ") + length (" + std::to_string(length) +
                              ") exceeds dimension size (" + std::to_string(n) + ") of " + shape_str(t->sizes, t->ndim));
   return slice(t, d, start, start + length, 1, out);
@@ -262,7 +278,11 @@ tsr_status_t unsqueeze(Tensor* t, int64_t dim, Tensor** out) {
   for (int i = 0; i <= t->ndim; ++i) {
     if (i == d) {
       sizes[k] = 1;
-      strides[k++] = i < t->ndim ? t->sizes[i] * t->strides[i] : 1;
+      // The stride of a size-1 dim never addresses memory; a wrapped product is harmless but
+      // would be reported, so fall back to 1.
+      int64_t st = 1;
+      if (i < t->ndim && !checked_mul(t->sizes[i], t->strides[i], &st)) st = 1;
+      strides[k++] = st;
     }
     if (i < t->ndim) {
       sizes[k] = t->sizes[i];

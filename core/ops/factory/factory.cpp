@@ -55,10 +55,19 @@ tsr_status_t arange_impl(CallCtx& ctx) {
                          ", end=" + std::to_string(end) + ", step=" + std::to_string(step) + ")");
   int64_t n;
   if (!any_float) {
-    int64_t s = ctx.int_arg(0), e = ctx.int_arg(1), st = ctx.int_arg(2);
-    n = st > 0 ? (e - s + st - 1) / st : (s - e + (-st) - 1) / (-st);
+    // ceil(|e - s| / |st|) without forming e - s + st - 1, which wraps near the int64 range;
+    // the sign check above makes e - s and st agree in sign.
+    int64_t s = ctx.int_arg(0), e = ctx.int_arg(1), st = ctx.int_arg(2), span = 0;
+    if (!checked_sub(e, s, &span) || st == INT64_MIN)
+      return ctx.error(TSR_INVALID_ARGUMENT, "the range from " + std::to_string(s) + " to " + std::to_string(e) +
+                                                 " with step " + std::to_string(st) + " overflows int64");
+    if (span < 0) span = -span;
+    int64_t step = st < 0 ? -st : st;
+    n = span == 0 ? 0 : 1 + (span - 1) / step;
   } else {
-    n = static_cast<int64_t>(std::ceil((end - start) / step));
+    double count = std::ceil((end - start) / step);
+    // A count past int64 would be undefined to convert; make_output reports the shape as too large.
+    n = count >= 9.2e18 ? INT64_MAX : static_cast<int64_t>(count);
   }
   if (n < 0) n = 0;
   return run_factory(ctx, 1, &n, dt, device_arg(ctx, 4), ctx.args);

@@ -236,6 +236,10 @@ tsr_status_t multinomial_impl(CallCtx& ctx) {
     return ctx.error(TSR_INVALID_ARGUMENT, "cannot sample n_sample (" + std::to_string(ns) +
                                                ") > prob_dist.size(-1) (" + std::to_string(cats) +
                                                ") samples without replacement");
+  // The result shape is checked before the generator's offset advances, so a refused call
+  // leaves the random stream where it was.
+  int64_t sizes[2] = {rows, ns};
+  TSR_RETURN_IF_ERROR(check_shape(ctx.name(), p->ndim, p->ndim == 2 ? sizes : sizes + 1, nullptr));
   // The kernel reads float64 probabilities (sums and cumulative sums exact enough for any input dtype).
   Tensor *p64 = nullptr, *pd = nullptr;
   TSR_RETURN_IF_ERROR(cast_to(ctx.rt, p, TSR_F64, ctx.name(), &p64));
@@ -245,7 +249,6 @@ tsr_status_t multinomial_impl(CallCtx& ctx) {
   tsr_value_t args[kMaxArgs];
   std::copy(ctx.args, ctx.args + ctx.nargs, args);
   fill_seed(ctx, args, 3, (rows * (replacement ? ns : cats) + 1) / 2);
-  int64_t sizes[2] = {rows, ns};
   Tensor* out = nullptr;
   st = make_output(ctx, 0, p->ndim, p->ndim == 2 ? sizes : sizes + 1, TSR_I64, p->device, &out);
   if (!st)

@@ -290,7 +290,10 @@ Tensor repeat_impl(const CArgs& a, const Tensor& x, const std::vector<int64_t>& 
     inter.push_back(padded[i]);
     expanded.push_back(reps[i]);
     expanded.push_back(padded[i]);
-    result.push_back(reps[i] * padded[i]);
+    int64_t r = 0;
+    if (!checked_mul(reps[i], padded[i], &r))
+      a.fail(TSR_INVALID_ARGUMENT, "repeats " + shp(reps) + " of input " + shp(x) + " overflow the result size");
+    result.push_back(r);
   }
   Tensor y = x.reshape(inter).expand(expanded).reshape(result);
   if (y.shares_storage(x) || y.get() == x.get()) y = y.clone();
@@ -343,7 +346,10 @@ Tensor repeat_interleave_int_fn(CArgs& a) {
   auto [x, d] = interleave_input(a, 2);
   int64_t r = a.int_arg(1);
   if (r < 0) a.fail(TSR_INVALID_ARGUMENT, "repeats can not be negative, got " + std::to_string(r));
-  check_output_size(a, 3, x.size(d) * r);
+  int64_t total = 0;
+  if (!checked_mul(x.size(d), r, &total))
+    a.fail(TSR_INVALID_ARGUMENT, "repeats " + std::to_string(r) + " of input " + shp(x) + " overflow the result size");
+  check_output_size(a, 3, total);
   return interleave_uniform(x, d, r);
 }
 
@@ -358,13 +364,18 @@ Tensor repeat_interleave_fn(CArgs& a) {
     if (v < 0) a.fail(TSR_INVALID_ARGUMENT, "repeats can not be negative, got " + std::to_string(v));
   int64_t n = x.size(d);
   if (r.size() == 1) {
-    check_output_size(a, 3, n * r[0]);
+    int64_t total = 0;
+    if (!checked_mul(n, r[0], &total))
+      a.fail(TSR_INVALID_ARGUMENT, "repeats " + std::to_string(r[0]) + " of input " + shp(x) + " overflow the result size");
+    check_output_size(a, 3, total);
     return interleave_uniform(x, d, r[0]);
   }
   if (static_cast<int64_t>(r.size()) != n)
     a.fail(TSR_INVALID_ARGUMENT, "repeats " + shp(rep) + " must have the same size as input along dim " +
                                      std::to_string(d) + " (input " + shp(x) + ")");
-  int64_t total = std::accumulate(r.begin(), r.end(), int64_t(0));
+  int64_t total = 0;
+  for (int64_t v : r)
+    if (!checked_add(total, v, &total)) a.fail(TSR_INVALID_ARGUMENT, "the sum of repeats " + shp(rep) + " overflows");
   check_output_size(a, 3, total);
   std::vector<Tensor> pieces;
   for (int64_t i = 0; i < n; ++i) {
@@ -387,7 +398,8 @@ Tensor repeat_interleave_index_fn(CArgs& a) {
   int64_t total = 0;
   for (int64_t v : r) {
     if (v < 0) a.fail(TSR_INVALID_ARGUMENT, "repeats can not be negative, got " + std::to_string(v));
-    total += v;
+    if (!checked_add(total, v, &total) || total > kMaxNumel)
+      a.fail(TSR_INVALID_ARGUMENT, "the sum of repeats " + shp(rep) + " is too large");
   }
   check_output_size(a, 1, total);
   std::vector<int64_t> idx;
@@ -406,7 +418,7 @@ Tensor narrow_copy_fn(CArgs& a) {
   if (x.dim() == 0) a.fail(TSR_INVALID_ARGUMENT, "cannot be applied to a 0-dim tensor");
   int64_t n = x.size(d);
   if (start < 0) start += n;
-  if (start < 0 || len < 0 || start + len > n)
+  if (start < 0 || len < 0 || start > n || len > n - start)
     a.fail(TSR_INVALID_ARGUMENT, "start (" + std::to_string(a.int_arg(2)) + ") + length (" + std::to_string(len) +
                                      ") exceeds dimension size (" + std::to_string(n) + ") of input " + shp(x));
   return x.narrow(d, start, len).clone();

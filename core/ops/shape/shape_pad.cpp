@@ -59,7 +59,9 @@ Tensor diag_embed_fn(CArgs& a) {
   int64_t nd = x.dim() + 1, offset = a.int_arg(1);
   auto [d1, d2] = diag_dims(a, a.int_arg(2), a.int_arg(3), nd);
   std::vector<int64_t> in = x.sizes();
-  int64_t n = in.back() + (offset < 0 ? -offset : offset);
+  int64_t n = 0;
+  if (offset == INT64_MIN || !checked_add(in.back(), offset < 0 ? -offset : offset, &n))
+    a.fail(TSR_INVALID_ARGUMENT, "offset " + std::to_string(offset) + " overflows the size of input " + shp(x));
   in.pop_back();
   std::vector<int64_t> out_sizes;
   size_t k = 0;
