@@ -105,17 +105,21 @@ typedef struct tsr_device_type_def_t {
  * plugin registered it. Since 1.0. */
 typedef tsr_status_t (*tsr_device_type_lookup_fn_t)(tsr_runtime_t* runtime, const char* name, int32_t* out);
 /* device_type_name: the name of a type id (borrowed, lives as long as the runtime); NULL if
- * unknown. Since 1.0. */
+ * unknown or for a NULL runtime. Since 1.0. */
 typedef const char* (*tsr_device_type_name_fn_t)(tsr_runtime_t* runtime, int32_t type);
-/* device_type_count: the number of type ids; ids are 0..count-1. Since 1.0. */
+/* device_type_count: the number of type ids; ids are 0..count-1 (0 for a NULL runtime).
+ * Since 1.0. */
 typedef int32_t (*tsr_device_type_count_fn_t)(tsr_runtime_t* runtime);
-/* device_count: devices of a type (0 for an unknown type). Since 1.0. */
+/* device_count: devices of a type (0 for an unknown type or a NULL runtime). Since 1.0. */
 typedef int32_t (*tsr_device_count_fn_t)(tsr_runtime_t* runtime, int32_t type);
 /* device_synchronize: waits for all work on the device (every stream); reports errors from
- * earlier asynchronous work. INVALID_ARGUMENT for an unknown device. Since 1.0. */
+ * earlier asynchronous work. INVALID_ARGUMENT for an unknown device or a NULL runtime.
+ * Since 1.0. */
 typedef tsr_status_t (*tsr_device_synchronize_fn_t)(tsr_runtime_t* runtime, tsr_device_t device);
-/* device_parse: parses "cpu", "cpu:1", "cuda:0" into *out. INVALID_ARGUMENT for a malformed
- * string or an index beyond the device count, NOT_FOUND for an unknown type name.
+/* device_parse: parses "cpu", "cpu:1", "cuda:0" into *out (the index: decimal digits only, at
+ * most INT32_MAX). INVALID_ARGUMENT for a NULL runtime, text or out, a malformed string or an
+ * index beyond the device count, NOT_FOUND for an unknown type name. *out is written only on
+ * success.
  * Since 1.0. */
 typedef tsr_status_t (*tsr_device_parse_fn_t)(tsr_runtime_t* runtime, const char* text, tsr_device_t* out);
 /* device_describe: a human-readable description of a device from its backend (e.g. "cpu:0

@@ -63,7 +63,9 @@ typedef struct tsr_raw_allocator_t {
 /* Errors of the entries below that name a device: INVALID_ARGUMENT for an unknown device or
  * a NULL out pointer, FAILED_PRECONDITION when no allocator serves the device. */
 
-/* memory_stats: the allocator statistics of `device` into *out. Set out->struct_size first
+/* Errors of the three entries below: INVALID_ARGUMENT for a NULL runtime or out pointer or a
+ * device that does not exist.
+ * memory_stats: the allocator statistics of `device` into *out. Set out->struct_size first
  * (tessera/tessera.h, growable structs). Since 1.0. */
 typedef tsr_status_t (*tsr_memory_stats_fn_t)(tsr_runtime_t* runtime, tsr_device_t device, tsr_memory_stats_t* out);
 /* memory_snapshot: a JSON snapshot of the device's segments and blocks in *out, a string the

@@ -60,12 +60,12 @@ typedef struct tsr_plugin_record_t {
 
 /* ---- Entries of tsr_api_t (api.h): what the loader did ---------------------------------- */
 
-/* plugin_count: plugins seen by the loader, loaded and refused. Since 1.0. */
+/* plugin_count: plugins seen by the loader, loaded and refused (0 for a NULL runtime). Since 1.0. */
 typedef size_t (*tsr_plugin_count_fn_t)(tsr_runtime_t* runtime);
 /* plugin_record: record number `index` into *out, in the order the loader decided on them
  * (refusals found while scanning directories come before any load). Set out->struct_size
  * first (tessera/tessera.h, growable structs). INVALID_ARGUMENT past plugin_count or for a
- * NULL out. Since 1.0. */
+ * NULL runtime or out. Since 1.0. */
 typedef tsr_status_t (*tsr_plugin_record_fn_t)(tsr_runtime_t* runtime, size_t index, tsr_plugin_record_t* out);
 /* plugin_search_dir: the plugin directories this runtime searched, in order (borrowed, lives
  * as long as the runtime; NULL past the end). Since 1.0 (added after the first draft of 1.0). */

@@ -66,7 +66,8 @@ typedef void (*tsr_runtime_destroy_fn_t)(tsr_runtime_t* runtime);
  * creation returns a copy of that first error. Since 1.0. */
 typedef tsr_status_t (*tsr_runtime_default_fn_t)(tsr_runtime_t** out);
 /* manual_seed: sets the seed of the runtime's random stream and resets its offset to 0
- * (see rng_get_state). Since 1.0. */
+ * (see rng_get_state). The runtime must not be NULL (a NULL runtime is ignored; debug builds
+ * assert). Since 1.0. */
 typedef void (*tsr_manual_seed_fn_t)(tsr_runtime_t* runtime, uint64_t seed);
 /* log: writes `message` (NULL reads as "") through the core's logger at `level`. Since 1.0. */
 typedef void (*tsr_log_fn_t)(tsr_log_level_t level, const char* message);

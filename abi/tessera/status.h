@@ -104,7 +104,9 @@ typedef enum tsr_code_t {
 
 /* status_create: a new status with `code` and a copy of `message` (NULL reads as ""). The
  * caller owns it (status_free, or return it from a plugin callback: the receiver frees it).
- * TSR_OK becomes TSR_UNKNOWN, since a status is never success. Out of host memory gives a
+ * TSR_OK becomes TSR_UNKNOWN, since a status is never success; a code outside tsr_code_t
+ * becomes TSR_UNKNOWN with the number at the front of the message, so readers may index tables
+ * by code. Out of host memory gives a
  * static RESOURCE_EXHAUSTED status (status_free ignores it), never NULL. Since 1.0. */
 typedef tsr_status_t (*tsr_status_create_fn_t)(tsr_code_t code, const char* message);
 /* status_code: the status's code; TSR_OK for NULL. Since 1.0. */

@@ -1,5 +1,6 @@
 // The exported function table: thin C entry points over the core's C++ implementation.
 // No C++ exception leaves this file.
+#include <cassert>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,7 +43,13 @@ int check_device_quiet(tsr_runtime_t* rt, tsr_device_t d) {
 const char* version_string() { return "0.1.0"; }
 
 tsr_status_t status_create(tsr_code_t code, const char* message) {
-  return make_status(code == TSR_OK ? TSR_UNKNOWN : code, message ? message : "");
+  // A code outside the enum (a plugin's own number, garbage) would index past the name tables
+  // of every reader: it is kept as UNKNOWN with the number in the message.
+  const int c = static_cast<int>(code);  // the enum's underlying type may be unsigned
+  if (c == TSR_OK) return make_status(TSR_UNKNOWN, message ? message : "");
+  if (c < TSR_CANCELLED || c > TSR_DATA_LOSS)
+    return make_status(TSR_UNKNOWN, "(status code " + std::to_string(c) + ") " + (message ? message : ""));
+  return make_status(code, message ? message : "");
 }
 tsr_code_t status_code(tsr_status_t s) { return s ? s->code : TSR_OK; }
 const char* status_message(tsr_status_t s) { return s ? s->message.c_str() : ""; }
@@ -65,14 +72,19 @@ tsr_status_t runtime_default(tsr_runtime_t** out) {
 }
 
 void manual_seed(tsr_runtime_t* rt, uint64_t seed) {
+  assert(rt && "manual_seed: runtime is NULL");
+  if (!rt) return;
   rt->seed.store(seed);
   rt->rng_offset.store(0);
 }
 
-size_t plugin_count(tsr_runtime_t* rt) { return rt->plugin_records.size(); }
+size_t plugin_count(tsr_runtime_t* rt) { return rt ? rt->plugin_records.size() : 0; }
 
 tsr_status_t plugin_record(tsr_runtime_t* rt, size_t i, tsr_plugin_record_t* out) {
-  TSR_CHECK_ARG(out && i < rt->plugin_records.size(), "plugin_record", "index out of range or out is NULL");
+  TSR_CHECK_ARG(rt && out, "plugin_record", "runtime and out are required");
+  TSR_CHECK_ARG(i < rt->plugin_records.size(), "plugin_record",
+                "index " + std::to_string(i) + " out of range (" + std::to_string(rt->plugin_records.size()) +
+                    " plugin records)");
   const PluginRecord& r = rt->plugin_records[i];
   tsr_plugin_record_t rec;
   rec.struct_size = sizeof(rec);
@@ -96,7 +108,7 @@ const void* get_extension(tsr_runtime_t* rt, const char* name) {
 void api_log(tsr_log_level_t level, const char* message) { log(level, message ? message : ""); }
 
 tsr_status_t device_type_lookup(tsr_runtime_t* rt, const char* name, int32_t* out) {
-  TSR_CHECK_ARG(name && out, "device_type_lookup", "name and out are required");
+  TSR_CHECK_ARG(rt && name && out, "device_type_lookup", "runtime, name and out are required");
   for (int32_t t = 0; t < rt->num_device_types.load(); ++t)
     if (rt->device_types[t].name == name && rt->device_types[t].def.copy) {
       *out = t;
@@ -106,31 +118,35 @@ tsr_status_t device_type_lookup(tsr_runtime_t* rt, const char* name, int32_t* ou
 }
 
 const char* device_type_name(tsr_runtime_t* rt, int32_t type) {
-  if (type < 0 || type >= rt->num_device_types.load()) return nullptr;
+  if (!rt || type < 0 || type >= rt->num_device_types.load()) return nullptr;
   return rt->device_types[type].name.c_str();
 }
-int32_t device_type_count(tsr_runtime_t* rt) { return rt->num_device_types.load(); }
+int32_t device_type_count(tsr_runtime_t* rt) { return rt ? rt->num_device_types.load() : 0; }
 int32_t device_count(tsr_runtime_t* rt, int32_t type) {
-  if (type < 0 || type >= rt->num_device_types.load()) return 0;
+  if (!rt || type < 0 || type >= rt->num_device_types.load()) return 0;
   return rt->device_types[type].count;
 }
 
 tsr_status_t device_synchronize(tsr_runtime_t* rt, tsr_device_t d) {
+  TSR_CHECK_ARG(rt, "device_synchronize", "runtime is NULL");
   TSR_RETURN_IF_ERROR(check_device(rt, d, "device_synchronize"));
   const tsr_device_type_def_t& def = rt->device_types[d.type].def;
   return def.synchronize ? def.synchronize(def.self, d) : nullptr;
 }
 
 tsr_status_t device_parse(tsr_runtime_t* rt, const char* text, tsr_device_t* out) {
-  TSR_CHECK_ARG(text && out, "device_parse", "text and out are required");
+  TSR_CHECK_ARG(rt && text && out, "device_parse", "runtime, text and out are required");
   std::string s = text;
   size_t colon = s.find(':');
   std::string name = s.substr(0, colon);
   int64_t index = 0;
   if (colon != std::string::npos) {
-    char* end = nullptr;
-    index = std::strtoll(s.c_str() + colon + 1, &end, 10);
-    if (!end || *end != '\0' || colon + 1 == s.size() || index < 0)
+    // Digits only, and an index that fits the device's int32: "cpu:4294967296" is not cpu:0.
+    const std::string digits = s.substr(colon + 1);
+    bool ok = !digits.empty() && digits.size() <= 10 &&
+              digits.find_first_not_of("0123456789") == std::string::npos;
+    if (ok) index = std::stoll(digits);
+    if (!ok || index > INT32_MAX)
       return make_status(TSR_INVALID_ARGUMENT, "device_parse: invalid device string '" + s + "'");
   }
   int32_t type = 0;
@@ -198,22 +214,29 @@ tsr_status_t tensor_scalar(tsr_runtime_t* rt, const tsr_value_t* value, tsr_dtyp
   })
 }
 
+// The inspection getters cannot return a status: a valid tensor is their documented
+// precondition (tensor.h), checked in debug builds.
+const Tensor* inspected(const tsr_tensor_t* t) {
+  assert(t && "tensor inspection entry called with a NULL tensor");
+  return t;
+}
+
 void tensor_retain(tsr_tensor_t* t) {
   if (t) t->retain();
 }
 void tensor_release(tsr_tensor_t* t) {
   if (t) t->release();
 }
-tsr_runtime_t* tensor_runtime(const tsr_tensor_t* t) { return t->runtime; }
-tsr_dtype_t tensor_dtype(const tsr_tensor_t* t) { return t->dtype; }
-tsr_device_t tensor_device(const tsr_tensor_t* t) { return t->device; }
-int32_t tensor_ndim(const tsr_tensor_t* t) { return t->ndim; }
-const int64_t* tensor_sizes(const tsr_tensor_t* t) { return t->sizes; }
-const int64_t* tensor_strides(const tsr_tensor_t* t) { return t->strides; }
-int64_t tensor_offset(const tsr_tensor_t* t) { return t->offset; }
-int64_t tensor_numel(const tsr_tensor_t* t) { return t->numel; }
-void* tensor_data(const tsr_tensor_t* t) { return t->data(); }
-int32_t tensor_is_contiguous(const tsr_tensor_t* t) { return t->contiguous ? 1 : 0; }
+tsr_runtime_t* tensor_runtime(const tsr_tensor_t* t) { return inspected(t)->runtime; }
+tsr_dtype_t tensor_dtype(const tsr_tensor_t* t) { return inspected(t)->dtype; }
+tsr_device_t tensor_device(const tsr_tensor_t* t) { return inspected(t)->device; }
+int32_t tensor_ndim(const tsr_tensor_t* t) { return inspected(t)->ndim; }
+const int64_t* tensor_sizes(const tsr_tensor_t* t) { return inspected(t)->sizes; }
+const int64_t* tensor_strides(const tsr_tensor_t* t) { return inspected(t)->strides; }
+int64_t tensor_offset(const tsr_tensor_t* t) { return inspected(t)->offset; }
+int64_t tensor_numel(const tsr_tensor_t* t) { return inspected(t)->numel; }
+void* tensor_data(const tsr_tensor_t* t) { return inspected(t)->data(); }
+int32_t tensor_is_contiguous(const tsr_tensor_t* t) { return inspected(t)->contiguous ? 1 : 0; }
 int32_t tensor_shares_storage(const tsr_tensor_t* a, const tsr_tensor_t* b) {
   return a && b && a->storage == b->storage ? 1 : 0;
 }
@@ -395,7 +418,7 @@ tsr_status_t op_source(const tsr_op_t* op, tsr_op_source_t* out) {
 }
 
 tsr_status_t memory_stats(tsr_runtime_t* rt, tsr_device_t d, tsr_memory_stats_t* out) {
-  TSR_CHECK_ARG(out, "memory_stats", "out is NULL");
+  TSR_CHECK_ARG(rt && out, "memory_stats", "runtime and out are required");
   DeviceAllocator* a = nullptr;
   TSR_RETURN_IF_ERROR(device_allocator(rt, d, "memory_stats", &a));
   tsr_memory_stats_t s{};
@@ -407,7 +430,7 @@ tsr_status_t memory_stats(tsr_runtime_t* rt, tsr_device_t d, tsr_memory_stats_t*
 }
 
 tsr_status_t memory_snapshot(tsr_runtime_t* rt, tsr_device_t d, char** out) {
-  TSR_CHECK_ARG(out, "memory_snapshot", "out is NULL");
+  TSR_CHECK_ARG(rt && out, "memory_snapshot", "runtime and out are required");
   DeviceAllocator* a = nullptr;
   TSR_RETURN_IF_ERROR(device_allocator(rt, d, "memory_snapshot", &a));
   TSR_GUARD("memory_snapshot", {
@@ -421,6 +444,7 @@ tsr_status_t memory_snapshot(tsr_runtime_t* rt, tsr_device_t d, char** out) {
 }
 
 tsr_status_t empty_cache(tsr_runtime_t* rt, tsr_device_t d) {
+  TSR_CHECK_ARG(rt, "empty_cache", "runtime is NULL");
   DeviceAllocator* a = nullptr;
   TSR_RETURN_IF_ERROR(device_allocator(rt, d, "empty_cache", &a));
   a->empty_cache();

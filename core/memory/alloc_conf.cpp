@@ -142,4 +142,19 @@ tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_n
   }
 }
 
+std::vector<std::string> alloc_conf_device_prefixes(const std::string& text) {
+  std::vector<std::string> prefixes;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string tok = trim(text.substr(pos, comma - pos));
+    pos = comma + 1;
+    const size_t colon = tok.find(':'), dot = tok.find('.');
+    if (colon != std::string::npos && dot != std::string::npos && dot < colon)
+      prefixes.push_back(trim(tok.substr(0, dot)));
+  }
+  return prefixes;
+}
+
 }  // namespace tsr::core

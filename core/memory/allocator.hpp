@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessera/api.h"
 #include "tessera/kernel.h"
@@ -37,6 +38,8 @@ struct AllocConf {
 // Parses `text` for device type `type_name`; a malformed entry is an INVALID_ARGUMENT status
 // naming the key. Unknown keys are errors too (a typo must not silently do nothing).
 tsr_status_t parse_alloc_conf(const std::string& text, const std::string& type_name, AllocConf* out);
+// The device type names of the "TYPE.key:value" entries of `text` (syntax already checked).
+std::vector<std::string> alloc_conf_device_prefixes(const std::string& text);
 
 // One device's allocator as the runtime sees it. Thread-safe.
 //

@@ -9,34 +9,6 @@
 
 namespace tsr::core {
 
-using ::tsr::detail::value_tag_name;  // the SDK's (tessera/plugin.hpp): one list of tag names
-
-static bool kind_accepts(ArgKind k, int32_t tag) {
-  switch (k) {
-    case ArgKind::Tensor:
-      return tag == TSR_VALUE_TENSOR;
-    case ArgKind::Int:
-      return tag == TSR_VALUE_INT;
-    case ArgKind::Float:
-      return tag == TSR_VALUE_DOUBLE || tag == TSR_VALUE_INT;
-    case ArgKind::Bool:
-      return tag == TSR_VALUE_BOOL;
-    case ArgKind::IntList:
-      return tag == TSR_VALUE_INT_LIST || tag == TSR_VALUE_INT;
-    case ArgKind::Str:
-      return tag == TSR_VALUE_STRING;
-    case ArgKind::Dtype:
-      return tag == TSR_VALUE_DTYPE;
-    case ArgKind::Device:
-      return tag == TSR_VALUE_DEVICE;
-    case ArgKind::Scalar:
-      return tag == TSR_VALUE_INT || tag == TSR_VALUE_DOUBLE || tag == TSR_VALUE_BOOL;
-    case ArgKind::TensorList:
-      return tag == TSR_VALUE_TENSOR_LIST;
-  }
-  return false;
-}
-
 tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_tensor_t** outs, size_t nouts) {
   if (!op) return make_status(TSR_INVALID_ARGUMENT, "op_call: op is NULL");
   const Schema& s = op->schema;
@@ -62,35 +34,7 @@ tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_te
       return make_status(TSR_INVALID_ARGUMENT,
                          s.name + ": missing required argument '" + a.name + "' (schema: " + op->schema_text + ")");
     }
-    int32_t tag = ctx.args[i].tag;
-    if (tag == TSR_VALUE_NONE && a.optional) continue;
-    if (!kind_accepts(a.kind, tag) || (tag == TSR_VALUE_TENSOR && !ctx.args[i].u.tensor))
-      return make_status(
-          TSR_INVALID_ARGUMENT,
-          s.name + ": argument '" + a.name + "' must be " + arg_kind_name(a.kind) + (a.optional ? "?" : "") + ", got " +
-              (tag == TSR_VALUE_TENSOR && !ctx.args[i].u.tensor ? "a NULL tensor" : value_tag_name(tag)));
-    if (a.kind == ArgKind::IntList && tag == TSR_VALUE_INT) {
-      ctx.single_int[i] = ctx.args[i].u.i;
-      ctx.args[i].tag = TSR_VALUE_INT_LIST;
-      ctx.args[i].u.ints.data = &ctx.single_int[i];
-      ctx.args[i].u.ints.len = 1;
-    }
-    if (a.kind == ArgKind::IntList && ctx.args[i].u.ints.len > 0 && !ctx.args[i].u.ints.data)
-      return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' has a NULL list");
-    if (a.kind == ArgKind::TensorList) {
-      const tsr_value_t& v = ctx.args[i];
-      if (v.u.tensors.len < 0 || (v.u.tensors.len > 0 && !v.u.tensors.data))
-        return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' has a NULL list");
-      for (int64_t k = 0; k < v.u.tensors.len; ++k) {
-        if (!v.u.tensors.data[k])
-          return make_status(TSR_INVALID_ARGUMENT,
-                             s.name + ": argument '" + a.name + "' has a NULL tensor at " + std::to_string(k));
-        if (v.u.tensors.data[k]->runtime != ctx.rt)
-          return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' belongs to another runtime");
-      }
-    }
-    if (a.kind == ArgKind::Tensor && ctx.args[i].u.tensor->runtime != ctx.rt)
-      return make_status(TSR_INVALID_ARGUMENT, s.name + ": argument '" + a.name + "' belongs to another runtime");
+    TSR_RETURN_IF_ERROR(check_arg(ctx, i));
   }
   for (size_t i = 0; i < nouts; ++i)
     if (outs[i] && outs[i]->runtime != ctx.rt)

@@ -39,6 +39,10 @@ struct CallCtx {
 };
 
 // Normalizes args per the schema (defaults, kinds, int -> int[]), then runs op->impl.
+// Checks boxed argument i of ctx against its schema kind (arg_check.cpp): the dispatcher's one
+// boundary check, run before any op body. Normalizes an int passed for int[] to a list of one.
+tsr_status_t check_arg(CallCtx& ctx, size_t i);
+
 tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_tensor_t** outs, size_t nouts);
 
 // "[2, 3] float32 on cpu:0"

@@ -167,6 +167,24 @@ namespace tsr::core {
 
 void runtime_destroy(tsr_runtime_t* rt);
 
+// A "TYPE.key" entry for a device type that no plugin provides or offered is most likely a typo
+// ("cdua.limit_mb"); it is not an error, since one configuration serves machines with and
+// without a GPU (a refused cuda plugin still has a record), but it must not pass unseen.
+static void warn_unknown_alloc_conf_devices(Runtime* rt) {
+  for (const std::string& prefix : alloc_conf_device_prefixes(rt->alloc_conf)) {
+    bool known = false;
+    std::string types;
+    for (int32_t t = 0; t < rt->num_device_types.load(); ++t) {
+      known = known || rt->device_types[t].name == prefix;
+      types += (types.empty() ? "" : ", ") + rt->device_types[t].name;
+    }
+    for (const PluginRecord& r : rt->plugin_records) known = known || r.name == prefix;
+    if (!known)
+      log(TSR_LOG_WARN, "TESSERA_ALLOC_CONF: '" + prefix + ".' names no device type or plugin (device types: " +
+                            types + "); its entries are ignored");
+  }
+}
+
 tsr_status_t runtime_create(const tsr_runtime_options_t* options, tsr_runtime_t** out) {
   if (!out) return make_status(TSR_INVALID_ARGUMENT, "runtime_create: out is NULL");
   static std::atomic<uint64_t> next_serial{1};
@@ -189,6 +207,7 @@ tsr_status_t runtime_create(const tsr_runtime_options_t* options, tsr_runtime_t*
   rt->op_copy = rt->op_by_name.at("_copy");
   rt->op_fill = rt->op_by_name.at("_fill");
   load_plugins(rt, options);
+  warn_unknown_alloc_conf_devices(rt);
   if ((st = finalize_allocators(rt))) {
     runtime_destroy(rt);
     return st;

@@ -16,6 +16,7 @@ tsr_status_t view_as_strided(Tensor* t, int ndim, const int64_t* sizes, const in
                              Tensor** out) {
   int64_t numel = 0;
   TSR_RETURN_IF_ERROR(check_shape("as_strided", ndim, sizes, &numel));
+  if (ndim > 0 && !strides) return bad("as_strided", "strides is NULL");
   if (offset < 0) return bad("as_strided", "negative storage offset " + std::to_string(offset));
   for (int d = 0; d < ndim; ++d)
     if (strides[d] < 0) return bad("as_strided", "negative stride " + std::to_string(strides[d]));
@@ -36,6 +37,7 @@ tsr_status_t view_as_strided(Tensor* t, int ndim, const int64_t* sizes, const in
 // Resolves a -1 in sizes against numel.
 static tsr_status_t infer_size(const char* op, const Tensor* t, int ndim, const int64_t* in, int64_t* sizes) {
   if (ndim < 0 || ndim > TSR_MAX_DIMS) return bad(op, "ndim " + std::to_string(ndim) + " out of range");
+  if (ndim > 0 && !in) return bad(op, "sizes is NULL");
   int infer = -1;
   int64_t prod = 1;
   for (int d = 0; d < ndim; ++d) {
@@ -127,6 +129,7 @@ tsr_status_t permute(Tensor* t, int ndim, const int64_t* dims, Tensor** out) {
   if (ndim != t->ndim)
     return bad("permute", "number of dims " + std::to_string(ndim) + " does not match the tensor's " +
                               std::to_string(t->ndim) + " (shape " + shape_str(t->sizes, t->ndim) + ")");
+  if (ndim > 0 && !dims) return bad("permute", "dims is NULL");
   int64_t sizes[TSR_MAX_DIMS], strides[TSR_MAX_DIMS];
   bool seen[TSR_MAX_DIMS] = {};
   for (int i = 0; i < ndim; ++i) {
@@ -161,6 +164,7 @@ tsr_status_t expand(Tensor* t, int ndim, const int64_t* want, Tensor** out) {
     return bad("expand", "the number of sizes provided (" + std::to_string(ndim) +
                              ") must be greater or equal to the number of dimensions in the tensor (" +
                              std::to_string(t->ndim) + ")");
+  if (ndim > 0 && !want) return bad("expand", "sizes is NULL");
   int64_t sizes[TSR_MAX_DIMS], strides[TSR_MAX_DIMS];
   int off = ndim - t->ndim;
   for (int d = ndim - 1; d >= 0; --d) {
