@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -392,6 +393,22 @@ TEST(LoaderFault, InitFailureLeavesNothingRegistered) {
   ASSERT_EQ(take_message(api()->op_find(rt.get(), "add", &add)), "");
   ASSERT_EQ(take_message(api()->op_find(baseline.get(), "add", &add0)), "");
   EXPECT_EQ(api()->op_kernel_count(add), api()->op_kernel_count(add0));
+}
+
+// Definitions too short to hold their required fields, or without them, are refused by the
+// registrar (naming plugin and op or allocator), so init fails and nothing is registered.
+TEST(LoaderFault, ShortOrIncompleteDefinitionsAreRefused) {
+  expect_refused(case_dir("short_kernel_size0"), "short_k0",
+                 {"init failed", "plugin 'short_k0'", "register_kernel for 'short_k0::op'", "struct_size 0",
+                  "tsr_kernel_def_t", "field fn"});
+  expect_refused(case_dir("short_kernel_cut"), "short_kcut",
+                 {"plugin 'short_kcut'", "register_kernel for 'short_kcut::op'",
+                  "struct_size " + std::to_string(offsetof(tsr_kernel_def_t, fn)), "field fn"});
+  expect_refused(case_dir("short_kernel_nofn"), "short_knofn",
+                 {"plugin 'short_knofn'", "register_kernel for 'short_knofn::op'", "fn is NULL"});
+  expect_refused(case_dir("short_alloc_size0"), "short_a0",
+                 {"plugin 'short_a0'", "register_allocator 'short_a0_alloc'", "struct_size 0", "tsr_raw_allocator_t",
+                  "field free"});
 }
 
 TEST(LoaderFault, InitThrowingWithoutTheSdkIsCaught) {
