@@ -22,7 +22,7 @@
 #include "runtime/status.hpp"
 
 // The DOM is a sorted map (O(log n) inserts; an ordered_map would be quadratic in the number
-// of entries of a hostile header); the callback records the file order of the entries.
+// of fields of a hostile header); HeaderReader records the file order of the entries.
 using json = nlohmann::json;
 
 tsr_safetensors_s::~tsr_safetensors_s() {
@@ -52,10 +52,16 @@ tsr_status_t bad(const std::string& path, const std::string& what) {
   return make_status(TSR_DATA_LOSS, "safetensors: '" + path + "': " + what);
 }
 
-// Thrown from inside the JSON parser's callback to abandon a hostile header early.
-struct HeaderError {
-  std::string what;
-};
+// Tokens and values the file supplies are quoted in messages up to this many bytes.
+constexpr size_t kMaxToken = 64;
+
+// `s` cut to kMaxToken bytes (at a UTF-8 character boundary) with "..." when it was longer.
+std::string bounded(const std::string& s) {
+  if (s.size() <= kMaxToken) return s;
+  size_t cut = kMaxToken;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
+  return s.substr(0, cut) + "...";
+}
 
 std::string quote_name(const std::string& s) {
   // Names come from the file: keep messages printable and bounded.
@@ -124,8 +130,8 @@ tsr_status_t parse_entry(const std::string& path, const std::string& name, const
     uint64_t s = 0;
     const json& js = (*shape)[static_cast<size_t>(d)];
     if (!as_count(js, &s))
-      return bad(path,
-                 where + ": shape[" + std::to_string(d) + "] = " + js.dump() + " is not a non-negative 64-bit integer");
+      return bad(path, where + ": shape[" + std::to_string(d) + "] = " + bounded(js.dump()) +
+                           " is not a non-negative 64-bit integer");
     e->sizes[d] = static_cast<int64_t>(s);
     overflow |= __builtin_mul_overflow(bytes, s, &bytes);
     overflow |= __builtin_mul_overflow(stride_bytes, s ? s : 1, &stride_bytes);
@@ -135,9 +141,9 @@ tsr_status_t parse_entry(const std::string& path, const std::string& name, const
     return bad(path, where + ": shape " + shape_text + " of " + dname + " overflows 64-bit byte sizes");
 
   if (!offs->is_array() || offs->size() != 2)
-    return bad(path, where + ": data_offsets must be an array [begin, end], found " + offs->dump().substr(0, 80));
+    return bad(path, where + ": data_offsets must be an array [begin, end], found " + bounded(offs->dump()));
   if (!as_count((*offs)[0], &e->begin) || !as_count((*offs)[1], &e->end))
-    return bad(path, where + ": data_offsets " + offs->dump() + " are not non-negative 64-bit integers");
+    return bad(path, where + ": data_offsets " + bounded(offs->dump()) + " are not non-negative 64-bit integers");
   std::string offs_text = "[" + std::to_string(e->begin) + ", " + std::to_string(e->end) + "]";
   if (e->begin > e->end) return bad(path, where + ": data_offsets " + offs_text + " have begin > end");
   if (e->end > data_size)
@@ -192,51 +198,107 @@ tsr_status_t check_layout(const std::string& path, const std::vector<Entry>& ent
   return nullptr;
 }
 
+// The header's JSON, read with a SAX handler rather than the DOM parser with a callback: that
+// parser walks the parent object after every closed value (looking for discarded ones), which is
+// quadratic in the number of entries. The handler builds each top-level value on its own, in file
+// order, and refuses what the DOM would silently accept or what a hostile header could use
+// against us: duplicate keys (the DOM keeps the last), deep nesting (a valid header is an object
+// of objects holding arrays), and values other than objects at the top level.
+class HeaderReader {
+ public:
+  std::vector<std::pair<std::string, json>> members;  // the root object's, in file order
+  const char* root_type = nullptr;                    // JSON type of the root value
+  std::string error;                                  // why the parse stopped
+
+  bool null() { return place(json(nullptr)); }
+  bool boolean(bool b) { return place(json(b)); }
+  bool number_integer(json::number_integer_t v) { return place(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return place(json(v)); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return place(json(v)); }
+  bool string(json::string_t& s) { return place(json(std::move(s))); }
+  bool binary(json::binary_t& b) { return place(json(std::move(b))); }  // not produced by JSON text
+  bool start_object(std::size_t) { return open(json::value_t::object); }
+  bool start_array(std::size_t) { return open(json::value_t::array); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(json::string_t& k) {
+    Level& top = levels_.back();
+    const bool root = levels_.size() == 1;
+    if (!top.keys.insert(k).second) return fail((root ? "duplicate entry " : "duplicate field ") + quote_name(k));
+    if (root) members.emplace_back(k, json());
+    top.key = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string& last_token, const nlohmann::detail::exception& ex) {
+    // The message quotes the last token, which may be a 100 KB number or string: bound it.
+    std::string what = ex.what();
+    size_t at = last_token.size() > kMaxToken ? what.find(last_token) : std::string::npos;
+    if (at != std::string::npos) what.replace(at, last_token.size(), bounded(last_token));
+    return fail("header is not valid JSON: " + what);
+  }
+
+ private:
+  struct Level {
+    json* value = nullptr;  // the container being filled; nullptr for the root
+    bool object = false;
+    std::set<std::string> keys;
+    std::string key;  // of the member being read
+  };
+  std::vector<Level> levels_;
+
+  bool fail(std::string why) {
+    error = std::move(why);
+    return false;
+  }
+  // Puts a parsed value where it belongs; returns false to stop the parse. `slot` receives its
+  // address (nullptr when it is not kept: the root itself, or inside a root that is no object).
+  bool place(json&& v, json** slot = nullptr) {
+    json* at = nullptr;
+    if (levels_.empty()) {
+      root_type = v.type_name();
+    } else if (levels_.size() == 1 && levels_.back().object) {
+      if (!v.is_structured())
+        return fail("entry " + quote_name(levels_.back().key) + " is JSON " + v.type_name() + ", not an object");
+      at = &(members.back().second = std::move(v));
+    } else if (Level& top = levels_.back(); top.value && top.object) {
+      at = &((*top.value)[top.key] = std::move(v));
+    } else if (top.value) {
+      top.value->push_back(std::move(v));
+      at = &top.value->back();
+    }
+    if (slot) *slot = at;
+    return true;
+  }
+  bool open(json::value_t type) {
+    if (levels_.size() > 2) return fail("header JSON nests deeper than a safetensors header can");
+    json* at = nullptr;
+    if (!place(json(type), &at)) return false;
+    Level l;
+    l.value = at;
+    l.object = type == json::value_t::object;
+    levels_.push_back(std::move(l));
+    return true;
+  }
+  bool close() {
+    levels_.pop_back();
+    return true;
+  }
+};
+
 tsr_status_t parse_header(tsr_safetensors_s* f, const char* text, size_t len, uint64_t data_size) {
   const std::string& path = f->path;
-  // The callback rejects what the DOM would silently accept or what a hostile header could
-  // use against us: duplicate keys (the DOM keeps the last), deep nesting (a valid header is
-  // an object of objects holding arrays), and values other than objects at the top level.
-  std::vector<std::set<std::string>> open_objects;
-  std::vector<std::string> order;  // top-level keys in file order
-  json::parser_callback_t cb = [&](int depth, json::parse_event_t ev, json& parsed) -> bool {
-    switch (ev) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (depth > 2) throw HeaderError{"header JSON nests deeper than a safetensors header can"};
-        if (ev == json::parse_event_t::object_start) open_objects.emplace_back();
-        break;
-      case json::parse_event_t::object_end:
-        open_objects.pop_back();
-        break;
-      case json::parse_event_t::key: {
-        const std::string& k = parsed.get_ref<const std::string&>();
-        if (!open_objects.empty() && !open_objects.back().insert(k).second)
-          throw HeaderError{(depth <= 1 ? "duplicate entry " : "duplicate field ") + quote_name(k)};
-        if (depth == 1) order.push_back(k);
-        break;
-      }
-      case json::parse_event_t::value:
-        if (depth == 1 && !order.empty())
-          throw HeaderError{"entry " + quote_name(order.back()) + " is JSON " + parsed.type_name() + ", not an object"};
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  json root;
+  HeaderReader reader;
+  bool ok = false;
   try {
-    root = json::parse(text, text + len, cb, /*allow_exceptions=*/true);
-  } catch (const HeaderError& e) {
-    return bad(path, e.what);
-  } catch (const json::exception& e) {
-    return bad(path, std::string("header is not valid JSON: ") + e.what());
+    ok = json::sax_parse(text, text + len, &reader);
+  } catch (const std::exception& e) {  // allocation failure; the parser reports its errors to the reader
+    return bad(path, std::string("cannot parse the header: ") + e.what());
   }
-  if (!root.is_object()) return bad(path, std::string("header is JSON ") + root.type_name() + ", not an object");
-  f->entries.reserve(order.size());
-  for (const std::string& key : order) {
-    const json& v = root.at(key);
+  if (!ok) return bad(path, reader.error);
+  if (std::strcmp(reader.root_type, "object") != 0)
+    return bad(path, std::string("header is JSON ") + reader.root_type + ", not an object");
+  f->entries.reserve(reader.members.size());
+  for (const auto& [key, v] : reader.members) {
     if (key == "__metadata__") {
       TSR_RETURN_IF_ERROR(parse_metadata(path, v, f));
       continue;
@@ -279,7 +341,9 @@ tsr_status_t open(tsr_runtime_t* rt, const char* path, tsr_safetensors_t** out) 
   auto f = std::make_unique<tsr_safetensors_s>();
   f->runtime = rt;
   f->path = path;
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; the
+  // fstat below refuses it (and directories, devices) before anything is read.
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return errno_status("open", f->path, errno);
   struct stat sb {};
   if (fstat(fd, &sb) != 0) {

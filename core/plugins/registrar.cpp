@@ -12,11 +12,31 @@ static tsr_status_t reg_error(Registrar* reg, tsr_code_t code, const std::string
   return make_status(code, "plugin '" + reg->plugin + "': " + msg);
 }
 
+// A definition's struct_size must reach past its last required field: the core copies only
+// struct_size bytes, so a zero or short size (a plugin that forgot to set it) would leave a
+// required function pointer zero and the first call jump to address 0. Checked before any
+// field beyond struct_size is used.
+#define TSR_DEF_MIN_SIZE(type, last_required) (offsetof(type, last_required) + sizeof(type::last_required))
+
+static tsr_status_t check_struct_size(Registrar* reg, const std::string& what, const char* type, size_t got,
+                                      size_t need, const char* last_required) {
+  if (got >= need) return nullptr;
+  return reg_error(reg, TSR_INVALID_ARGUMENT,
+                   what + ": struct_size " + std::to_string(got) + " is smaller than the " + std::to_string(need) +
+                       " bytes a " + type + " needs through its field " + last_required + " (set it to sizeof(" + type +
+                       "))");
+}
+
+// The name of what is being registered, for messages. Names sit in every layout of their
+// struct (since 1.0), so they can be read even when struct_size is wrong.
+static std::string def_name(const char* s) { return s ? s : "(null)"; }
+
 tsr_status_t reg_device_type(Registrar* reg, const tsr_device_type_def_t* def, int32_t* out) {
-  if (!reg || !def || !def->name || !def->copy)
-    return make_status(TSR_INVALID_ARGUMENT, "register_device_type: name and copy are required");
-  if (def->struct_size < offsetof(tsr_device_type_def_t, describe))
-    return reg_error(reg, TSR_INVALID_ARGUMENT, "register_device_type: struct_size too small");
+  if (!reg || !def) return make_status(TSR_INVALID_ARGUMENT, "register_device_type: registrar and def are required");
+  const std::string what = "register_device_type '" + def_name(def->name) + "'";
+  TSR_RETURN_IF_ERROR(check_struct_size(reg, what, "tsr_device_type_def_t", def->struct_size,
+                                        TSR_DEF_MIN_SIZE(tsr_device_type_def_t, copy), "copy"));
+  if (!def->name || !def->copy) return reg_error(reg, TSR_INVALID_ARGUMENT, what + ": name and copy are required");
   Runtime* rt = reg->runtime;
   std::string name = def->name;
   if (name.empty() || name.find(':') != std::string::npos)
@@ -58,8 +78,14 @@ static bool type_known(Registrar* reg, int32_t type) {
 }
 
 tsr_status_t reg_allocator(Registrar* reg, const tsr_raw_allocator_t* def) {
-  if (!reg || !def || !def->name || !def->alloc || !def->free)
-    return make_status(TSR_INVALID_ARGUMENT, "register_allocator: name, alloc and free are required");
+  if (!reg || !def) return make_status(TSR_INVALID_ARGUMENT, "register_allocator: registrar and def are required");
+  const std::string what = "register_allocator '" + def_name(def->name) + "'";
+  TSR_RETURN_IF_ERROR(check_struct_size(reg, what, "tsr_raw_allocator_t", def->struct_size,
+                                        TSR_DEF_MIN_SIZE(tsr_raw_allocator_t, free), "free"));
+  if (!def->name || !def->alloc || !def->free)
+    return reg_error(reg, TSR_INVALID_ARGUMENT,
+                     what + ": name, alloc and free are required (" + (def->alloc ? "" : "alloc is NULL ") +
+                         (def->free ? "" : "free is NULL ") + (def->name ? "" : "name is NULL") + ")");
   if (!type_known(reg, def->device_type))
     return reg_error(
         reg, TSR_NOT_FOUND,
@@ -72,8 +98,11 @@ tsr_status_t reg_allocator(Registrar* reg, const tsr_raw_allocator_t* def) {
 }
 
 tsr_status_t reg_op(Registrar* reg, const tsr_op_def_t* def) {
-  if (!reg || !def || !def->schema || !def->meta)
-    return make_status(TSR_INVALID_ARGUMENT, "register_op: schema and meta are required");
+  if (!reg || !def) return make_status(TSR_INVALID_ARGUMENT, "register_op: registrar and def are required");
+  const std::string what = "register_op '" + def_name(def->schema) + "'";
+  TSR_RETURN_IF_ERROR(
+      check_struct_size(reg, what, "tsr_op_def_t", def->struct_size, TSR_DEF_MIN_SIZE(tsr_op_def_t, meta), "meta"));
+  if (!def->schema || !def->meta) return reg_error(reg, TSR_INVALID_ARGUMENT, what + ": schema and meta are required");
   Schema s;
   TSR_RETURN_IF_ERROR(parse_schema(def->schema, &s));
   if (reg->runtime->op_by_name.count(s.name))
@@ -86,8 +115,12 @@ tsr_status_t reg_op(Registrar* reg, const tsr_op_def_t* def) {
 }
 
 tsr_status_t reg_kernel(Registrar* reg, const tsr_kernel_def_t* def) {
-  if (!reg || !def || !def->op_name || !def->fn)
-    return make_status(TSR_INVALID_ARGUMENT, "register_kernel: op_name and fn are required");
+  if (!reg || !def) return make_status(TSR_INVALID_ARGUMENT, "register_kernel: registrar and def are required");
+  const std::string what = "register_kernel for '" + def_name(def->op_name) + "'";
+  TSR_RETURN_IF_ERROR(
+      check_struct_size(reg, what, "tsr_kernel_def_t", def->struct_size, TSR_DEF_MIN_SIZE(tsr_kernel_def_t, fn), "fn"));
+  if (!def->op_name) return reg_error(reg, TSR_INVALID_ARGUMENT, what + ": op_name is NULL");
+  if (!def->fn) return reg_error(reg, TSR_INVALID_ARGUMENT, what + ": fn is NULL");
   std::string op = def->op_name;
   bool op_known = reg->runtime->op_by_name.count(op) > 0;
   for (auto& o : reg->ops) op_known = op_known || o.name == op;

@@ -3,7 +3,13 @@
 // (Run under ASan/UBSan by the sanitized CI subset: any out-of-bounds read would show there.)
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
+#include <future>
 #include <random>
 
 #include "op_test.hpp"
@@ -181,6 +187,82 @@ TEST(SafetensorsMalformed, TruncatedDataSection) {
   EXPECT_NE(r.message.find("entry 'b'"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("file truncated?"), std::string::npos) << r.message;
   std::remove(path.c_str());
+}
+
+// A header of many entries opens with every entry in file order (the header parse was quadratic
+// in the number of entries: 50k took seconds, 100k minutes).
+TEST(SafetensorsMalformed, ManyEntriesOpenInFileOrder) {
+  constexpr size_t kEntries = 50000;
+  std::string header = "{";
+  Bytes data(kEntries);
+  for (size_t i = 0; i < kEntries; ++i) {
+    // Names out of lexical order ("w10" before "w9"), so file order is what is checked.
+    header += (i ? ",\"w" : "\"w") + std::to_string(i) + R"(":{"dtype":"U8","shape":[1],"data_offsets":[)" +
+              std::to_string(i) + "," + std::to_string(i + 1) + "]}";
+    data[i] = static_cast<unsigned char>(i * 7 + 3);
+  }
+  header += "}";
+  std::string path = sttest::scratch("many");
+  sttest::write_file(path, sttest::make_file(header, data));
+  tsr::SafetensorsFile f(path);
+  ASSERT_EQ(f.size(), kEntries);
+  for (size_t i : {size_t{0}, size_t{9}, size_t{10}, size_t{12345}, kEntries - 1}) {
+    tsr::SafetensorsEntry e = f.entry(i);
+    EXPECT_EQ(e.name, "w" + std::to_string(i));
+    EXPECT_EQ(e.dtype, TSR_U8);
+    EXPECT_EQ(e.shape, std::vector<int64_t>{1});
+    EXPECT_EQ(sttest::raw(f.load(e.name)), Bytes{static_cast<unsigned char>(i * 7 + 3)}) << e.name;
+  }
+  EXPECT_FALSE(f.contains("w50000"));
+  std::remove(path.c_str());
+}
+
+// Tokens the file supplies (a 100 KB number, string or key) are quoted cut short, not whole.
+TEST(SafetensorsMalformed, LongTokensAreCutShortInMessages) {
+  const std::string digits(100000, '9'), letters(100000, 'x');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"a":{"dtype":"F32","shape":[)" + digits + R"(],"data_offsets":[0,4]}})", "number overflow"},
+      {R"({"a":{"dtype":"F32","shape":[)" + digits + "x", "not valid JSON"},
+      {R"({"a":{"dtype":"F32","shape":[")" + letters + R"("],"data_offsets":[0,4]}})", "shape[0] = \"xxx"},
+      {R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,")" + letters + R"("]}})", "data_offsets [0,\"xxx"},
+      {R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[")" + letters + R"("]}})", "[begin, end], found"},
+      {R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},")" + letters, "not valid JSON"},
+      {R"({"a":{"dtype":")" + letters + R"(","shape":[1],"data_offsets":[0,4]}})", "unknown dtype 'xxx"},
+  };
+  for (const auto& [header, part] : cases) {
+    std::string path = sttest::scratch("long");
+    sttest::write_file(path, sttest::make_file(header, zeros(4)));
+    Outcome r = open_and_load(path);
+    EXPECT_EQ(r.code, TSR_DATA_LOSS) << r.message.substr(0, 300);
+    EXPECT_NE(r.message.find(part), std::string::npos) << r.message.substr(0, 300);
+    EXPECT_NE(r.message.find("..."), std::string::npos) << r.message.substr(0, 300);
+    EXPECT_LT(r.message.size(), 400u) << r.message.substr(0, 300);
+    std::remove(path.c_str());
+  }
+}
+
+// A FIFO, a directory or a device is refused at once (opening a FIFO used to block until a
+// writer came, forever).
+TEST(SafetensorsMalformed, NonRegularFilesAreRefusedWithoutBlocking) {
+  std::string fifo = sttest::scratch("fifo"), dir = sttest::scratch("dir");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  for (const std::string& path : {fifo, dir, std::string("/dev/null")}) {
+    auto pending = std::async(std::launch::async, [&] { return open_and_load(path); });
+    if (pending.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      // Release the blocked open so the test fails instead of hanging.
+      int w = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
+      if (w >= 0) ::close(w);
+      ADD_FAILURE() << "safetensors_open blocked on " << path;
+    }
+    Outcome r = pending.get();
+    EXPECT_FALSE(r.ok) << path;
+    EXPECT_EQ(r.code, TSR_INVALID_ARGUMENT) << r.message;
+    EXPECT_NE(r.message.find("is not a regular file"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find(path), std::string::npos) << r.message;
+  }
+  std::remove(fifo.c_str());
+  ::rmdir(dir.c_str());
 }
 
 // Every truncation of a valid file is refused; every corruption of one byte (a few masks at

@@ -2,14 +2,24 @@
 // Every refusal must be recorded with a specific reason, leave nothing half-registered, and
 // leave the host runtime working (checked with the good "toy" plugin, and with the cpu backend
 // when it is built).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -394,6 +404,22 @@ TEST(LoaderFault, InitFailureLeavesNothingRegistered) {
   EXPECT_EQ(api()->op_kernel_count(add), api()->op_kernel_count(add0));
 }
 
+// Definitions too short to hold their required fields, or without them, are refused by the
+// registrar (naming plugin and op or allocator), so init fails and nothing is registered.
+TEST(LoaderFault, ShortOrIncompleteDefinitionsAreRefused) {
+  expect_refused(case_dir("short_kernel_size0"), "short_k0",
+                 {"init failed", "plugin 'short_k0'", "register_kernel for 'short_k0::op'", "struct_size 0",
+                  "tsr_kernel_def_t", "field fn"});
+  expect_refused(case_dir("short_kernel_cut"), "short_kcut",
+                 {"plugin 'short_kcut'", "register_kernel for 'short_kcut::op'",
+                  "struct_size " + std::to_string(offsetof(tsr_kernel_def_t, fn)), "field fn"});
+  expect_refused(case_dir("short_kernel_nofn"), "short_knofn",
+                 {"plugin 'short_knofn'", "register_kernel for 'short_knofn::op'", "fn is NULL"});
+  expect_refused(case_dir("short_alloc_size0"), "short_a0",
+                 {"plugin 'short_a0'", "register_allocator 'short_a0_alloc'", "struct_size 0", "tsr_raw_allocator_t",
+                  "field free"});
+}
+
 TEST(LoaderFault, InitThrowingWithoutTheSdkIsCaught) {
   expect_refused(case_dir("throws_raw"), "thrower_raw", {"exception", "boom from raw init"});
 }
@@ -508,6 +534,195 @@ TEST(LoaderOrder, ShutdownRunsInReverseLoadOrder) {
   EXPECT_EQ(log.lines(),
             (std::vector<std::string>{"init toy", "init provider", "init consumer", "init newer", "shutdown newer",
                                       "shutdown consumer", "shutdown provider", "shutdown toy"}));
+}
+
+// ---- files the loader reads: manifests and .so files that are not what they claim --------------
+
+// A scratch plugin directory (mode 0700) holding a copy of the good toy plugin and, unless a test
+// replaces it, its manifest; removed at the end.
+class ScratchCase {
+ public:
+  ScratchCase() {
+    std::string tmpl = ::testing::TempDir() + "tsr_loader_case_XXXXXX";
+    EXPECT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    std::filesystem::copy_file(good_dir() + "/toy.so", so());
+    write_manifest(R"({"name": "toy", "version": "1.2.3", "abi": "1.0", "depends": []})");
+  }
+  ~ScratchCase() {
+    std::error_code ec;
+    ::chmod(dir_.c_str(), 0700);
+    ::chmod(manifest().c_str(), 0600);
+    std::filesystem::remove_all(dir_, ec);
+  }
+  ScratchCase(const ScratchCase&) = delete;
+  ScratchCase& operator=(const ScratchCase&) = delete;
+  const std::string& dir() const { return dir_; }
+  std::string so() const { return dir_ + "/toy.so"; }
+  std::string manifest() const { return dir_ + "/toy.json"; }
+  void write_manifest(const std::string& text) const {
+    std::error_code ec;
+    std::filesystem::remove_all(manifest(), ec);
+    std::ofstream(manifest()) << text;
+  }
+  // The one record of the toy copy, from a runtime over this directory alone.
+  Record toy_record() const {
+    Rt rt(dir_);
+    return rt.record("toy");
+  }
+
+ private:
+  std::string dir_;
+};
+
+// Runs `fn` in another thread; if it has not returned after 10 s, opens `fifo` for writing
+// (which releases a reader blocked on it) and fails the test instead of hanging.
+template <class F>
+auto without_blocking_on(const std::string& fifo, F fn) {
+  auto pending = std::async(std::launch::async, fn);
+  if (pending.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << "the loader blocked on the FIFO " << fifo;
+    int w = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (w >= 0) ::close(w);
+  }
+  return pending.get();
+}
+
+TEST(LoaderFiles, ManifestAbiMustBeExactlyMajorDotMinor) {
+  ScratchCase sc;
+  EXPECT_TRUE(sc.toy_record().loaded) << "the control case: abi \"1.0\" loads";
+  for (const char* abi : {"4294967297.0", "1.4294967296", " 1.2", "1.2 ", "1abc", "1abc.0", "+1.0", "-1.0", "1", "1.",
+                          ".0", "1.0.0", "1,0", "0x1.0", ""}) {
+    sc.write_manifest(std::string(R"({"name": "toy", "abi": ")") + abi + R"("})");
+    Record r = sc.toy_record();
+    EXPECT_FALSE(r.loaded) << "abi '" << abi << "' was accepted";
+    EXPECT_NE(r.reason.find("is not MAJOR.MINOR"), std::string::npos) << abi << ": " << r.reason;
+  }
+  sc.write_manifest(R"({"name": "toy"})");
+  EXPECT_NE(sc.toy_record().reason.find("manifest ABI '' is not MAJOR.MINOR"), std::string::npos);
+  // A long one is quoted cut short.
+  sc.write_manifest(R"({"name": "toy", "abi": "1.)" + std::string(5000, '0') + R"("})");
+  Record r = sc.toy_record();
+  EXPECT_FALSE(r.loaded);
+  EXPECT_LT(r.reason.size(), 300u) << r.reason;
+}
+
+TEST(LoaderFiles, ManifestWithDuplicateKeysIsRefused) {
+  ScratchCase sc;
+  sc.write_manifest(R"({"name": "toy", "abi": "2.0", "abi": "1.0"})");
+  Record r = sc.toy_record();
+  EXPECT_FALSE(r.loaded);
+  EXPECT_NE(r.reason.find("bad manifest toy.json"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("duplicate key 'abi'"), std::string::npos) << r.reason;
+  sc.write_manifest(R"({"name": "toy", "abi": "1.0", "depends": [], "extra": {"k": 1, "k": 2}})");
+  EXPECT_NE(sc.toy_record().reason.find("duplicate key 'k'"), std::string::npos);
+}
+
+TEST(LoaderFiles, ManifestThatIsAFifoOrADirectoryIsRefusedWithoutBlocking) {
+  ScratchCase sc;
+  std::filesystem::remove(sc.manifest());
+  ASSERT_EQ(::mkfifo(sc.manifest().c_str(), 0600), 0);
+  Record r = without_blocking_on(sc.manifest(), [&] { return sc.toy_record(); });
+  EXPECT_FALSE(r.loaded);
+  EXPECT_NE(r.reason.find("cannot read manifest toy.json: not a regular file"), std::string::npos) << r.reason;
+  std::filesystem::remove(sc.manifest());
+  std::filesystem::create_directory(sc.manifest());
+  r = sc.toy_record();
+  EXPECT_FALSE(r.loaded);
+  EXPECT_NE(r.reason.find("cannot read manifest toy.json: not a regular file"), std::string::npos) << r.reason;
+}
+
+TEST(LoaderFiles, UnreadableManifestIsNotReportedMissing) {
+  ScratchCase sc;
+  std::filesystem::remove(sc.manifest());
+  std::filesystem::create_symlink("toy.json", sc.manifest());  // a loop: ELOOP, even for root
+  Record r = sc.toy_record();
+  EXPECT_FALSE(r.loaded);
+  EXPECT_EQ(r.reason.find("missing"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("cannot read manifest toy.json: " + std::string(std::strerror(ELOOP))), std::string::npos)
+      << r.reason;
+  if (::geteuid() == 0) return;  // root reads any file regardless of its mode
+  sc.write_manifest(R"({"name": "toy", "abi": "1.0"})");
+  ASSERT_EQ(::chmod(sc.manifest().c_str(), 0), 0);
+  r = sc.toy_record();
+  EXPECT_NE(r.reason.find("cannot read manifest toy.json: " + std::string(std::strerror(EACCES))), std::string::npos)
+      << r.reason;
+}
+
+TEST(LoaderFiles, UnreadablePluginDirectoryIsRecorded) {
+  ScratchCase sc;
+  const std::string loop = sc.dir() + "/loop";
+  std::filesystem::create_directory_symlink("loop", loop);
+  Rt rt(loop + ":" + sc.dir() + "/does_not_exist");
+  std::vector<Record> rs = rt.records_named("(directory)");
+  ASSERT_EQ(rs.size(), 1u) << "a directory that does not exist is no error, one that cannot be read is";
+  EXPECT_EQ(rs[0].path, loop);
+  EXPECT_NE(rs[0].reason.find("cannot read the plugin directory"), std::string::npos) << rs[0].reason;
+  if (::geteuid() == 0) return;                   // root lists any directory regardless of its mode
+  ASSERT_EQ(::chmod(sc.dir().c_str(), 0300), 0);  // searchable, not listable
+  Rt rt2(sc.dir());
+  rs = rt2.records_named("(directory)");
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_NE(rs[0].reason.find(std::strerror(EACCES)), std::string::npos) << rs[0].reason;
+}
+
+TEST(LoaderFiles, TruncatedOrForeignPluginFileIsRefusedBeforeDlopen) {
+  ScratchCase sc;
+  const std::string whole = good_dir() + "/toy.so";
+  const auto size = std::filesystem::file_size(whole);
+  // Cut inside the ELF header, the program headers, the loadable segments, the section headers.
+  for (uintmax_t len : {uintmax_t{0}, uintmax_t{10}, uintmax_t{70}, uintmax_t{4096}, size / 2, size - 1}) {
+    std::filesystem::remove(sc.so());
+    std::filesystem::copy_file(whole, sc.so());
+    std::filesystem::resize_file(sc.so(), len);
+    Record r = sc.toy_record();  // used to die of SIGBUS inside dlopen
+    EXPECT_FALSE(r.loaded) << len;
+    EXPECT_NE(r.reason.find("cannot load: "), std::string::npos) << len << ": " << r.reason;
+    EXPECT_NE(r.reason.find(len < 4 ? "too short for an ELF header" : "truncated"), std::string::npos)
+        << len << ": " << r.reason;
+  }
+  {
+    // Without section headers (as after some strippers) only the loadable segments tell the
+    // file's length: cut inside them.
+    std::filesystem::remove(sc.so());
+    std::filesystem::copy_file(whole, sc.so());
+    std::fstream f(sc.so(), std::ios::in | std::ios::out | std::ios::binary);
+    ElfW(Ehdr) eh{};
+    f.read(reinterpret_cast<char*>(&eh), sizeof eh);
+    eh.e_shoff = 0;
+    eh.e_shnum = 0;
+    eh.e_shstrndx = 0;
+    f.seekp(0);
+    f.write(reinterpret_cast<const char*>(&eh), sizeof eh);
+    f.close();
+    std::filesystem::resize_file(sc.so(), size / 2);
+    Record r = sc.toy_record();
+    EXPECT_FALSE(r.loaded);
+    EXPECT_NE(r.reason.find("truncated: the file has " + std::to_string(size / 2)), std::string::npos) << r.reason;
+  }
+  std::filesystem::remove(sc.so());
+  std::ofstream(sc.so()) << "#!/bin/sh\necho not a library\n";
+  EXPECT_NE(sc.toy_record().reason.find("cannot load: not an ELF file"), std::string::npos);
+  std::filesystem::remove(sc.so());
+  std::filesystem::create_directory(sc.so());
+  EXPECT_NE(sc.toy_record().reason.find("cannot load: not a regular file"), std::string::npos);
+  std::filesystem::remove(sc.so());
+  ASSERT_EQ(::mkfifo(sc.so().c_str(), 0700), 0);
+  Record r = without_blocking_on(sc.so(), [&] { return sc.toy_record(); });
+  EXPECT_NE(r.reason.find("cannot load: not a regular file"), std::string::npos) << r.reason;
+}
+
+TEST(LoaderFiles, DlopenFailureCarriesDlopensMessageOnly) {
+  Record r = expect_refused(case_dir("undefined_symbol"), "undef",
+                            {"cannot load: ", "undefined symbol: tsr_loader_test_no_such_symbol"});
+  EXPECT_EQ(r.reason.find(std::strerror(EBADF)), std::string::npos) << r.reason;
+}
+
+TEST(LoaderFiles, ControlCharactersInReasonsAreEscaped) {
+  Record r = expect_refused(case_dir("score_ctrl"), "ctrl",
+                            {"scored 0", "no device\\x0a[tessera info]", "\\x1b[2J\\x07", "caf\xc3\xa9 \\xff\\xc3("});
+  for (char c : r.reason) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << r.reason;
+  EXPECT_NO_THROW((void)nlohmann::json(r.reason).dump()) << "`tessera info --json` could not print it";
 }
 
 // ---- everything at once ---------------------------------------------------------------------
