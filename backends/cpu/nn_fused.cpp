@@ -253,6 +253,10 @@ void ce_backward_kernel(KernelCall& c) {
   const kernels::CrossEntropyArgs a = kernels::cross_entropy_args(c, true);
   const int64_t N = a.N, C = a.C;
   const int64_t* t = a.target;
+  // As the forward: a target outside [0, C) (other than ignore_index) is an error, not a zero row.
+  for (int64_t r = 0; r < N; ++r)
+    if (t[r] != a.ignore_index && (t[r] < 0 || t[r] >= C))
+      fail(TSR_INVALID_ARGUMENT, "cross_entropy: target ", t[r], " is out of bounds for ", C, " classes");
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* w = static_cast<const T*>(a.weight);

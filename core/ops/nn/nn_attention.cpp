@@ -18,6 +18,12 @@ std::vector<Tensor> sdpa_math_fwd(CArgs& a) {
   Tensor q = a.tensor(0), k = a.tensor(1), v = a.tensor(2);
   auto bias = a.opt_tensor(3), drop = a.opt_tensor(4);
   double scale = a.double_arg(5);
+  // Reached directly through op_find too: the checks scaled_dot_product_attention makes first.
+  for (const Tensor* t : {&q, &k, &v}) nn::require_floating(a.op(), "query/key/value", *t);
+  if (q.dtype() != k.dtype() || q.dtype() != v.dtype() || q.dim() < 2 || k.dim() < 2 || v.dim() < 2 ||
+      q.size(-1) != k.size(-1) || k.size(-2) != v.size(-2))
+    nn::fail(a.op(), "expected query [..., L, E], key [..., S, E], value [..., S, Ev] of one dtype, got query " +
+                         nn::shp(q) + ", key " + nn::shp(k) + ", value " + nn::shp(v));
   Tensor s = nn::matmul(q, last_t(k)) * scale;
   if (bias) s = s + *bias;
   Tensor p = tsr::softmax(s, -1);

@@ -15,53 +15,99 @@ namespace {
 using nn::Geo;
 using tsr::Tensor;
 
+// The geometry lists of the im2col family: kernel, dilation and stride positive, padding and
+// the output grid non-negative, each 2 values.
+struct GeoArgs {
+  const int64_t *k, *d, *p, *s, *o;
+};
+GeoArgs geo_args(CallCtx& ctx, size_t k, size_t d, size_t p, size_t s, size_t o) {
+  return {nn::kints(ctx, k, 2, 1), nn::kints(ctx, d, 2, 1), nn::kints(ctx, p, 2, 0), nn::kints(ctx, s, 2, 1),
+          nn::kints(ctx, o, 2, 0)};
+}
+
+// _nn_im2col(self [N, C, H, W], kernel_size, dilation, padding, stride, output_hw, pad_value):
+// [N, C*kh*kw, OH*OW]; taps outside the image read pad_value.
 tsr_dtype_t im2col_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* x = ctx.tensor(0);
-  const tsr_value_t& k = ctx.args[1];
-  const tsr_value_t& o = ctx.args[5];
-  outs.push_back({{x->sizes[0], x->sizes[1] * k.u.ints.data[0] * k.u.ints.data[1], o.u.ints.data[0] * o.u.ints.data[1]},
+  core::Tensor* x = nn::kfloat(ctx, 0, 4);
+  GeoArgs g = geo_args(ctx, 1, 2, 3, 4, 5);
+  outs.push_back({{x->sizes[0], nn::kmul(ctx, x->sizes[1], nn::kmul(ctx, g.k[0], g.k[1])), nn::kmul(ctx, g.o[0], g.o[1])},
                   x->dtype});
   return x->dtype;
 }
 
+// _nn_col2im(self [N, C*kh*kw, OH*OW], input_hw, kernel_size, dilation, padding, stride,
+// output_hw): [N, C, H, W], overlapping taps summed.
 tsr_dtype_t col2im_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* c = ctx.tensor(0);
-  const tsr_value_t& in = ctx.args[1];
-  const tsr_value_t& k = ctx.args[2];
-  int64_t K = k.u.ints.data[0] * k.u.ints.data[1];
-  outs.push_back({{c->sizes[0], c->sizes[1] / K, in.u.ints.data[0], in.u.ints.data[1]}, c->dtype});
+  core::Tensor* c = nn::kfloat(ctx, 0, 3);
+  const int64_t* in = nn::kints(ctx, 1, 2, 0);
+  GeoArgs g = geo_args(ctx, 2, 3, 4, 5, 6);
+  int64_t K = nn::kmul(ctx, g.k[0], g.k[1]);
+  nn::krequire(ctx, c->sizes[1] % K == 0 && c->sizes[2] == nn::kmul(ctx, g.o[0], g.o[1]),
+               "columns " + shape_str(c->sizes, c->ndim) + " do not match kernel " + std::to_string(g.k[0]) + "x" +
+                   std::to_string(g.k[1]) + " and output grid " + std::to_string(g.o[0]) + "x" + std::to_string(g.o[1]));
+  outs.push_back({{c->sizes[0], c->sizes[1] / K, in[0], in[1]}, c->dtype});
   return c->dtype;
 }
 
+// Stride, padding, dilation (2 values each) and groups of the direct convolution ops.
+struct ConvGeo {
+  const int64_t *s, *p, *d;
+  int64_t groups;
+};
+ConvGeo conv_geo(CallCtx& ctx, size_t first) {
+  ConvGeo g{nn::kints(ctx, first, 2, 1), nn::kints(ctx, first + 1, 2, 0), nn::kints(ctx, first + 2, 2, 1),
+            ctx.int_arg(first + 3)};
+  nn::krequire(ctx, g.groups >= 1 && g.groups <= nn::kMaxGeometry,
+               "groups must be positive, got " + std::to_string(g.groups));
+  return g;
+}
+
+// Input channels C, weight [K, C/G, R, S]: C and K divisible by G.
+void check_conv_channels(CallCtx& ctx, int64_t C, const core::Tensor* w, int64_t groups) {
+  nn::krequire(ctx, C % groups == 0 && w->sizes[0] % groups == 0 && w->sizes[1] * groups == C,
+               "weight " + shape_str(w->sizes, w->ndim) + " does not fit " + std::to_string(C) + " input channels in " +
+                   std::to_string(groups) + " groups");
+}
+
 // _nn_conv2d(input [N, C, H, W], weight [K, C/G, R, S], stride, padding, dilation, groups):
-// [N, K, P, Q] (arguments validated by conv2d).
+// [N, K, P, Q].
 tsr_dtype_t conv2d_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* x = ctx.tensor(0);
-  core::Tensor* w = ctx.tensor(1);
-  const int64_t* s = ctx.args[2].u.ints.data;
-  const int64_t* p = ctx.args[3].u.ints.data;
-  const int64_t* d = ctx.args[4].u.ints.data;
-  const int64_t oh = (x->sizes[2] + 2 * p[0] - d[0] * (w->sizes[2] - 1) - 1) / s[0] + 1;
-  const int64_t ow = (x->sizes[3] + 2 * p[1] - d[1] * (w->sizes[3] - 1) - 1) / s[1] + 1;
-  outs.push_back({{x->sizes[0], w->sizes[0], oh, ow}, x->dtype});
+  core::Tensor* x = nn::kfloat(ctx, 0, 4);
+  core::Tensor* w = nn::kfloat(ctx, 1, 4, x);
+  ConvGeo g = conv_geo(ctx, 2);
+  check_conv_channels(ctx, x->sizes[1], w, g.groups);
+  int64_t o[2];
+  for (int i = 0; i < 2; ++i) {
+    int64_t span = nn::kmul(ctx, g.d[i], w->sizes[2 + i] - 1) + 1;
+    int64_t room = x->sizes[2 + i] + 2 * g.p[i] - span;  // geometry values are below 2^31
+    nn::krequire(ctx, room >= 0, "input " + shape_str(x->sizes, x->ndim) + " is smaller than the kernel " +
+                                     shape_str(w->sizes, w->ndim) + " with its dilation and padding");
+    o[i] = room / g.s[i] + 1;
+  }
+  outs.push_back({{x->sizes[0], w->sizes[0], o[0], o[1]}, x->dtype});
   return x->dtype;
 }
-// _nn_conv2d_backward_input(grad [N, K, P, Q], weight, input_hw, ...): [N, C, H, W].
+// _nn_conv2d_backward_input(grad [N, K, P, Q], weight [K, C/G, R, S], input_hw, ...): [N, C, H, W].
 tsr_dtype_t conv2d_bwd_input_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* g = ctx.tensor(0);
-  core::Tensor* w = ctx.tensor(1);
-  const int64_t* hw = ctx.args[2].u.ints.data;
-  const int64_t groups = ctx.args[6].u.i;
-  outs.push_back({{g->sizes[0], w->sizes[1] * groups, hw[0], hw[1]}, g->dtype});
+  core::Tensor* g = nn::kfloat(ctx, 0, 4);
+  core::Tensor* w = nn::kfloat(ctx, 1, 4, g);
+  const int64_t* hw = nn::kints(ctx, 2, 2, 0);
+  ConvGeo geo = conv_geo(ctx, 3);
+  nn::krequire(ctx, g->sizes[1] == w->sizes[0] && w->sizes[0] % geo.groups == 0,
+               "grad " + shape_str(g->sizes, g->ndim) + " does not match weight " + shape_str(w->sizes, w->ndim));
+  outs.push_back({{g->sizes[0], nn::kmul(ctx, w->sizes[1], geo.groups), hw[0], hw[1]}, g->dtype});
   return g->dtype;
 }
 // _nn_conv2d_backward_weight(grad [N, K, P, Q], input [N, C, H, W], kernel_hw, ...): [K, C/G, R, S].
 tsr_dtype_t conv2d_bwd_weight_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* g = ctx.tensor(0);
-  core::Tensor* x = ctx.tensor(1);
-  const int64_t* hw = ctx.args[2].u.ints.data;
-  const int64_t groups = ctx.args[6].u.i;
-  outs.push_back({{g->sizes[1], x->sizes[1] / groups, hw[0], hw[1]}, g->dtype});
+  core::Tensor* g = nn::kfloat(ctx, 0, 4);
+  core::Tensor* x = nn::kfloat(ctx, 1, 4, g);
+  const int64_t* hw = nn::kints(ctx, 2, 2, 1);
+  ConvGeo geo = conv_geo(ctx, 3);
+  nn::krequire(ctx, g->sizes[0] == x->sizes[0] && x->sizes[1] % geo.groups == 0 && g->sizes[1] % geo.groups == 0,
+               "grad " + shape_str(g->sizes, g->ndim) + " does not match input " + shape_str(x->sizes, x->ndim) +
+                   " in " + std::to_string(geo.groups) + " groups");
+  outs.push_back({{g->sizes[1], x->sizes[1] / geo.groups, hw[0], hw[1]}, g->dtype});
   return g->dtype;
 }
 

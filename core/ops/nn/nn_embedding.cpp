@@ -9,17 +9,25 @@ namespace {
 
 using tsr::Tensor;
 
+// _nn_embedding(weight [V, D], indices int64 [...]): [..., D] (indices out of range are the
+// kernel's to refuse).
 tsr_dtype_t embedding_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* w = ctx.tensor(0);
-  core::Tensor* idx = ctx.tensor(1);
+  core::Tensor* w = nn::ktensor(ctx, 0, 2);
+  core::Tensor* idx = nn::kindex(ctx, 1);
   std::vector<int64_t> s(idx->sizes, idx->sizes + idx->ndim);
   s.push_back(w->sizes[1]);
   outs.push_back({s, w->dtype});
   return w->dtype;
 }
 
+// _nn_embedding_backward(grad [M, D], indices int64 of M elements, num_weights, padding_idx):
+// [num_weights, D].
 tsr_dtype_t embedding_backward_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* g = ctx.tensor(0);
+  core::Tensor* g = nn::kfloat(ctx, 0, 2);
+  core::Tensor* idx = nn::kindex(ctx, 1);
+  nn::krequire(ctx, idx->numel == g->sizes[0],
+               "indices " + shape_str(idx->sizes, idx->ndim) + " do not match grad " + shape_str(g->sizes, 2));
+  nn::krequire(ctx, ctx.int_arg(2) >= 0, "num_weights must be non-negative, got " + std::to_string(ctx.int_arg(2)));
   outs.push_back({{ctx.int_arg(2), g->sizes[1]}, g->dtype});
   return g->dtype;
 }

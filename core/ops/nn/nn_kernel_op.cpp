@@ -22,7 +22,13 @@ tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape) {
   if (!st) st = common_device(ctx, ins, nin, &device);
   std::vector<OutDesc> descs;
   tsr_dtype_t kdtype = TSR_F32;
-  if (!st) kdtype = shape(ctx, descs);
+  if (!st) {
+    try {
+      kdtype = shape(ctx, descs);
+    } catch (const tsr::Error& e) {
+      st = make_status(e.code(), e.what());
+    }
+  }
   Tensor* outs[kMaxOutputs] = {};
   Tensor* dense[kMaxOutputs] = {};
   const size_t nout = descs.size();
@@ -53,6 +59,59 @@ tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape) {
   }
   publish_outputs(ctx, outs, nout);
   return nullptr;
+}
+
+void kfail(const CallCtx& ctx, const std::string& what) {
+  throw tsr::Error(TSR_INVALID_ARGUMENT, std::string(ctx.name()) + ": " + what);
+}
+
+static std::string arg_name(const CallCtx& ctx, size_t i) { return "'" + ctx.op->schema.args[i].name + "'"; }
+
+core::Tensor* ktensor(CallCtx& ctx, size_t i, int ndim) {
+  core::Tensor* t = ctx.tensor(i);
+  if (!t) {
+    krequire(ctx, ctx.op->schema.args[i].optional, "argument " + arg_name(ctx, i) + " is required");
+    return nullptr;
+  }
+  if (ndim >= 0 && t->ndim != ndim)
+    kfail(ctx, "argument " + arg_name(ctx, i) + " must be " + std::to_string(ndim) + "-D, got " +
+                   shape_str(t->sizes, t->ndim));
+  return t;
+}
+
+core::Tensor* kfloat(CallCtx& ctx, size_t i, int ndim, const core::Tensor* like) {
+  core::Tensor* t = ktensor(ctx, i, ndim);
+  if (t && like && t->dtype != like->dtype)
+    kfail(ctx, "argument " + arg_name(ctx, i) + " must be " + dtype_name(like->dtype) + " like the input, got " +
+                   dtype_name(t->dtype));
+  if (t && !like && !is_floating(t->dtype))
+    kfail(ctx, "argument " + arg_name(ctx, i) + " must be a floating point tensor, got " + dtype_name(t->dtype));
+  return t;
+}
+
+core::Tensor* kindex(CallCtx& ctx, size_t i, int ndim) {
+  core::Tensor* t = ktensor(ctx, i, ndim);
+  if (t && t->dtype != TSR_I64)
+    kfail(ctx, "argument " + arg_name(ctx, i) + " must be an int64 index tensor, got " + dtype_name(t->dtype));
+  return t;
+}
+
+const int64_t* kints(CallCtx& ctx, size_t i, int64_t len, int64_t min) {
+  const tsr_value_t& v = ctx.args[i];
+  krequire(ctx, v.tag == TSR_VALUE_INT_LIST && v.u.ints.len == len,
+           "argument " + arg_name(ctx, i) + " must hold " + std::to_string(len) + " values");
+  for (int64_t k = 0; k < len; ++k)
+    if (v.u.ints.data[k] < min || v.u.ints.data[k] > kMaxGeometry)
+      kfail(ctx, "argument " + arg_name(ctx, i) + " has " + std::to_string(v.u.ints.data[k]) + ", outside [" +
+                     std::to_string(min) + ", " + std::to_string(kMaxGeometry) + "]");
+  return v.u.ints.data;
+}
+
+int64_t kmul(const CallCtx& ctx, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (!checked_mul(a, b, &r))
+    kfail(ctx, "sizes " + std::to_string(a) + " * " + std::to_string(b) + " overflow");
+  return r;
 }
 
 bool has_device_kernel(const tsr::Op& op, const tsr::Tensor& t, tsr_dtype_t dtype) {

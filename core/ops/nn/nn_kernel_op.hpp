@@ -1,7 +1,9 @@
 // Internal nn ops backed by kernels that take dense views (im2col, col2im, embedding gather and
 // scatter): tensor arguments are made contiguous, outputs are allocated from a shape function,
-// and the kernel sees the call's scalar arguments unchanged. Callers (the public nn ops) have
-// validated the arguments; kernels still refuse indices out of range.
+// and the kernel sees the call's scalar arguments unchanged. The public nn ops validate their
+// arguments with PyTorch's messages, but op_find reaches the internal ops directly, so each
+// shape function also states its kernel's contract (ranks, dtypes, list lengths, geometry, the
+// sizes that must agree) with the k* checks below; kernels refuse data-dependent indices.
 #pragma once
 
 #include <vector>
@@ -15,8 +17,29 @@ struct OutDesc {
   std::vector<int64_t> sizes;
   tsr_dtype_t dtype;
 };
-// Fills the outputs' shapes; returns the dtype the kernel is dispatched on.
+// Checks the arguments against the kernel's contract, fills the outputs' shapes and returns the
+// dtype the kernel is dispatched on. Refusals throw tsr::Error (the k* checks), which kernel_op
+// returns as a status.
 using KernelShapeFn = tsr_dtype_t (*)(CallCtx& ctx, std::vector<OutDesc>& outs);
+
+// Contract checks for shape functions; each throws INVALID_ARGUMENT naming the op.
+[[noreturn]] void kfail(const CallCtx& ctx, const std::string& what);
+inline void krequire(const CallCtx& ctx, bool ok, const std::string& what) {
+  if (!ok) kfail(ctx, what);
+}
+// Tensor argument i with `ndim` dims (-1: any); nullptr when an optional argument is None.
+core::Tensor* ktensor(CallCtx& ctx, size_t i, int ndim = -1);
+// Tensor argument i with a floating dtype, or the dtype of `like` when given.
+core::Tensor* kfloat(CallCtx& ctx, size_t i, int ndim = -1, const core::Tensor* like = nullptr);
+// Tensor argument i of int64 indices (what the index kernels read).
+core::Tensor* kindex(CallCtx& ctx, size_t i, int ndim = -1);
+// The largest geometry value (kernel size, stride, padding, dilation, output size) accepted:
+// kernels compute o * stride + k * dilation in int64, which cannot overflow below this.
+constexpr int64_t kMaxGeometry = INT32_MAX;
+// List argument i: exactly `len` values, each in [min, kMaxGeometry].
+const int64_t* kints(CallCtx& ctx, size_t i, int64_t len, int64_t min);
+// a * b, refused on overflow.
+int64_t kmul(const CallCtx& ctx, int64_t a, int64_t b);
 
 tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape);
 template <KernelShapeFn F>

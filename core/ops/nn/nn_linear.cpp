@@ -15,10 +15,14 @@ namespace {
 
 using tsr::Tensor;
 
-// _nn_linear(self [M, K], weight [N, K], bias [N]): [M, N] (arguments validated by linear).
+// _nn_linear(self [M, K], weight [N, K], bias [N]): [M, N].
 tsr_dtype_t linear_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* x = ctx.tensor(0);
-  core::Tensor* w = ctx.tensor(1);
+  core::Tensor* x = nn::kfloat(ctx, 0, 2);
+  core::Tensor* w = nn::kfloat(ctx, 1, 2, x);
+  core::Tensor* b = nn::kfloat(ctx, 2, 1, x);
+  nn::krequire(ctx, x->sizes[1] == w->sizes[1] && b->sizes[0] == w->sizes[0],
+               "shapes " + shape_str(x->sizes, 2) + ", " + shape_str(w->sizes, 2) + " and " + shape_str(b->sizes, 1) +
+                   " are not [M, K], [N, K] and [N]");
   outs.push_back({{x->sizes[0], w->sizes[0]}, x->dtype});
   return x->dtype;
 }

@@ -186,10 +186,22 @@ std::vector<int64_t> bn_dims(const Tensor& x) {
   return d;
 }
 
+// Running statistics: one element per channel of x.
+void check_running_stats(const char* op, const Tensor& x, const std::optional<Tensor>& rm,
+                         const std::optional<Tensor>& rv) {
+  const int64_t C = x.size(1);
+  for (const auto* r : {&rm, &rv})
+    if (*r && ((*r)->dim() != 1 || (*r)->size(0) != C))
+      nn::fail(op, std::string(r == &rm ? "running_mean " : "running_var ") + nn::shp(**r) +
+                       " must have one element per channel (" + std::to_string(C) + ") of input " + nn::shp(x));
+}
+
 // (out, batch mean, biased batch variance); the statistics are outputs for the running update.
+// The primitives check their operands as batch_norm does: op_find reaches them directly.
 std::vector<Tensor> bn_train_fwd(CArgs& a) {
   Tensor x = a.tensor(0);
   auto w = a.opt_tensor(1), b = a.opt_tensor(2);
+  check_channels(a.op(), x, w, b);
   auto dims = bn_dims(x);
   tsr_dtype_t acc = nn::acc_dtype(x.dtype());
   Tensor xa = x.to(acc);
@@ -222,6 +234,8 @@ Tensor bn_eval_fwd(CArgs& a) {
   Tensor x = a.tensor(0);
   auto w = a.opt_tensor(1), b = a.opt_tensor(2);
   Tensor rm = a.tensor(3), rv = a.tensor(4);
+  check_channels(a.op(), x, w, b);
+  check_running_stats(a.op(), x, rm, rv);
   tsr_dtype_t acc = nn::acc_dtype(x.dtype());
   auto cs = nn::channel_shape(x.size(1), x.dim());
   Tensor y = (x.to(acc) - rm.to(acc).view(cs)) * tsr::rsqrt(rv.to(acc).view(cs) + a.double_arg(5));
@@ -252,10 +266,7 @@ Tensor batch_norm_fn(CArgs& a) {
   auto w = a.opt_tensor(1), b = a.opt_tensor(2), rm = a.opt_tensor(3), rv = a.opt_tensor(4);
   check_channels(a.op(), x, w, b);
   int64_t C = x.size(1);
-  for (auto* r : {&rm, &rv})
-    if (*r && ((*r)->dim() != 1 || (*r)->size(0) != C))
-      nn::fail(a.op(), std::string(r == &rm ? "running_mean " : "running_var ") + nn::shp(**r) +
-                           " must have one element per channel (" + std::to_string(C) + ") of input " + nn::shp(x));
+  check_running_stats(a.op(), x, rm, rv);
   if (rm.has_value() != rv.has_value()) nn::fail(a.op(), "running_mean and running_var must be given together");
   bool training = a.bool_arg(5);
   double momentum = a.double_arg(6), eps = a.double_arg(7);

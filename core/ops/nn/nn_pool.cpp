@@ -73,19 +73,30 @@ Tensor tap_table(const PoolArgs& a, tsr::Device dev) {
   return tsr::from_vector(t, {K, L}).to(dev);
 }
 
+// _nn_max_pool2d(self [N, C, H, W], kernel_size, stride, padding, dilation, output_hw):
+// (values, int64 indices into each H*W plane), both [N, C, OH, OW].
 tsr_dtype_t max_pool_kernel_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* x = ctx.tensor(0);
-  const tsr_value_t& o = ctx.args[5];
-  std::vector<int64_t> s{x->sizes[0], x->sizes[1], o.u.ints.data[0], o.u.ints.data[1]};
+  core::Tensor* x = nn::ktensor(ctx, 0, 4);
+  nn::kints(ctx, 1, 2, 1);
+  nn::kints(ctx, 2, 2, 1);
+  nn::kints(ctx, 3, 2, 0);
+  nn::kints(ctx, 4, 2, 1);
+  const int64_t* o = nn::kints(ctx, 5, 2, 0);
+  std::vector<int64_t> s{x->sizes[0], x->sizes[1], o[0], o[1]};
   outs.push_back({s, x->dtype});
   outs.push_back({s, TSR_I64});
   return x->dtype;
 }
 
+// _nn_max_pool2d_backward(grad [N, C, OH, OW], indices like grad, input_hw): [N, C, H, W];
+// indices outside the plane are skipped by the kernel.
 tsr_dtype_t max_pool_backward_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* g = ctx.tensor(0);
-  const tsr_value_t& hw = ctx.args[2];
-  outs.push_back({{g->sizes[0], g->sizes[1], hw.u.ints.data[0], hw.u.ints.data[1]}, g->dtype});
+  core::Tensor* g = nn::kfloat(ctx, 0, 4);
+  core::Tensor* idx = nn::kindex(ctx, 1, 4);
+  nn::krequire(ctx, std::equal(g->sizes, g->sizes + 4, idx->sizes),
+               "indices " + shape_str(idx->sizes, 4) + " do not match grad " + shape_str(g->sizes, 4));
+  const int64_t* hw = nn::kints(ctx, 2, 2, 0);
+  outs.push_back({{g->sizes[0], g->sizes[1], hw[0], hw[1]}, g->dtype});
   return g->dtype;
 }
 
