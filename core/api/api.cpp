@@ -11,6 +11,7 @@
 #include "plugins/registrar.hpp"
 #include "io/safetensors.hpp"
 #include "runtime/streams.hpp"
+#include "tensor/overlap.hpp"
 #include "tensor/views.hpp"
 
 namespace tsr::core {
@@ -353,6 +354,10 @@ tsr_status_t tensor_copy_(tsr_tensor_t* dst, tsr_tensor_t* src) {
   TSR_CHECK_ARG(dst && src, "copy_", "dst and src are required");
   TSR_GUARD("copy_", {
     TSR_RETURN_IF_ERROR(check_copy_allowed(dst, src));
+    // As the dispatcher checks every op's written tensors (ops/op_impl.hpp check_overlap): dst
+    // must not overlap itself nor partially overlap src; dst.copy_(dst) is allowed.
+    TSR_RETURN_IF_ERROR(assert_no_internal_overlap(dst, "copy_", "dst"));
+    TSR_RETURN_IF_ERROR(assert_no_partial_overlap(dst, src, "copy_", "dst", "src"));
     TSR_RETURN_IF_ERROR(copy_into(dst, src, "copy_"));
     return record_copy(dst, src);
   })

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ops/op_impl.hpp"
+#include "tensor/overlap.hpp"
 #include "tessera/plugin.hpp"
 
 namespace tsr::core {
@@ -94,6 +95,54 @@ tsr_status_t check_arg(CallCtx& ctx, size_t i) {
     default:
       break;
   }
+  return nullptr;
+}
+
+namespace {
+
+std::string arg_ref(const CallCtx& ctx, size_t i) { return "argument '" + ctx.op->schema.args[i].name + "'"; }
+std::string elem_ref(const CallCtx& ctx, size_t i, int64_t k) {
+  return "argument '" + ctx.op->schema.args[i].name + "' element " + std::to_string(k);
+}
+std::string out_ref(size_t k) { return "out= tensor " + std::to_string(k); }
+
+// w (named by written()) against every other tensor of the call: its own internal overlap,
+// then partial overlap with each tensor argument, list element and other out= tensor. Tensors
+// of other storages cost one comparison each.
+template <class Name>
+tsr_status_t check_written(const CallCtx& ctx, const Tensor* w, Name&& written) {
+  if (has_internal_overlap(w) == MemOverlap::Yes) return assert_no_internal_overlap(w, ctx.name(), written().c_str());
+  auto partial = [&](const Tensor* t) {
+    return t != w && t->storage == w->storage && get_overlap_status(w, t) == MemOverlapStatus::Partial;
+  };
+  for (size_t i = 0; i < ctx.nargs; ++i) {
+    const tsr_value_t& v = ctx.args[i];
+    if (v.tag == TSR_VALUE_TENSOR) {
+      if (partial(v.u.tensor))
+        return assert_no_partial_overlap(w, v.u.tensor, ctx.name(), written().c_str(), arg_ref(ctx, i).c_str());
+    } else if (v.tag == TSR_VALUE_TENSOR_LIST) {
+      for (int64_t k = 0; k < v.u.tensors.len; ++k)
+        if (partial(v.u.tensors.data[k]))
+          return assert_no_partial_overlap(w, v.u.tensors.data[k], ctx.name(), written().c_str(),
+                                           elem_ref(ctx, i, k).c_str());
+    }
+  }
+  for (size_t k = 0; k < ctx.nouts; ++k)
+    if (ctx.outs[k] && partial(ctx.outs[k]))
+      return assert_no_partial_overlap(w, ctx.outs[k], ctx.name(), written().c_str(), out_ref(k).c_str());
+  return nullptr;
+}
+
+}  // namespace
+
+tsr_status_t check_overlap(const CallCtx& ctx) {
+  const Schema& s = ctx.op->schema;
+  if (ctx.op->mutates)
+    for (size_t i = 0; i < ctx.nargs; ++i)
+      if (s.args[i].mutable_ && ctx.args[i].tag == TSR_VALUE_TENSOR)
+        TSR_RETURN_IF_ERROR(check_written(ctx, ctx.args[i].u.tensor, [&] { return arg_ref(ctx, i); }));
+  for (size_t k = 0; k < ctx.nouts; ++k)
+    if (ctx.outs[k]) TSR_RETURN_IF_ERROR(check_written(ctx, ctx.outs[k], [&] { return out_ref(k); }));
   return nullptr;
 }
 

@@ -36,9 +36,14 @@ tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_te
     }
     TSR_RETURN_IF_ERROR(check_arg(ctx, i));
   }
+  bool writes = op->mutates;
   for (size_t i = 0; i < nouts; ++i)
-    if (outs[i] && outs[i]->runtime != ctx.rt)
-      return make_status(TSR_INVALID_ARGUMENT, s.name + ": out tensor belongs to another runtime");
+    if (outs[i]) {
+      if (outs[i]->runtime != ctx.rt)
+        return make_status(TSR_INVALID_ARGUMENT, s.name + ": out tensor belongs to another runtime");
+      writes = true;
+    }
+  if (writes && !op->overlapping_writes_ok) TSR_RETURN_IF_ERROR(check_overlap(ctx));
   tsr_status_t st = (!op->composite && should_record(ctx)) ? call_recorded(ctx) : op->impl(ctx);
   if (!st && op->mutates)
     for (size_t i = 0; i < s.args.size(); ++i)

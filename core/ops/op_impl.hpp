@@ -42,6 +42,12 @@ struct CallCtx {
 // Checks boxed argument i of ctx against its schema kind (arg_check.cpp): the dispatcher's one
 // boundary check, run before any op body. Normalizes an int passed for int[] to a list of one.
 tsr_status_t check_arg(CallCtx& ctx, size_t i);
+// The dispatcher's memory-overlap check (arg_check.cpp, tensor/overlap.hpp), run after check_arg
+// when the call writes a tensor (a Tensor(a!) argument or an out= tensor): a written tensor
+// with internal overlap (several elements at one address, e.g. an expanded view), or one that
+// partially overlaps another tensor of the call, is INVALID_ARGUMENT naming the op; the
+// identical view on both sides (add_(x, x), add(x, x, out=x)) is allowed.
+tsr_status_t check_overlap(const CallCtx& ctx);
 
 tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_tensor_t** outs, size_t nouts);
 

@@ -59,6 +59,7 @@ tsr_status_t register_builtin_ops(Runtime* rt) {
     op->formula_name = s.backward.name;
     op->save = s.save;
     op->composite = s.composite;
+    op->overlapping_writes_ok = s.overlapping_writes_ok;
     op->source_file = source_relative(s.file);
     op->source_line = s.line;
   }

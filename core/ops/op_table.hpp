@@ -59,6 +59,9 @@ struct OpSpec {
   Formula backward;  // primitive with floating outputs: required to differentiate
   uint32_t save = kSaveAll;
   bool composite = false;      // impl is written with other ops: no node of its own
+  // Writes that overlap are harmless (every write stores the same value, as _fill's): the
+  // dispatcher skips its overlap check (ops/op_impl.hpp check_overlap) for this op.
+  bool overlapping_writes_ok = false;
   const char* file = nullptr;  // where the record was written (relative to the source root)
   int line = 0;
 

@@ -70,6 +70,9 @@ struct tsr_op_s {
   uint32_t save = 3;
   bool composite = false;
   bool mutates = false;       // the schema has a Tensor(a!) argument
+  // The op's writes may overlap (_fill: every write stores the same value), so the
+  // dispatcher's overlap check (ops/op_impl.hpp check_overlap) is skipped.
+  bool overlapping_writes_ok = false;
   std::string backward_name;  // "MulBackward": the name of its graph nodes
   // Where the op was declared: the core's record (file relative to the source root, line), or
   // nullptr and 0 for an op a plugin defined (the registering plugin is in `extra`).

@@ -146,7 +146,10 @@ tsr_status_t fill_op_impl(CallCtx& ctx) {  // _fill(Tensor(a!) self, Scalar valu
 
 TSR_CORE_OPS(factory) {
   v.push_back({"_copy(Tensor src) -> Tensor", copy_op_impl});
-  v.push_back({"_fill(Tensor(a!) self, Scalar value) -> Tensor", fill_op_impl});
+  // As PyTorch's fill_: an expanded (self-overlapping) self is fine, every write is the same value.
+  OpSpec fill{"_fill(Tensor(a!) self, Scalar value) -> Tensor", fill_op_impl};
+  fill.overlapping_writes_ok = true;
+  v.push_back(fill);
   v.push_back({"arange(Scalar start, Scalar end, Scalar step=1, ScalarType? dtype=None, Device? device=None) -> Tensor",
                arange_impl});
   v.push_back(
