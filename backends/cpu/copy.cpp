@@ -8,8 +8,16 @@
 namespace tsr::cpu {
 namespace {
 
-// Contiguous same-dtype copy: memcpy, split across threads for large buffers.
+// Contiguous same-dtype copy: memcpy, split across threads for large buffers. copy_ and the
+// dispatcher refuse partially overlapping tensors (core tensor/overlap.hpp), but the core's own
+// copies are not checked: a copy onto itself is nothing to do, and overlapping ranges take one
+// memmove, so that memcpy never sees overlapping ranges.
 void parallel_memcpy(char* dst, const char* src, int64_t nbytes) {
+  if (dst == src || nbytes <= 0) return;
+  if (dst < src + nbytes && src < dst + nbytes) {
+    std::memmove(dst, src, static_cast<size_t>(nbytes));
+    return;
+  }
   constexpr int64_t kGrain = int64_t(1) << 20;  // 1 MiB per thread at least
   parallel_for(
       0, nbytes, kGrain, [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, static_cast<size_t>(e - b)); },

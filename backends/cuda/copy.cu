@@ -14,6 +14,9 @@ void copy_kernel(KernelCall& c) {
   const int32_t out_dt = c.dtype();
   const int32_t src_dt = it.noperands > 1 ? it.dtypes[1] : out_dt;
   if (out_dt == src_dt && it.contiguous) {
+    // The core refuses partially overlapping copies; a copy onto itself is nothing to do
+    // (cudaMemcpy is undefined for overlapping ranges).
+    if (it.data[0] == it.data[1]) return;
     TSR_CUDA_CHECK(cudaMemcpyAsync(it.data[0], it.data[1], size_t(it.numel) * itemsize(out_dt),
                                    cudaMemcpyDeviceToDevice, stream_of(c)),
                    c.op_name(), c.device().index);
