@@ -4,8 +4,17 @@
  * requires grad records a graph node; its floating outputs then require grad. Gradients flow
  * to leaves (tensors whose requires_grad was set by the user) and accumulate in their .grad.
  * Backward formulas are written with ops, so they run on the tensors' own device.
- * Thread-safety: a graph may be built from several threads; one backward pass must not run
- * concurrently with another over the same graph. Grad and inference modes are per thread.
+ * Thread-safety: a graph may be built from several threads, and backward passes may run on
+ * several threads at once, over separate graphs or over one shared graph kept with
+ * retain_graph: each pass keeps its own bookkeeping, a shared node runs for one pass at a time,
+ * and accumulation into a leaf's .grad is serialized per leaf, so no gradient is lost (the
+ * order of the additions, and so the last bits of a float sum, may vary). A pass without
+ * retain_graph over a graph another pass is using frees the saved tensors only after the node
+ * ran; later passes then fail with FAILED_PRECONDITION. tensor_grad and tensor_set_grad may be
+ * called while a backward runs (each sees a whole gradient, before or after an accumulation);
+ * updating a tensor in place while a backward on another thread reads it is a data race, as
+ * for any op. Hooks run on the thread running backward, possibly several at once. Grad and
+ * inference modes are per thread.
  * Errors: INVALID_ARGUMENT for NULL tensors or out pointers; FAILED_PRECONDITION for a
  * backward through a graph already freed (without retain_graph) or over a saved tensor
  * modified in place since; UNIMPLEMENTED for an op without a derivative.

@@ -49,11 +49,20 @@ tsr_status_t tensor_grad(const tsr_tensor_t* t, tsr_tensor_t** out) {
   *out = nullptr;
   AutogradMeta* m = t->autograd;
   if (!m) return nullptr;
-  Tensor* g = m->grad;
-  if (!g && m->hooks && m->hooks->retains_grad) g = m->hooks->retained_grad;
-  if (g) {
-    g->retain();
-    *out = g;
+  {
+    std::lock_guard<std::mutex> lock(m->grad_mu);  // a backward on another thread may replace it
+    if (m->grad) {
+      m->grad->retain();
+      *out = m->grad;
+      return nullptr;
+    }
+  }
+  if (m->hooks && m->hooks->retains_grad) {
+    std::lock_guard<std::mutex> lock(m->hooks->retained_mu);
+    if (Tensor* g = m->hooks->retained_grad) {
+      g->retain();
+      *out = g;
+    }
   }
   return nullptr;
 }
@@ -70,6 +79,7 @@ tsr_status_t tensor_set_grad(tsr_tensor_t* t, tsr_tensor_t* grad) {
   }
   if (!grad && !t->autograd) return nullptr;
   AutogradMeta* m = ensure_meta(t);
+  std::lock_guard<std::mutex> lock(m->grad_mu);
   if (m->grad) m->grad->release();
   m->grad = grad;
   return nullptr;

@@ -80,15 +80,20 @@ tsr::Tensor accumulate(const tsr::Tensor& a, const tsr::Tensor& b) {
   return tsr::add(a, b);
 }
 
-std::atomic<uint64_t> g_task_ids{0};
-
 struct Task {
-  uint64_t id = g_task_ids.fetch_add(1, std::memory_order_relaxed) + 1;
   bool retain_graph = false, create_graph = false;
   bool capture_only = false;  // autograd_grad: no .grad accumulation
   std::unordered_map<const Tensor*, size_t> leaf_capture;
   std::unordered_map<const Node*, std::vector<std::pair<uint32_t, size_t>>> node_capture;
   std::vector<tsr::Tensor> captured;
+  // Per-pass state of each node the pass reaches. It belongs to the pass, not to the node, so
+  // that passes running at once over one shared graph (retain_graph) do not mix their counts
+  // and gradients. unordered_map keeps references to its elements valid as it grows.
+  struct NodeState {
+    int32_t deps = 0;                 // edges from nodes of this pass whose gradient has not arrived
+    std::vector<tsr::Tensor> buffer;  // gradient of each output, accumulated as edges deliver
+  };
+  std::unordered_map<Node*, NodeState> nodes;
 };
 
 void deliver_to_leaf(Task& task, Tensor* leaf, tsr::Tensor g) {
@@ -97,6 +102,7 @@ void deliver_to_leaf(Task& task, Tensor* leaf, tsr::Tensor g) {
   auto cap = task.leaf_capture.find(leaf);
   if (cap != task.leaf_capture.end()) task.captured[cap->second] = accumulate(task.captured[cap->second], g);
   if (task.capture_only || !m) return;
+  std::lock_guard<std::mutex> lock(m->grad_mu);
   if (!m->grad) {
     Tensor* gt = g.get();
     // A gradient shared with another consumer (or a broadcast view) would be changed by an
@@ -110,14 +116,12 @@ void deliver_to_leaf(Task& task, Tensor* leaf, tsr::Tensor g) {
   }
 }
 
-// A node joins a task when first reached: its scratch (deps, buffer) is reset then.
-bool join(Task& task, Node* n) {
-  if (n->task == task.id) return false;
-  n->task = task.id;
-  n->deps = 0;
-  n->buffer.clear();
-  n->buffer.resize(n->num_outputs);
-  return true;
+// A node joins a task when first reached: its state is created then. Returns whether it was new.
+bool join(Task& task, Node* n, Task::NodeState** state) {
+  auto [it, fresh] = task.nodes.try_emplace(n);
+  if (fresh) it->second.buffer.resize(n->num_outputs);
+  *state = &it->second;
+  return fresh;
 }
 
 tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr::Tensor>& root_grads) {
@@ -126,11 +130,12 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
   for (size_t i = 0; i < roots.size(); ++i) {
     AutogradMeta* m = roots[i]->autograd;
     if (!m->grad_fn) continue;
-    if (join(task, m->grad_fn)) {
+    Task::NodeState* st = nullptr;
+    if (join(task, m->grad_fn, &st)) {
       stack.push_back(m->grad_fn);
       seeds.push_back(m->grad_fn);
     }
-    tsr::Tensor& slot = m->grad_fn->buffer[m->output_nr];
+    tsr::Tensor& slot = st->buffer[m->output_nr];
     slot = accumulate(slot, root_grads[i]);
   }
   // Dependencies: how many edges into each node come from nodes that will run.
@@ -139,8 +144,9 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
     stack.pop_back();
     for (Edge& e : n->next) {
       if (!e.node) continue;
-      if (join(task, e.node)) stack.push_back(e.node);
-      ++e.node->deps;
+      Task::NodeState* st = nullptr;
+      if (join(task, e.node, &st)) stack.push_back(e.node);
+      ++st->deps;
     }
   }
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -150,15 +156,15 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
   auto later_first = [](const Node* a, const Node* b) { return a->seq < b->seq; };
   std::priority_queue<Node*, std::vector<Node*>, decltype(later_first)> ready(later_first);
   for (Node* n : seeds)
-    if (n->deps == 0) ready.push(n);
+    if (task.nodes[n].deps == 0) ready.push(n);
   GradModeGuard mode(task.create_graph);
   std::vector<tsr::Tensor> grads_in;
   while (!ready.empty()) {
     Node* n = ready.top();
     ready.pop();
-    std::vector<tsr::Tensor> grads = std::move(n->buffer);
-    n->buffer = std::vector<tsr::Tensor>();
+    std::vector<tsr::Tensor> grads = std::move(task.nodes[n].buffer);
     grads.resize(n->num_outputs);
+    std::unique_lock<std::mutex> node_lock(n->mu);
     bool any = false;
     for (size_t i = 0; i < grads.size(); ++i) {
       if (!grads[i].defined()) continue;
@@ -167,6 +173,7 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
         TensorHooks* h = n->out_hooks[i];
         grads[i] = run_hooks(h, grads[i]);
         if (h->retains_grad) {
+          std::lock_guard<std::mutex> lock(h->retained_mu);
           if (h->retained_grad) h->retained_grad->release();
           h->retained_grad = tsr::Tensor(grads[i]).release();
         }
@@ -191,17 +198,19 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
         n->released = true;
       }
     }
+    node_lock.unlock();  // the edges below are this pass's own state and the leaves' locks
     for (size_t j = 0; j < n->next.size(); ++j) {
       Edge& e = n->next[j];
       if (!e.valid()) continue;
       tsr::Tensor g = j < grads_in.size() ? std::move(grads_in[j]) : tsr::Tensor();
       if (g.defined()) g = fit_gradient(n, j, std::move(g));
       if (e.node) {
+        Task::NodeState& st = task.nodes[e.node];
         if (g.defined()) {
-          tsr::Tensor& slot = e.node->buffer[e.input_nr];
+          tsr::Tensor& slot = st.buffer[e.input_nr];
           slot = accumulate(slot, g);
         }
-        if (--e.node->deps == 0) ready.push(e.node);
+        if (--st.deps == 0) ready.push(e.node);
       } else if (g.defined()) {
         deliver_to_leaf(task, e.leaf, std::move(g));
       }

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct TensorHooks {
   std::atomic<int32_t> refs{1};
   std::vector<Hook> hooks;
   bool retains_grad = false;
+  std::mutex retained_mu;           // guards retained_grad: backward passes and tensor_grad race on it
   Tensor* retained_grad = nullptr;  // owned
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
   void release();
@@ -35,7 +37,10 @@ struct AutogradMeta {
   bool requires_grad = false;  // leaves: the user's flag; non-leaves: true (grad_fn set)
   Node* grad_fn = nullptr;     // owned reference; null for leaves
   uint32_t output_nr = 0;
-  Tensor* grad = nullptr;        // owned; accumulated by backward (leaves)
+  // Guards grad. Backward passes on several threads may accumulate into one leaf at once (one
+  // module shared by workers); PyTorch serializes that accumulation per leaf, and so do we.
+  std::mutex grad_mu;
+  Tensor* grad = nullptr;        // owned; accumulated by backward (leaves), under grad_mu
   TensorHooks* hooks = nullptr;  // owned reference; created on demand
 };
 
@@ -63,11 +68,12 @@ struct Node {
   std::vector<InputMeta> input_meta;  // parallel to next
   uint32_t num_outputs = 1;
   std::vector<TensorHooks*> out_hooks;  // per output, owned references (may be null)
-  bool released = false;                // saved tensors freed after a backward without retain_graph
-  // Engine scratch of the backward pass running over this node (one at a time per graph).
-  uint64_t task = 0;
-  int32_t deps = 0;
-  std::vector<tsr::Tensor> buffer;
+  // Held while the node runs: passes over one shared graph (retain_graph) run it one at a time,
+  // and a pass without retain_graph frees the saved tensors only after the others are done with
+  // them (they then find `released` and fail with a clear error). The per-pass bookkeeping
+  // (dependency counts, gradient buffers) lives in the pass, not here (autograd/engine.cpp).
+  std::mutex mu;
+  bool released = false;  // under mu: saved tensors freed after a backward without retain_graph
 
   virtual ~Node();
   // grads_out[i]: gradient of output i (undefined = zero). Fills grads_in (size next.size()).
