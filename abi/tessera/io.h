@@ -23,7 +23,9 @@ typedef struct tsr_safetensors_s tsr_safetensors_t;
 
 /* ---- Entries of tsr_api_t (api.h) ------------------------------------------------------- */
 
-/* safetensors_save: writes n tensors (any device, any strides: copied to host) under names
+/* safetensors_save: writes n tensors (any device, any strides: copied to host in pieces of at
+ * most 64 MiB, or of the TESSERA_SAVE_PIECE_BYTES environment variable, so the host memory it
+ * needs does not grow with the largest tensor) under names
  * (unique, not "__metadata__"), in the given order, with nmeta metadata strings. It writes a
  * temporary file beside `path`, syncs it and renames it over `path`: a crash leaves either
  * the old file or the complete new one. Nothing is written when an argument is invalid. All

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
@@ -92,6 +93,50 @@ class TempFile {
   bool committed_ = false;
 };
 
+// Tensors reach the file in pieces of at most this many bytes gathered to the host (64 MiB, or
+// TESSERA_SAVE_PIECE_BYTES, at least 16), so saving a tensor larger than the host memory one
+// wants to spend on a buffer works; the tests shrink it to cover the piecewise paths.
+uint64_t piece_bytes() {
+  const char* env = std::getenv("TESSERA_SAVE_PIECE_BYTES");
+  char* end = nullptr;
+  unsigned long long v = env && *env ? std::strtoull(env, &end, 10) : 0;
+  if (!env || !*env || *end || v == 0) return uint64_t{64} << 20;
+  return std::max<unsigned long long>(v, 16);
+}
+
+// Writes the row-major bytes of the view (sizes, strides, offset) of t's storage. Pieces are runs
+// of whole rows of the first dim, which are consecutive in the file; a row larger than a piece is
+// written by recursing into it.
+tsr_status_t write_rows(TempFile& tmp, const Tensor* t, int32_t ndim, const int64_t* sizes, const int64_t* strides,
+                        int64_t offset, std::vector<unsigned char>& buf, uint64_t cap) {
+  const uint64_t esize = dtype_size(t->dtype);
+  uint64_t numel = 1;
+  for (int32_t d = 0; d < ndim; ++d) numel *= static_cast<uint64_t>(sizes[d]);  // checked when t was made
+  const uint64_t bytes = numel * esize;
+  if (bytes == 0) return nullptr;
+  if (bytes <= cap || ndim == 0) {
+    Tensor* v = make_view(t, ndim, sizes, strides, offset);
+    tsr_status_t st = api_table()->tensor_copy_to_host(v, buf.data(), static_cast<size_t>(bytes));
+    v->release();
+    TSR_RETURN_IF_ERROR(st);
+    return tmp.write(buf.data(), static_cast<size_t>(bytes));
+  }
+  const uint64_t row = bytes / static_cast<uint64_t>(sizes[0]);
+  const int64_t rows_per_piece = static_cast<int64_t>(std::max<uint64_t>(1, cap / row));
+  int64_t piece[TSR_MAX_DIMS];
+  std::copy(sizes, sizes + ndim, piece);
+  for (int64_t start = 0; start < sizes[0]; start += rows_per_piece) {
+    const int64_t at = offset + start * strides[0];
+    if (row > cap) {
+      TSR_RETURN_IF_ERROR(write_rows(tmp, t, ndim - 1, sizes + 1, strides + 1, at, buf, cap));
+    } else {
+      piece[0] = std::min(rows_per_piece, sizes[0] - start);
+      TSR_RETURN_IF_ERROR(write_rows(tmp, t, ndim, piece, strides, at, buf, cap));
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 tsr_status_t save(tsr_runtime_t* rt, const char* path, size_t n, const char* const* names, tsr_tensor_t* const* tensors,
@@ -153,14 +198,13 @@ tsr_status_t save(tsr_runtime_t* rt, const char* path, size_t n, const char* con
   TSR_RETURN_IF_ERROR(tmp.create());
   TSR_RETURN_IF_ERROR(tmp.write(len, sizeof len));
   TSR_RETURN_IF_ERROR(tmp.write(header.data(), header.size()));
-  std::vector<unsigned char> buf(static_cast<size_t>(largest));
+  const uint64_t cap = piece_bytes();
+  std::vector<unsigned char> buf(static_cast<size_t>(std::min(largest, cap)));
   for (size_t i = 0; i < n; ++i) {
-    size_t bytes = static_cast<size_t>(tensors[i]->numel) * dtype_size(tensors[i]->dtype);
-    if (bytes == 0) continue;
-    // Any device, any strides: the core gathers row-major bytes to host.
-    tsr_status_t st = api_table()->tensor_copy_to_host(tensors[i], buf.data(), bytes);
+    // Any device, any strides: the core gathers row-major bytes of each piece to the host.
+    const Tensor* t = tensors[i];
+    tsr_status_t st = write_rows(tmp, t, t->ndim, t->sizes, t->strides, t->offset, buf, cap);
     if (st) return prefix_status(st, std::string("safetensors_save: tensor '") + names[i] + "'");
-    TSR_RETURN_IF_ERROR(tmp.write(buf.data(), bytes));
   }
   return tmp.commit(path);
 }
