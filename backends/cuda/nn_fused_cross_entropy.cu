@@ -5,7 +5,9 @@
 //  - Forward: a target outside [0, C) (and not ignore_index) is reported through the device's
 //    error record (report_index_error), so the next synchronizing call fails naming the op; the
 //    row's loss and weight are written as 0. The CPU kernel throws at once instead.
-//  - Backward: rows with ignore_index or an invalid target get a zero gradient (as the CPU).
+//  - Backward: rows with ignore_index get a zero gradient; an invalid target is reported through
+//    the error record as in the forward (its row's gradient written as 0), as the CPU kernel
+//    refuses it: reached through op_find, the backward must not pass a bad target silently.
 #include "device_error.cuh"
 #include "reduce_common.cuh"
 #include "tessera/kernels/nn_fused_args.hpp"
@@ -69,7 +71,8 @@ __global__ void __launch_bounds__(THREADS == 32 ? red::kRowBlock : THREADS)
 template <class T, int THREADS>
 __global__ void __launch_bounds__(THREADS == 32 ? red::kRowBlock : THREADS)
     ce_backward_kernel(const T* __restrict__ x, const int64_t* __restrict__ t, const T* __restrict__ w,
-                       const T* __restrict__ g, T* __restrict__ dx, int64_t N, int64_t Cn, int64_t ignore, double ls) {
+                       const T* __restrict__ g, T* __restrict__ dx, int64_t N, int64_t Cn, int64_t ignore, double ls,
+                       DeviceErrorRecord* rec, int32_t op_id) {
   using CT = C<T>;
   using G = red::RowGroup<THREADS>;
   __shared__ CT smem[G::kWarps];
@@ -79,6 +82,7 @@ __global__ void __launch_bounds__(THREADS == 32 ? red::kRowBlock : THREADS)
   const int64_t tr = t[row];
   T* dr = dx + row * Cn;
   if (tr == ignore || tr < 0 || tr >= Cn) {
+    if (tr != ignore && G::lane() == 0) report_index_error(rec, op_id, tr, Cn, 1);
     for (int64_t k = G::lane(); k < Cn; k += THREADS) dr[k] = T(0);
     return;
   }
@@ -142,6 +146,8 @@ void ce_bwd(KernelCall& c) {
   const int64_t* t = a.target;
   DeviceGuard guard(c.device().index);
   const cudaStream_t stream = stream_of(c);
+  DeviceErrorRecord* rec = red::error_record_of(c);
+  const int32_t op_id = error_op_id(c.op_name());
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in.data);
@@ -151,10 +157,12 @@ void ce_bwd(KernelCall& c) {
     if (Cn <= red::kWarpRowMax) {
       constexpr int rpb = red::RowGroup<32>::kRowsPerBlock;
       ce_backward_kernel<T, 32><<<red::row_grid(N, rpb), dim3(32, rpb), 0, stream>>>(x, t, w, g, dx, N, Cn,
-                                                                                     a.ignore_index, a.label_smoothing);
+                                                                                     a.ignore_index, a.label_smoothing,
+                                                                                     rec, op_id);
     } else {
       ce_backward_kernel<T, 512>
-          <<<red::row_grid(N, 1), 512, 0, stream>>>(x, t, w, g, dx, N, Cn, a.ignore_index, a.label_smoothing);
+          <<<red::row_grid(N, 1), 512, 0, stream>>>(x, t, w, g, dx, N, Cn, a.ignore_index, a.label_smoothing, rec,
+                                                    op_id);
     }
     after_launch(c);
   });

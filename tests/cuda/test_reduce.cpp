@@ -543,4 +543,21 @@ TEST(CudaCrossEntropy, TargetOutOfRangeFailsAtSync) {
   EXPECT_TRUE(same(tsr::sum(x), tsr::sum(x.to(Device::cpu()))));
 }
 
+// The backward, reachable through op_find, reports a bad target too (it used to write a zero
+// row and return OK; the CPU kernel refuses it at once).
+TEST(CudaCrossEntropy, BackwardTargetOutOfRangeFailsAtSync) {
+  REQUIRE_CUDA(dev);
+  Tensor x = rand_cpu({3, 4}, TSR_F32, 7).to(dev);
+  Tensor t = tsr::from_vector(std::vector<int64_t>{0, 1000000, 1}, {3}).to(dev);
+  Tensor g = tsr::ones({3}).to(dev);
+  EXPECT_THROW(
+      {
+        Tensor dx = tsr::call("_nn_cross_entropy_rows_backward", {x, t, tsr::none, g, int64_t(-100), 0.0});
+        values(dx);
+      },
+      tsr::Error);
+  // The error was consumed by the failing sync: the device works on.
+  EXPECT_TRUE(same(tsr::sum(x), tsr::sum(x.to(Device::cpu()))));
+}
+
 }  // namespace
