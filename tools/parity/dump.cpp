@@ -1,0 +1,263 @@
+// tessera-parity-dump OUT_PREFIX [--seed N] [--op NAME]...
+//
+// The Tessera half of the PyTorch parity suite (docs/parity.md). Walks the conformance OpInfo
+// registry (tools/conformance: the op list and the sample inputs are written once, there) and
+// runs every sample on cpu:0:
+//   forward     in float64, float32 and each integer/bool dtype the OpInfo lists (float16 and
+//               bfloat16 are left to the conformance suite: PyTorch 1.13's CPU kernels for them
+//               are incomplete, so a comparison would mostly measure PyTorch);
+//   noncontig   float64 with transposed / strided copies of the inputs (where the OpInfo allows
+//               them): PyTorch sees the same values contiguous, so both layouts must agree;
+//   specials    float64, samples of one floating 1-D input only: the input replaced by 37
+//               values mixing -0, +0, NaN, +-inf with the sample's own: the IEEE corners
+//               (signed zeros, NaN positions) random inputs never reach;
+//   gradients   float64 and float32 of every differentiable OpInfo: torch.autograd.grad of the
+//               sum of (output * seeded random cotangent), the cotangents are dumped with them.
+// Writes OUT_PREFIX.safetensors (every tensor, as Tessera saw or produced it) and
+// OUT_PREFIX.json (one record per case naming its tensors); tools/parity/compare.py replays the
+// cases in PyTorch. A case Tessera throws on is recorded with the message (PyTorch must then
+// throw too). Exit status 0 unless the files cannot be written.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "opinfo.hpp"
+#include "tessera/serialize.hpp"
+#include "tessera/tessera.hpp"
+
+using json = nlohmann::json;
+using tsr::Tensor;
+using Tensors = std::vector<Tensor>;
+namespace conf = tsr::conformance;
+
+namespace {
+
+bool is_integer(tsr_dtype_t dt) { return !tsr::is_floating(dt) && dt != TSR_BOOL; }
+
+// As the conformance runner converts a float64 sample input to dtype dt (runner.cpp): integer
+// dtypes through int64 (truncation, then two's-complement wrap), so negative values into
+// unsigned types are defined.
+Tensor as_dtype(const Tensor& t, tsr_dtype_t dt) {
+  if (is_integer(dt) && dt != TSR_I64) return t.to(TSR_I64).to(dt);
+  return t.to(dt);
+}
+
+Tensors convert_inputs(const Tensors& in, tsr_dtype_t dt) {
+  Tensors out;
+  for (const Tensor& t : in) out.push_back(t.defined() && t.dtype() == TSR_F64 ? as_dtype(t, dt) : t);
+  return out;
+}
+
+// A non-contiguous tensor with t's values (the runner's recipe): a transposed copy transposed
+// back, else every other element of a doubled buffer; tensors under 2 elements stay as they are.
+Tensor noncontig(const Tensor& t) {
+  if (!t.defined() || t.numel() < 2) return t;
+  if (t.dim() >= 2) {
+    Tensor v = t.transpose(0, t.dim() - 1).contiguous().transpose(0, t.dim() - 1);
+    if (!v.is_contiguous()) return v;
+  }
+  std::vector<int64_t> sizes = t.sizes(), strides(sizes.size(), 2);
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * sizes[d + 1];
+  Tensor big = tsr::empty({t.numel() * 2}, t.dtype(), t.device());
+  Tensor v = big.as_strided(sizes, strides, 0);
+  v.copy_(t);
+  return v;
+}
+
+// A 1-D input of 37 elements (past any vector width, with a tail) holding -0, NaN, +inf, +0 and
+// -inf at two of every three positions and the sample's own values at the others (so that ops
+// needing a spread, such as sort, still see one).
+Tensor with_specials(const Tensor& t) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double specials[] = {-0.0, std::nan(""), inf, 0.0, -inf};
+  std::vector<double> own = t.contiguous().to_vector<double>(), v(37);
+  for (size_t i = 0, k = 0; i < v.size(); ++i) v[i] = i % 3 != 2 ? specials[k++ % 5] : own[i % own.size()];
+  return tsr::from_vector(v, {static_cast<int64_t>(v.size())}, tsr::Device::cpu());
+}
+
+Tensors run(const conf::Sample& s, const Tensors& in, tsr_dtype_t dt) {
+  if (s.run_at) return s.run_at(in, conf::Where{tsr::Device::cpu(), dt});
+  return s.run(in);
+}
+
+class Dump {
+ public:
+  explicit Dump(uint64_t seed) : seed_(seed) {}
+
+  // A tensor's entry name ("" for an undefined tensor, null in the index).
+  json put(const Tensor& t) {
+    if (!t.defined()) return nullptr;
+    std::string name = "t" + std::to_string(sd_.size());
+    // Contiguous copies detached from any graph: the file holds values only.
+    sd_.insert(name, t.detach().contiguous());
+    return name;
+  }
+  json put_all(const Tensors& ts) {
+    json a = json::array();
+    for (const Tensor& t : ts) a.push_back(put(t));
+    return a;
+  }
+
+  void forward_case(const conf::OpInfo& info, int variant, size_t idx, const conf::Sample& s, tsr_dtype_t dt,
+                    const std::string& layout) {
+    json c = header(info, variant, idx, s, dt, layout);
+    try {
+      tsr::NoGradGuard ng;
+      Tensors in = convert_inputs(s.inputs, dt);
+      if (layout == "specials") in[0] = with_specials(in[0]);
+      c["inputs"] = put_all(in);
+      if (layout == "noncontiguous")
+        for (Tensor& t : in) t = noncontig(t);
+      c["outputs"] = put_all(run(s, in, dt));
+    } catch (const std::exception& e) {
+      c["error"] = e.what();
+    }
+    cases_.push_back(std::move(c));
+  }
+
+  void grad_case(const conf::OpInfo& info, int variant, size_t idx, const conf::Sample& s, tsr_dtype_t dt) {
+    json c = header(info, variant, idx, s, dt, "grad");
+    try {
+      Tensors leaves;
+      for (const Tensor& t : convert_inputs(s.inputs, dt)) leaves.push_back(t.defined() ? t.detach().clone() : t);
+      std::vector<int> wrt;
+      if (s.use_default_grad_inputs) {
+        for (size_t i = 0; i < leaves.size(); ++i)
+          if (leaves[i].defined() && tsr::is_floating(leaves[i].dtype())) wrt.push_back(static_cast<int>(i));
+      } else {
+        wrt = s.grad_inputs;
+      }
+      if (wrt.empty()) return;  // nothing to differentiate (e.g. a float64-only cast sample)
+      c["inputs"] = put_all(leaves);
+      Tensors wrt_leaves;
+      for (int i : wrt) {
+        leaves[i].requires_grad_(true);
+        wrt_leaves.push_back(leaves[i]);
+      }
+      Tensors outs = run(s, leaves, dt);
+      c["outputs"] = put_all(outs);
+      // Seeded cotangents for every floating result that carries a gradient.
+      json cot = json::array();
+      Tensors diff_outs, cots;
+      for (size_t k = 0; k < outs.size(); ++k) {
+        const Tensor& r = outs[k];
+        if (!r.defined() || !tsr::is_floating(r.dtype()) || !r.requires_grad()) {
+          cot.push_back(nullptr);
+          continue;
+        }
+        Tensor g = conf::random_f64(r.sizes(), seed_ + 7919 * cases_.size() + k, -1.0, 1.0).to(r.dtype());
+        cot.push_back(put(g));
+        diff_outs.push_back(r);
+        cots.push_back(g);
+      }
+      c["wrt"] = wrt;
+      c["cotangents"] = cot;
+      if (diff_outs.empty()) {
+        c["grad_error"] = "no result requires grad";
+      } else {
+        c["grads"] = put_all(tsr::autograd::grad(diff_outs, wrt_leaves, cots, false, false, true));
+      }
+    } catch (const std::exception& e) {
+      c["error"] = e.what();
+    }
+    cases_.push_back(std::move(c));
+  }
+
+  void write(const std::string& prefix) {
+    json index = {{"seed", seed_}, {"cases", cases_}};
+    tsr::save_safetensors(prefix + ".safetensors", sd_);
+    std::ofstream f(prefix + ".json");
+    f << index.dump(1) << "\n";
+    if (!f) throw std::runtime_error("cannot write " + prefix + ".json");
+  }
+
+  size_t count() const { return cases_.size(); }
+
+ private:
+  json header(const conf::OpInfo& info, int variant, size_t idx, const conf::Sample& s, tsr_dtype_t dt,
+              const std::string& layout) {
+    return {{"op", info.name},        {"variant", variant},
+            {"sample", idx},          {"desc", s.desc},
+            {"dtype", tsr::dtype_name(dt)}, {"layout", layout},
+            {"deterministic", info.deterministic}, {"tol_scale", info.tol_scale}};
+  }
+
+  uint64_t seed_;
+  tsr::StateDict sd_;
+  json cases_ = json::array();
+};
+
+// The dtypes compared for an OpInfo: every listed one except the half-precision types.
+std::vector<tsr_dtype_t> compared_dtypes(const conf::OpInfo& info) {
+  std::vector<tsr_dtype_t> out;
+  for (tsr_dtype_t dt : info.dtypes)
+    if (dt != TSR_F16 && dt != TSR_BF16) out.push_back(dt);
+  return out;
+}
+
+bool listed(const conf::OpInfo& info, tsr_dtype_t dt) {
+  for (tsr_dtype_t d : info.dtypes)
+    if (d == dt) return true;
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string prefix;
+  uint64_t seed = 20240601;
+  std::vector<std::string> only;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--seed" && i + 1 < argc)
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--op" && i + 1 < argc)
+      only.push_back(argv[++i]);
+    else if (prefix.empty() && a[0] != '-')
+      prefix = a;
+    else {
+      std::fprintf(stderr, "usage: tessera-parity-dump OUT_PREFIX [--seed N] [--op NAME]...\n");
+      return 2;
+    }
+  }
+  if (prefix.empty()) {
+    std::fprintf(stderr, "usage: tessera-parity-dump OUT_PREFIX [--seed N] [--op NAME]...\n");
+    return 2;
+  }
+  try {
+    Dump dump(seed);
+    std::map<std::string, int> variants;  // several OpInfos may share a name (sort, norm)
+    for (const conf::OpInfo& info : conf::all_opinfos()) {
+      const int variant = variants[info.name]++;
+      if (!only.empty() && std::find(only.begin(), only.end(), info.name) == only.end()) continue;
+      std::vector<conf::Sample> samples = info.samples(seed);
+      for (size_t k = 0; k < samples.size(); ++k) {
+        const conf::Sample& s = samples[k];
+        for (tsr_dtype_t dt : compared_dtypes(info)) dump.forward_case(info, variant, k, s, dt, "contiguous");
+        if (!listed(info, TSR_F64)) continue;
+        bool big_input = false;
+        for (const Tensor& t : s.inputs) big_input = big_input || (t.defined() && t.numel() >= 2);
+        if (info.noncontiguous && big_input) dump.forward_case(info, variant, k, s, TSR_F64, "noncontiguous");
+        if (info.deterministic && s.inputs.size() == 1 && s.inputs[0].dtype() == TSR_F64 && s.inputs[0].dim() == 1 &&
+            s.inputs[0].numel() >= 2)
+          dump.forward_case(info, variant, k, s, TSR_F64, "specials");
+        if (info.differentiable)
+          for (tsr_dtype_t dt : {TSR_F64, TSR_F32})
+            if (listed(info, dt)) dump.grad_case(info, variant, k, s, dt);
+      }
+    }
+    dump.write(prefix);
+    std::printf("tessera-parity-dump: %zu cases written to %s.{json,safetensors}\n", dump.count(), prefix.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera-parity-dump: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
