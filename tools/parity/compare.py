@@ -494,6 +494,20 @@ simple("pad", lambda x, c: [lambda t: F.pad(t, [2, 1, 1, 2], mode="reflect"),
                             lambda t: F.pad(t, [1, 1], value=1.0)][c["sample"]](x[0]))
 
 
+# -- parity-only cases (extras.cpp: variants after the registry's)
+simple("std", lambda x, c: torch.std(x[0], [1]), variant=1)
+simple("std_mean", lambda x, c: tuple(torch.std_mean(x[0], [1])), variant=1)
+simple("median", lambda x, c: torch.median(x[0]), variant=1)
+simple("max", lambda x, c: torch.max(x[0]), variant=1)
+simple("min", lambda x, c: torch.min(x[0]), variant=1)
+simple("native_dropout", lambda x, c: tuple(torch.native_dropout(x[0], 0.3, True)))
+simple("index", lambda x, c: x[0][x[1]], variant=1)
+simple("index_put", lambda x, c: torch.index_put(x[0], (x[1],), x[2]), variant=1)
+simple("avg_pool2d", lambda x, c: F.avg_pool2d(x[0], 2), variant=1)
+simple("sum", lambda x, c: torch.sum(x[0], dtype=torch.bool) if c["sample"] == 0
+       else torch.sum(x[0], 1, dtype=torch.int64), variant=1)
+
+
 # ---- deviations -------------------------------------------------------------------------------
 class Deviation:
     """One entry of deviations.json: which cases (op, and optionally variant, sample index or a
@@ -620,7 +634,7 @@ class Checker:
             fn = MAPPINGS.get((c["op"], c["variant"]))
             if fn is None:
                 self.unmapped += 1
-                self.ops_unmapped.add(c["op"])
+                self.ops_unmapped.add(f"{c['op']}#{c['variant']}")
                 continue
             self.ops_compared.add(c["op"])
             if c["layout"] == "grad":

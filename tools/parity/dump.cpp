@@ -1,15 +1,15 @@
 // tessera-parity-dump OUT_PREFIX [--seed N] [--op NAME]...
 //
 // The Tessera half of the PyTorch parity suite (docs/parity.md). Walks the conformance OpInfo
-// registry (tools/conformance: the op list and the sample inputs are written once, there) and
-// runs every sample on cpu:0:
+// registry (tools/conformance: the op list and the sample inputs are written once, there), plus
+// the parity-only OpInfos of extras.cpp, and runs every sample on cpu:0:
 //   forward     in float64, float32 and each integer/bool dtype the OpInfo lists (float16 and
 //               bfloat16 are left to the conformance suite: PyTorch 1.13's CPU kernels for them
 //               are incomplete, so a comparison would mostly measure PyTorch);
 //   noncontig   float64 with transposed / strided copies of the inputs (where the OpInfo allows
 //               them): PyTorch sees the same values contiguous, so both layouts must agree;
-//   specials    float64, samples of one floating 1-D input only: the input replaced by 37
-//               values mixing -0, +0, NaN, +-inf with the sample's own: the IEEE corners
+//   specials    float64 and float32, samples of one floating 1-D input only: the input
+//               replaced by 37 values mixing -0, +0, NaN, +-inf with the sample's own: the corners
 //               (signed zeros, NaN positions) random inputs never reach;
 //   gradients   float64 and float32 of every differentiable OpInfo: torch.autograd.grad of the
 //               sum of (output * seeded random cotangent), the cotangents are dumped with them.
@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "extras.hpp"
 #include "opinfo.hpp"
 #include "tessera/serialize.hpp"
 #include "tessera/tessera.hpp"
@@ -234,20 +235,22 @@ int main(int argc, char** argv) {
   try {
     Dump dump(seed);
     std::map<std::string, int> variants;  // several OpInfos may share a name (sort, norm)
-    for (const conf::OpInfo& info : conf::all_opinfos()) {
+    std::vector<conf::OpInfo> infos = conf::all_opinfos();
+    for (conf::OpInfo& o : tsr::parity::extra_opinfos()) infos.push_back(std::move(o));
+    for (const conf::OpInfo& info : infos) {
       const int variant = variants[info.name]++;
       if (!only.empty() && std::find(only.begin(), only.end(), info.name) == only.end()) continue;
       std::vector<conf::Sample> samples = info.samples(seed);
       for (size_t k = 0; k < samples.size(); ++k) {
         const conf::Sample& s = samples[k];
         for (tsr_dtype_t dt : compared_dtypes(info)) dump.forward_case(info, variant, k, s, dt, "contiguous");
-        if (!listed(info, TSR_F64)) continue;
         bool big_input = false;
         for (const Tensor& t : s.inputs) big_input = big_input || (t.defined() && t.numel() >= 2);
-        if (info.noncontiguous && big_input) dump.forward_case(info, variant, k, s, TSR_F64, "noncontiguous");
+        if (info.noncontiguous && big_input && listed(info, TSR_F64)) dump.forward_case(info, variant, k, s, TSR_F64, "noncontiguous");
         if (info.deterministic && s.inputs.size() == 1 && s.inputs[0].dtype() == TSR_F64 && s.inputs[0].dim() == 1 &&
             s.inputs[0].numel() >= 2)
-          dump.forward_case(info, variant, k, s, TSR_F64, "specials");
+          for (tsr_dtype_t dt : {TSR_F64, TSR_F32})
+            if (listed(info, dt)) dump.forward_case(info, variant, k, s, dt, "specials");
         if (info.differentiable)
           for (tsr_dtype_t dt : {TSR_F64, TSR_F32})
             if (listed(info, dt)) dump.grad_case(info, variant, k, s, dt);
