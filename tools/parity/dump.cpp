@@ -8,9 +8,10 @@
 //               are incomplete, so a comparison would mostly measure PyTorch);
 //   noncontig   float64 with transposed / strided copies of the inputs (where the OpInfo allows
 //               them): PyTorch sees the same values contiguous, so both layouts must agree;
-//   specials    float64 and float32, samples of one floating 1-D input only: the input
-//               replaced by 37 values mixing -0, +0, NaN, +-inf with the sample's own: the corners
-//               (signed zeros, NaN positions) random inputs never reach;
+//   specials    float64 and float32, samples of one floating 1-D input (replaced by 37 values
+//               mixing -0, +0, NaN, +-inf with the sample's own) or of two of one length (53
+//               pairs: every special against every other): the corners (signed zeros, NaN
+//               positions, inf - inf) random inputs never reach;
 //   gradients   float64 and float32 of every differentiable OpInfo: torch.autograd.grad of the
 //               sum of (output * seeded random cotangent), the cotangents are dumped with them.
 // Writes OUT_PREFIX.safetensors (every tensor, as Tessera saw or produced it) and
@@ -83,6 +84,21 @@ Tensor with_specials(const Tensor& t) {
   return tsr::from_vector(v, {static_cast<int64_t>(v.size())}, tsr::Device::cpu());
 }
 
+// Two 1-D inputs of 53 elements whose first 49 positions pair every value of {-0, +0, NaN, +inf,
+// -inf, 1.5, -2.5} with every other (signed zeros against each other, infinities against
+// infinities: 0/0, inf-inf, atan2(-0, -0), ...), the rest the samples' own values.
+Tensors with_special_pairs(const Tensor& a, const Tensor& b) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double specials[] = {-0.0, 0.0, std::nan(""), inf, -inf, 1.5, -2.5};
+  std::vector<double> oa = a.contiguous().to_vector<double>(), ob = b.contiguous().to_vector<double>();
+  std::vector<double> va(53), vb(53);
+  for (size_t i = 0; i < va.size(); ++i) {
+    va[i] = i < 49 ? specials[i % 7] : oa[i % oa.size()];
+    vb[i] = i < 49 ? specials[i / 7] : ob[i % ob.size()];
+  }
+  return {tsr::from_vector(va, {53}, tsr::Device::cpu()), tsr::from_vector(vb, {53}, tsr::Device::cpu())};
+}
+
 Tensors run(const conf::Sample& s, const Tensors& in, tsr_dtype_t dt) {
   if (s.run_at) return s.run_at(in, conf::Where{tsr::Device::cpu(), dt});
   return s.run(in);
@@ -112,7 +128,16 @@ class Dump {
     try {
       tsr::NoGradGuard ng;
       Tensors in = convert_inputs(s.inputs, dt);
-      if (layout == "specials") in[0] = with_specials(in[0]);
+      if (layout == "specials") {
+        // Built in float64 from the float64 sample, then converted like any input.
+        if (in.size() == 1) {
+          in[0] = as_dtype(with_specials(s.inputs[0]), dt);
+        } else {
+          Tensors pair = with_special_pairs(s.inputs[0], s.inputs[1]);
+          in[0] = as_dtype(pair[0], dt);
+          in[1] = as_dtype(pair[1], dt);
+        }
+      }
       c["inputs"] = put_all(in);
       if (layout == "noncontiguous")
         for (Tensor& t : in) t = noncontig(t);
@@ -209,6 +234,15 @@ bool listed(const conf::OpInfo& info, tsr_dtype_t dt) {
   return false;
 }
 
+// Samples the specials layout applies to: one or two floating 1-D inputs (two of one length:
+// elementwise pairs), nothing else.
+bool specials_fit(const conf::Sample& s) {
+  if (s.inputs.empty() || s.inputs.size() > 2) return false;
+  for (const Tensor& t : s.inputs)
+    if (!t.defined() || t.dtype() != TSR_F64 || t.dim() != 1 || t.numel() < 2) return false;
+  return s.inputs.size() == 1 || s.inputs[0].numel() == s.inputs[1].numel();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -247,8 +281,7 @@ int main(int argc, char** argv) {
         bool big_input = false;
         for (const Tensor& t : s.inputs) big_input = big_input || (t.defined() && t.numel() >= 2);
         if (info.noncontiguous && big_input && listed(info, TSR_F64)) dump.forward_case(info, variant, k, s, TSR_F64, "noncontiguous");
-        if (info.deterministic && s.inputs.size() == 1 && s.inputs[0].dtype() == TSR_F64 && s.inputs[0].dim() == 1 &&
-            s.inputs[0].numel() >= 2)
+        if (info.deterministic && specials_fit(s))
           for (tsr_dtype_t dt : {TSR_F64, TSR_F32})
             if (listed(info, dt)) dump.forward_case(info, variant, k, s, dt, "specials");
         if (info.differentiable)
