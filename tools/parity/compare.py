@@ -507,6 +507,18 @@ simple("avg_pool2d", lambda x, c: F.avg_pool2d(x[0], 2), variant=1)
 simple("sum", lambda x, c: torch.sum(x[0], dtype=torch.bool) if c["sample"] == 0
        else torch.sum(x[0], 1, dtype=torch.int64), variant=1)
 
+for n in ["add", "mul", "div", "maximum", "eq"]:  # mixed operand dtypes
+    simple(n, (lambda f: lambda x, c: f(x[0], x[1]))(getattr(torch, n)), variant=1)
+simple("sum", lambda x, c: torch.sum(x[0]) if c["sample"] == 0 else torch.sum(x[0], [1]), variant=2)
+simple("prod", lambda x, c: torch.prod(x[0]), variant=1)
+simple("cumsum", lambda x, c: torch.cumsum(x[0], 1), variant=1)
+simple("amax", lambda x, c: torch.amax(x[0], [0]), variant=1)
+
+for n in ["add", "mul", "sub"]:  # narrow integer dtypes, wrapping (add: variant 2 after the mixed dtypes)
+    simple(n, (lambda f: lambda x, c: f(x[0], x[1]))(getattr(torch, n)), variant=2 if n in ("add", "mul") else 1)
+simple("abs", lambda x, c: torch.abs(x[0]), variant=1)
+simple("neg", lambda x, c: torch.neg(x[0]), variant=1)
+
 
 # ---- deviations -------------------------------------------------------------------------------
 class Deviation:

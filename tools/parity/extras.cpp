@@ -110,6 +110,87 @@ std::vector<OpInfo> extra_opinfos() {
                [](const Tensors& t) { return Tensors{tsr::sum(t[0], {1}, false, TSR_I64)}; }),
     };
   }));
+  // Type promotion across operand dtypes (the OpInfos give both operands one dtype), 0-dim
+  // operands included: PyTorch's rules (a 0-dim tensor only decides the dtype when its category
+  // is higher). The inputs carry their dtypes; the case dtype (float64) converts nothing.
+  for (const char* name : {"add", "mul", "div", "maximum", "eq"}) {
+    v.push_back(info(name, {TSR_F64}, false, [name](uint64_t seed) {
+      struct Pair {
+        tsr_dtype_t a, b;
+        bool b_scalar;
+      };
+      const Pair pairs[] = {{TSR_I32, TSR_F32, false}, {TSR_U8, TSR_I8, false},   {TSR_BOOL, TSR_I64, false},
+                            {TSR_I16, TSR_F64, false}, {TSR_U8, TSR_BOOL, false}, {TSR_F32, TSR_F64, false},
+                            {TSR_I64, TSR_F32, false}, {TSR_BOOL, TSR_F32, false}, {TSR_I32, TSR_F64, true},
+                            {TSR_F32, TSR_F64, true},  {TSR_U8, TSR_I64, true},   {TSR_BOOL, TSR_I32, true},
+                            {TSR_I8, TSR_F32, true}};
+      auto make = [](tsr_dtype_t dt, conf::Shape shape, uint64_t sd) {
+        if (dt == TSR_BOOL) return conf::random_mask(shape, sd);
+        // 1..9 for unsigned, +-1..9 otherwise: no zero divisors, exact in every dtype.
+        Tensor m = conf::random_index(shape, sd, 1, 10);
+        if (dt != TSR_U8) m = tsr::where(conf::random_mask(shape, sd + 1), m, tsr::neg(m));
+        return m.to(dt);
+      };
+      std::vector<Sample> out;
+      for (const Pair& p : pairs) {
+        conf::Shape sb = p.b_scalar ? conf::Shape{} : conf::Shape{4};
+        std::string desc = std::string(tsr::dtype_name(p.a)) + " [2, 4] x " + tsr::dtype_name(p.b) +
+                           (p.b_scalar ? " 0-dim" : " [4]");
+        const tsr::Op* op = nullptr;
+        static const tsr::Op add("add"), mul("mul"), div("div"), maximum("maximum"), eq("eq");
+        const std::string n = name;
+        op = n == "add" ? &add : n == "mul" ? &mul : n == "div" ? &div : n == "maximum" ? &maximum : &eq;
+        out.push_back(sample(desc, {make(p.a, {2, 4}, seed), make(p.b, sb, seed + 7)}, [op](const Tensors& t) {
+          return Tensors{tsr::call(*op, {t[0], t[1]})};
+        }));
+        seed += 13;
+      }
+      return out;
+    }));
+  }
+  // Reductions and scans of integer and bool inputs (the OpInfos list floating dtypes only):
+  // PyTorch accumulates sum/prod/cumsum/cumprod of integers and bool in int64.
+  const std::vector<tsr_dtype_t> ints = {TSR_BOOL, TSR_U8, TSR_I8, TSR_I32, TSR_I64};
+  auto small = [](uint64_t seed) { return conf::random_index({3, 5}, seed, -3, 4).to(TSR_F64); };
+  v.push_back(info("sum", ints, false, [small](uint64_t seed) {
+    return std::vector<Sample>{
+        sample("[3, 5] all", {small(seed)}, [](const Tensors& t) { return Tensors{tsr::sum(t[0])}; }),
+        sample("[3, 5] dim=[1]", {small(seed + 1)}, [](const Tensors& t) { return Tensors{tsr::sum(t[0], {1})}; })};
+  }));
+  v.push_back(info("prod", ints, false, [small](uint64_t seed) {
+    return std::vector<Sample>{
+        sample("[3, 5] all", {small(seed)}, [](const Tensors& t) { return Tensors{tsr::prod(t[0])}; })};
+  }));
+  v.push_back(info("cumsum", ints, false, [small](uint64_t seed) {
+    return std::vector<Sample>{
+        sample("[3, 5] dim=1", {small(seed)}, [](const Tensors& t) { return Tensors{tsr::cumsum(t[0], 1)}; })};
+  }));
+  v.push_back(info("amax", ints, false, [small](uint64_t seed) {
+    return std::vector<Sample>{
+        sample("[3, 5] dim=[0]", {small(seed)}, [](const Tensors& t) { return Tensors{tsr::amax(t[0], {0})}; })};
+  }));
+  // Integer arithmetic at the ends of narrow dtypes (the binary OpInfos use int32/int64 only):
+  // two's-complement wraparound as PyTorch (C++) computes it, abs/neg of the most negative value.
+  const std::vector<tsr_dtype_t> narrow = {TSR_U8, TSR_I8, TSR_I16};
+  auto wide = [](conf::Shape shape, uint64_t seed) { return conf::random_index(shape, seed, -200, 200).to(TSR_F64); };
+  for (const char* name : {"add", "mul", "sub"}) {
+    v.push_back(info(name, narrow, false, [name, wide](uint64_t seed) {
+      static const tsr::Op add("add"), mul("mul"), sub("sub");
+      const std::string n = name;
+      const tsr::Op* op = n == "add" ? &add : n == "mul" ? &mul : &sub;
+      return std::vector<Sample>{sample("[4, 6] x [6] wrapping", {wide({4, 6}, seed), wide({6}, seed + 1)},
+                                        [op](const Tensors& t) { return Tensors{tsr::call(*op, {t[0], t[1]})}; })};
+    }));
+  }
+  for (const char* name : {"abs", "neg"}) {
+    v.push_back(info(name, {TSR_I8, TSR_I16}, false, [name](uint64_t) {
+      static const tsr::Op abs_op("abs"), neg_op("neg");
+      const tsr::Op* op = std::string(name) == "abs" ? &abs_op : &neg_op;
+      // -128 and -32768 after the wrap of the int64 conversion: the most negative values.
+      return std::vector<Sample>{sample("[4] with the most negative value", {values({-128, 127, -32768, 5}, {4})},
+                                        [op](const Tensors& t) { return Tensors{tsr::call(*op, {t[0]})}; })};
+    }));
+  }
   return v;
 }
 
