@@ -649,7 +649,7 @@ class Checker:
                 self.ops_unmapped.add(f"{c['op']}#{c['variant']}")
                 continue
             self.ops_compared.add(c["op"])
-            if c["layout"] == "grad":
+            if c["layout"] in ("grad", "kinks"):
                 self.grad_compared += 1
                 self.outcome(c, "grad", self.check_grad(fn, c))
             else:

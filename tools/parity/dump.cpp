@@ -13,7 +13,9 @@
 //               pairs: every special against every other): the corners (signed zeros, NaN
 //               positions, inf - inf) random inputs never reach;
 //   gradients   float64 and float32 of every differentiable OpInfo: torch.autograd.grad of the
-//               sum of (output * seeded random cotangent), the cotangents are dumped with them.
+//               sum of (output * seeded random cotangent), the cotangents are dumped with them;
+//   kinks       float64 gradients of samples of one 1-D input, the input replaced by the points
+//               where piecewise functions switch formula (0, -0, +-1, clamp bounds, ...).
 // Writes OUT_PREFIX.safetensors (every tensor, as Tessera saw or produced it) and
 // OUT_PREFIX.json (one record per case naming its tensors); tools/parity/compare.py replays the
 // cases in PyTorch. A case Tessera throws on is recorded with the message (PyTorch must then
@@ -99,6 +101,15 @@ Tensors with_special_pairs(const Tensor& a, const Tensor& b) {
   return {tsr::from_vector(va, {53}, tsr::Device::cpu()), tsr::from_vector(vb, {53}, tsr::Device::cpu())};
 }
 
+// Where piecewise functions change formula (0 and -0, +-1, the bounds the OpInfos pass to clamp,
+// hardtanh, relu6, hardswish, softplus's threshold, ...): the gradient there is a convention
+// (relu'(0) = 0, clamp's bound belongs to the clamped side, ...) that PyTorch fixes.
+Tensor kink_values() {
+  const std::vector<double> v = {0.0,  -0.0, 1.0,  -1.0, 0.5,  -0.5, 0.25, 0.75, 2.0,  -2.0,
+                                 2.5,  3.0,  -3.0, 6.0,  1.5,  0.2,  -0.2, 4.0,  -4.0, 0.1};
+  return tsr::from_vector(v, {static_cast<int64_t>(v.size())}, tsr::Device::cpu());
+}
+
 Tensors run(const conf::Sample& s, const Tensors& in, tsr_dtype_t dt) {
   if (s.run_at) return s.run_at(in, conf::Where{tsr::Device::cpu(), dt});
   return s.run(in);
@@ -148,11 +159,15 @@ class Dump {
     cases_.push_back(std::move(c));
   }
 
-  void grad_case(const conf::OpInfo& info, int variant, size_t idx, const conf::Sample& s, tsr_dtype_t dt) {
-    json c = header(info, variant, idx, s, dt, "grad");
+  // layout "grad", or "kinks": the one 1-D input replaced by kink_values().
+  void grad_case(const conf::OpInfo& info, int variant, size_t idx, const conf::Sample& s, tsr_dtype_t dt,
+                 const std::string& layout = "grad") {
+    json c = header(info, variant, idx, s, dt, layout);
     try {
       Tensors leaves;
-      for (const Tensor& t : convert_inputs(s.inputs, dt)) leaves.push_back(t.defined() ? t.detach().clone() : t);
+      Tensors in = s.inputs;
+      if (layout == "kinks") in[0] = kink_values();
+      for (const Tensor& t : convert_inputs(in, dt)) leaves.push_back(t.defined() ? t.detach().clone() : t);
       std::vector<int> wrt;
       if (s.use_default_grad_inputs) {
         for (size_t i = 0; i < leaves.size(); ++i)
@@ -284,9 +299,12 @@ int main(int argc, char** argv) {
         if (info.deterministic && specials_fit(s))
           for (tsr_dtype_t dt : {TSR_F64, TSR_F32})
             if (listed(info, dt)) dump.forward_case(info, variant, k, s, dt, "specials");
-        if (info.differentiable)
+        if (info.differentiable) {
           for (tsr_dtype_t dt : {TSR_F64, TSR_F32})
             if (listed(info, dt)) dump.grad_case(info, variant, k, s, dt);
+          if (listed(info, TSR_F64) && s.inputs.size() == 1 && specials_fit(s))
+            dump.grad_case(info, variant, k, s, TSR_F64, "kinks");
+        }
       }
     }
     dump.write(prefix);
