@@ -14,8 +14,9 @@
 //               positions, inf - inf) random inputs never reach;
 //   gradients   float64 and float32 of every differentiable OpInfo: torch.autograd.grad of the
 //               sum of (output * seeded random cotangent), the cotangents are dumped with them;
-//   kinks       float64 gradients of samples of one 1-D input, the input replaced by the points
-//               where piecewise functions switch formula (0, -0, +-1, clamp bounds, ...).
+//   kinks       float64 gradients of samples of one or two 1-D inputs, the inputs replaced by the
+//               points where piecewise functions switch formula (0, -0, +-1, clamp bounds, ...)
+//               or by ties and zeros (a == b, 0 against x).
 // Writes OUT_PREFIX.safetensors (every tensor, as Tessera saw or produced it) and
 // OUT_PREFIX.json (one record per case naming its tensors); tools/parity/compare.py replays the
 // cases in PyTorch. A case Tessera throws on is recorded with the message (PyTorch must then
@@ -110,6 +111,15 @@ Tensor kink_values() {
   return tsr::from_vector(v, {static_cast<int64_t>(v.size())}, tsr::Device::cpu());
 }
 
+// For two-input samples: ties (a == b, at zero and away from it), zeros against values, and
+// opposite signs, where maximum/minimum split, atan2/hypot/pow/xlogy have their corner cases.
+Tensors kink_pairs() {
+  const std::vector<double> a = {0.0, 0.0,  -0.0, 1.0, -1.0, 2.0, 0.5, 0.0, 1.0, -2.0, 0.0,  3.0,  0.5, -0.5},
+                            b = {0.0, -0.0, 0.0,  1.0, -1.0, 2.0, 0.0, 0.5, 0.0, 2.0,  -1.5, -3.0, 2.0, 0.5};
+  const std::vector<int64_t> n = {static_cast<int64_t>(a.size())};
+  return {tsr::from_vector(a, n, tsr::Device::cpu()), tsr::from_vector(b, n, tsr::Device::cpu())};
+}
+
 Tensors run(const conf::Sample& s, const Tensors& in, tsr_dtype_t dt) {
   if (s.run_at) return s.run_at(in, conf::Where{tsr::Device::cpu(), dt});
   return s.run(in);
@@ -166,7 +176,8 @@ class Dump {
     try {
       Tensors leaves;
       Tensors in = s.inputs;
-      if (layout == "kinks") in[0] = kink_values();
+      if (layout == "kinks" && in.size() == 1) in[0] = kink_values();
+      if (layout == "kinks" && in.size() == 2) in = kink_pairs();
       for (const Tensor& t : convert_inputs(in, dt)) leaves.push_back(t.defined() ? t.detach().clone() : t);
       std::vector<int> wrt;
       if (s.use_default_grad_inputs) {
@@ -302,7 +313,7 @@ int main(int argc, char** argv) {
         if (info.differentiable) {
           for (tsr_dtype_t dt : {TSR_F64, TSR_F32})
             if (listed(info, dt)) dump.grad_case(info, variant, k, s, dt);
-          if (listed(info, TSR_F64) && s.inputs.size() == 1 && specials_fit(s))
+          if (listed(info, TSR_F64) && specials_fit(s))
             dump.grad_case(info, variant, k, s, TSR_F64, "kinks");
         }
       }
