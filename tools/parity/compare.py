@@ -5,7 +5,8 @@
     /usr/bin/python3 tools/parity/compare.py DUMP_PREFIX --self-test
 
 Reads DUMP_PREFIX.json and DUMP_PREFIX.safetensors written by tessera-parity-dump (every
-conformance OpInfo sample run by Tessera on cpu:0: inputs, outputs, cotangents, gradients),
+conformance OpInfo sample, and the parity-only ones of extras.cpp, run by Tessera on cpu:0:
+inputs, outputs, cotangents, gradients),
 replays each case in PyTorch through the table MAPPINGS below and compares:
   - shapes and dtypes always;
   - integer and bool values exactly; floating values within a dtype's tolerance (times the
@@ -13,7 +14,8 @@ replays each case in PyTorch through the table MAPPINGS below and compares:
   - gradients: torch.autograd.grad of the same outputs with the same cotangents.
 Random ops (deterministic=false in the OpInfo) are compared for shape and dtype only.
 A case whose op has no mapping is counted as 'not mapped'; a case listed in the deviations
-file (tools/parity/deviations.json) is skipped with its reason printed. Exit status: 0 when
+file (tools/parity/deviations.json) is skipped with its reason printed (it is still run, so
+that an entry whose cases agree now is flagged as possibly stale). Exit status: 0 when
 every compared case agrees, 1 on a mismatch (one line per case says what differs), 77 when
 torch cannot be imported (ctest reports the test as skipped), 2 for usage errors.
 --self-test replaces a few mappings with deliberately wrong ones and checks that every one is
