@@ -106,16 +106,16 @@ Tensors with_special_pairs(const Tensor& a, const Tensor& b) {
 // hardtanh, relu6, hardswish, softplus's threshold, ...): the gradient there is a convention
 // (relu'(0) = 0, clamp's bound belongs to the clamped side, ...) that PyTorch fixes.
 Tensor kink_values() {
-  const std::vector<double> v = {0.0,  -0.0, 1.0,  -1.0, 0.5,  -0.5, 0.25, 0.75, 2.0,  -2.0,
-                                 2.5,  3.0,  -3.0, 6.0,  1.5,  0.2,  -0.2, 4.0,  -4.0, 0.1};
+  const std::vector<double> v = {0.0, -0.0, 1.0,  -1.0, 0.5, -0.5, 0.25, 0.75, 2.0,  -2.0,
+                                 2.5, 3.0,  -3.0, 6.0,  1.5, 0.2,  -0.2, 4.0,  -4.0, 0.1};
   return tsr::from_vector(v, {static_cast<int64_t>(v.size())}, tsr::Device::cpu());
 }
 
 // For two-input samples: ties (a == b, at zero and away from it), zeros against values, and
 // opposite signs, where maximum/minimum split, atan2/hypot/pow/xlogy have their corner cases.
 Tensors kink_pairs() {
-  const std::vector<double> a = {0.0, 0.0,  -0.0, 1.0, -1.0, 2.0, 0.5, 0.0, 1.0, -2.0, 0.0,  3.0,  0.5, -0.5},
-                            b = {0.0, -0.0, 0.0,  1.0, -1.0, 2.0, 0.0, 0.5, 0.0, 2.0,  -1.5, -3.0, 2.0, 0.5};
+  const std::vector<double> a = {0.0, 0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 0.0, 1.0, -2.0, 0.0, 3.0, 0.5, -0.5},
+                            b = {0.0, -0.0, 0.0, 1.0, -1.0, 2.0, 0.0, 0.5, 0.0, 2.0, -1.5, -3.0, 2.0, 0.5};
   const std::vector<int64_t> n = {static_cast<int64_t>(a.size())};
   return {tsr::from_vector(a, n, tsr::Device::cpu()), tsr::from_vector(b, n, tsr::Device::cpu())};
 }
@@ -235,10 +235,14 @@ class Dump {
  private:
   json header(const conf::OpInfo& info, int variant, size_t idx, const conf::Sample& s, tsr_dtype_t dt,
               const std::string& layout) {
-    return {{"op", info.name},        {"variant", variant},
-            {"sample", idx},          {"desc", s.desc},
-            {"dtype", tsr::dtype_name(dt)}, {"layout", layout},
-            {"deterministic", info.deterministic}, {"tol_scale", info.tol_scale}};
+    return {{"op", info.name},
+            {"variant", variant},
+            {"sample", idx},
+            {"desc", s.desc},
+            {"dtype", tsr::dtype_name(dt)},
+            {"layout", layout},
+            {"deterministic", info.deterministic},
+            {"tol_scale", info.tol_scale}};
   }
 
   uint64_t seed_;
@@ -306,15 +310,15 @@ int main(int argc, char** argv) {
         for (tsr_dtype_t dt : compared_dtypes(info)) dump.forward_case(info, variant, k, s, dt, "contiguous");
         bool big_input = false;
         for (const Tensor& t : s.inputs) big_input = big_input || (t.defined() && t.numel() >= 2);
-        if (info.noncontiguous && big_input && listed(info, TSR_F64)) dump.forward_case(info, variant, k, s, TSR_F64, "noncontiguous");
+        if (info.noncontiguous && big_input && listed(info, TSR_F64))
+          dump.forward_case(info, variant, k, s, TSR_F64, "noncontiguous");
         if (info.deterministic && specials_fit(s))
           for (tsr_dtype_t dt : {TSR_F64, TSR_F32})
             if (listed(info, dt)) dump.forward_case(info, variant, k, s, dt, "specials");
         if (info.differentiable) {
           for (tsr_dtype_t dt : {TSR_F64, TSR_F32})
             if (listed(info, dt)) dump.grad_case(info, variant, k, s, dt);
-          if (listed(info, TSR_F64) && specials_fit(s))
-            dump.grad_case(info, variant, k, s, TSR_F64, "kinks");
+          if (listed(info, TSR_F64) && specials_fit(s)) dump.grad_case(info, variant, k, s, TSR_F64, "kinks");
         }
       }
     }

@@ -82,24 +82,25 @@ std::vector<OpInfo> extra_opinfos() {
   // Masks of other dtypes as advanced indices.
   v.push_back(info("index", kF, false, [](uint64_t seed) {
     return std::vector<Sample>{
-        sample("[3, 4][uint8 mask [3, 4]]", {conf::random_f64({3, 4}, seed), conf::random_mask({3, 4}, seed + 1).to(TSR_U8)},
+        sample("[3, 4][uint8 mask [3, 4]]",
+               {conf::random_f64({3, 4}, seed), conf::random_mask({3, 4}, seed + 1).to(TSR_U8)},
                [](const Tensors& t) { return Tensors{tsr::index(t[0], {t[1]})}; }),
         sample("[3, 4][bool mask [3]]", {conf::random_f64({3, 4}, seed + 2), conf::random_mask({3}, seed + 3)},
                [](const Tensors& t) { return Tensors{tsr::index(t[0], {t[1]})}; }),
     };
   }));
   v.push_back(info("index_put", kF, false, [](uint64_t seed) {
-    return std::vector<Sample>{sample(
-        "[3, 4][bool mask [3, 4]] = v [1]",
-        {conf::random_f64({3, 4}, seed), conf::random_mask({3, 4}, seed + 1), conf::random_f64({1}, seed + 2)},
-        [](const Tensors& t) { return Tensors{tsr::index_put(t[0], {t[1]}, t[2])}; })};
+    return std::vector<Sample>{
+        sample("[3, 4][bool mask [3, 4]] = v [1]",
+               {conf::random_f64({3, 4}, seed), conf::random_mask({3, 4}, seed + 1), conf::random_f64({1}, seed + 2)},
+               [](const Tensors& t) { return Tensors{tsr::index_put(t[0], {t[1]}, t[2])}; })};
   }));
   // Integer input where PyTorch's CPU kernel takes one.
   v.push_back(info("avg_pool2d", {TSR_I64}, false, [](uint64_t seed) {
-    return std::vector<Sample>{sample("[1, 2, 4, 4] k2 int64", {conf::random_index({1, 2, 4, 4}, seed, -9, 9).to(TSR_F64)},
-                                      [](const Tensors& t) {
-                                        return Tensors{tsr::call("avg_pool2d", {t[0], 2})};
-                                      })};
+    return std::vector<Sample>{sample(
+        "[1, 2, 4, 4] k2 int64", {conf::random_index({1, 2, 4, 4}, seed, -9, 9).to(TSR_F64)}, [](const Tensors& t) {
+          return Tensors{tsr::call("avg_pool2d", {t[0], 2})};
+        })};
   }));
   // sum with a dtype= argument.
   v.push_back(info("sum", {TSR_F64, TSR_I64}, false, [](uint64_t seed) {
@@ -119,10 +120,10 @@ std::vector<OpInfo> extra_opinfos() {
         tsr_dtype_t a, b;
         bool b_scalar;
       };
-      const Pair pairs[] = {{TSR_I32, TSR_F32, false}, {TSR_U8, TSR_I8, false},   {TSR_BOOL, TSR_I64, false},
-                            {TSR_I16, TSR_F64, false}, {TSR_U8, TSR_BOOL, false}, {TSR_F32, TSR_F64, false},
+      const Pair pairs[] = {{TSR_I32, TSR_F32, false}, {TSR_U8, TSR_I8, false},    {TSR_BOOL, TSR_I64, false},
+                            {TSR_I16, TSR_F64, false}, {TSR_U8, TSR_BOOL, false},  {TSR_F32, TSR_F64, false},
                             {TSR_I64, TSR_F32, false}, {TSR_BOOL, TSR_F32, false}, {TSR_I32, TSR_F64, true},
-                            {TSR_F32, TSR_F64, true},  {TSR_U8, TSR_I64, true},   {TSR_BOOL, TSR_I32, true},
+                            {TSR_F32, TSR_F64, true},  {TSR_U8, TSR_I64, true},    {TSR_BOOL, TSR_I32, true},
                             {TSR_I8, TSR_F32, true}};
       auto make = [](tsr_dtype_t dt, conf::Shape shape, uint64_t sd) {
         if (dt == TSR_BOOL) return conf::random_mask(shape, sd);
@@ -134,8 +135,8 @@ std::vector<OpInfo> extra_opinfos() {
       std::vector<Sample> out;
       for (const Pair& p : pairs) {
         conf::Shape sb = p.b_scalar ? conf::Shape{} : conf::Shape{4};
-        std::string desc = std::string(tsr::dtype_name(p.a)) + " [2, 4] x " + tsr::dtype_name(p.b) +
-                           (p.b_scalar ? " 0-dim" : " [4]");
+        std::string desc =
+            std::string(tsr::dtype_name(p.a)) + " [2, 4] x " + tsr::dtype_name(p.b) + (p.b_scalar ? " 0-dim" : " [4]");
         const tsr::Op* op = nullptr;
         static const tsr::Op add("add"), mul("mul"), div("div"), maximum("maximum"), eq("eq");
         const std::string n = name;
@@ -178,8 +179,10 @@ std::vector<OpInfo> extra_opinfos() {
       static const tsr::Op add("add"), mul("mul"), sub("sub");
       const std::string n = name;
       const tsr::Op* op = n == "add" ? &add : n == "mul" ? &mul : &sub;
-      return std::vector<Sample>{sample("[4, 6] x [6] wrapping", {wide({4, 6}, seed), wide({6}, seed + 1)},
-                                        [op](const Tensors& t) { return Tensors{tsr::call(*op, {t[0], t[1]})}; })};
+      return std::vector<Sample>{
+          sample("[4, 6] x [6] wrapping", {wide({4, 6}, seed), wide({6}, seed + 1)}, [op](const Tensors& t) {
+            return Tensors{tsr::call(*op, {t[0], t[1]})};
+          })};
     }));
   }
   for (const char* name : {"abs", "neg"}) {
