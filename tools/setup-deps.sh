@@ -3,7 +3,10 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config git
       libgtest-dev libgmock-dev libboost-dev nlohmann-json3-dev libopenblas-openmp-dev
-      binutils python3)
+      binutils python3
+      # PyTorch for the parity suite (tests/parity, docs/parity.md), for /usr/bin/python3. Large:
+      # about 240 packages with its dependencies; the suite skips itself where it is missing.
+      python3-torch)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
