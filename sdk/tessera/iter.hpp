@@ -252,12 +252,14 @@ inline void typed_run(char* const* ptrs, const int64_t* strides, int64_t n, Op& 
   if constexpr (sizeof...(Ins) >= 1 && sizeof...(Ins) <= 3) {
     if (out_contig && n > 1) {
       int scalar = -1;
-      bool ok = true;
-      (void)((ok = ok && (strides[I + 1] == int64_t(sizeof(Ins)) ||
-                          (strides[I + 1] == 0 && scalar < 0 && ((scalar = int(I)), true)))),
-             ...);
+      // Folds over && and ||, not `(void)(..., ...)`: clang 14 cannot parse a comma fold
+      // right after a cast (tools/fuzz.sh builds the SDK with clang).
+      const bool ok = ((strides[I + 1] == int64_t(sizeof(Ins)) ||
+                        (strides[I + 1] == 0 && scalar < 0 && ((scalar = int(I)), true))) &&
+                       ...);
       if (ok && scalar >= 0) {
-        (void)((scalar == int(I) ? (run_scalar<I, Out, Ins...>(ptrs, n, op, seq), 0) : 0), ...);
+        const bool ran = ((scalar == int(I) && (run_scalar<I, Out, Ins...>(ptrs, n, op, seq), true)) || ...);
+        (void)ran;
         return;
       }
     }
