@@ -156,16 +156,18 @@ tsr_status_t parse_entry(const std::string& path, const std::string& name, const
   return nullptr;
 }
 
-tsr_status_t parse_metadata(const std::string& path, const json& v, tsr_safetensors_s* f) {
+// `keys`: v's keys in file order (v, a DOM object, holds them sorted).
+tsr_status_t parse_metadata(const std::string& path, const json& v, const std::vector<std::string>& keys,
+                            tsr_safetensors_s* f) {
   if (!v.is_object()) return bad(path, "__metadata__ is JSON " + std::string(v.type_name()) + ", not an object");
-  for (auto it = v.begin(); it != v.end(); ++it) {
-    if (!it.value().is_string())
-      return bad(path,
-                 "__metadata__ " + quote_name(it.key()) + " is JSON " + it.value().type_name() + ", not a string");
-    const std::string& val = it.value().get_ref<const std::string&>();
-    if (it.key().find('\0') != std::string::npos || val.find('\0') != std::string::npos)
-      return bad(path, "__metadata__ " + quote_name(it.key()) + " contains a NUL character");
-    f->metadata.emplace_back(it.key(), val);
+  for (const std::string& key : keys) {
+    const json& value = v.at(key);
+    if (!value.is_string())
+      return bad(path, "__metadata__ " + quote_name(key) + " is JSON " + value.type_name() + ", not a string");
+    const std::string& val = value.get_ref<const std::string&>();
+    if (key.find('\0') != std::string::npos || val.find('\0') != std::string::npos)
+      return bad(path, "__metadata__ " + quote_name(key) + " contains a NUL character");
+    f->metadata.emplace_back(key, val);
   }
   return nullptr;
 }
@@ -207,6 +209,7 @@ tsr_status_t check_layout(const std::string& path, const std::vector<Entry>& ent
 class HeaderReader {
  public:
   std::vector<std::pair<std::string, json>> members;  // the root object's, in file order
+  std::vector<std::string> metadata_keys;             // __metadata__'s keys, in file order
   const char* root_type = nullptr;                    // JSON type of the root value
   std::string error;                                  // why the parse stopped
 
@@ -226,6 +229,10 @@ class HeaderReader {
     const bool root = levels_.size() == 1;
     if (!top.keys.insert(k).second) return fail((root ? "duplicate entry " : "duplicate field ") + quote_name(k));
     if (root) members.emplace_back(k, json());
+    // The DOM sorts an object's keys; metadata is handed out in file order (io.h), so its
+    // order is kept here.
+    if (levels_.size() == 2 && levels_[0].object && top.object && members.back().first == "__metadata__")
+      metadata_keys.push_back(k);
     top.key = std::move(k);
     return true;
   }
@@ -300,7 +307,7 @@ tsr_status_t parse_header(tsr_safetensors_s* f, const char* text, size_t len, ui
   f->entries.reserve(reader.members.size());
   for (const auto& [key, v] : reader.members) {
     if (key == "__metadata__") {
-      TSR_RETURN_IF_ERROR(parse_metadata(path, v, f));
+      TSR_RETURN_IF_ERROR(parse_metadata(path, v, reader.metadata_keys, f));
       continue;
     }
     Entry e;

@@ -106,6 +106,26 @@ TEST(Safetensors, SavingInPiecesGivesTheSameFile) {
   std::remove(pieces.c_str());
 }
 
+// The C table hands metadata out in file order (io.h), not sorted as a JSON object would hold it
+// (found by tests/fuzz/test_safetensors_fuzzer.cpp).
+TEST(Safetensors, MetadataKeepsTheFilesOrder) {
+  std::string path = sttest::scratch("metaorder");
+  sttest::write_file(path, sttest::make_file(R"({"__metadata__":{"zeta":"1","alpha":"2","mid":"3"}})", {}));
+  tsr_safetensors_t* f = nullptr;
+  tsr::check(tsr::api()->safetensors_open(tsr::runtime(), path.c_str(), &f));
+  std::vector<std::string> keys, values;
+  for (size_t i = 0; i < tsr::api()->safetensors_metadata_count(f); ++i) {
+    const char *k = nullptr, *v = nullptr;
+    tsr::check(tsr::api()->safetensors_metadata_at(f, i, &k, &v));
+    keys.push_back(k);
+    values.push_back(v);
+  }
+  tsr::api()->safetensors_close(f);
+  EXPECT_EQ(keys, (std::vector<std::string>{"zeta", "alpha", "mid"}));
+  EXPECT_EQ(values, (std::vector<std::string>{"1", "2", "3"}));
+  std::remove(path.c_str());
+}
+
 // A file assembled byte by byte from the spec: foreign key order, an empty entry, padding.
 TEST(Safetensors, ReadsAFileWrittenByHandFromTheSpec) {
   Bytes data;
