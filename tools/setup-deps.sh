@@ -4,6 +4,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config git
       libgtest-dev libgmock-dev libboost-dev nlohmann-json3-dev libopenblas-openmp-dev
       binutils python3
+      # clang with its libFuzzer and sanitizer runtimes and OpenMP, for the libFuzzer targets (tools/fuzz.sh).
+      clang libclang-rt-dev libomp-dev
       # PyTorch for the parity suite (tests/parity, docs/parity.md), for /usr/bin/python3. Large:
       # about 240 packages with its dependencies; the suite skips itself where it is missing.
       python3-torch)

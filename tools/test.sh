@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # README command 2 and CI: installs dependencies, builds, runs every test, then builds the core
-# and CPU tests with ASan+UBSan and runs those, then the multi-threaded tests with TSan.
+# and CPU tests with ASan+UBSan and runs those, then the multi-threaded tests with TSan, then a
+# short run of the libFuzzer targets (tools/fuzz.sh, clang; docs/fuzzing.md).
 #
 # Environment: JOBS (default nproc); CI=true (what .ci/run sets) for CI's settings below;
 # TESSERA_WERROR=ON|OFF (default: ON in CI); TESSERA_TEST_CUDA_ARCHS=LIST to build the CUDA
 # backend for LIST (default: what CMake chooses for this machine); TESSERA_SKIP_SANITIZERS=1
-# to stop after the Release tests.
+# to stop after the Release tests; TESSERA_FUZZ_SECONDS (default 20) per libFuzzer target.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$root/tools/setup-deps.sh"
@@ -65,4 +66,9 @@ if [ "${TESSERA_SKIP_SANITIZERS:-0}" != 1 ]; then
   # data loader); the kernels' OpenMP loops are left to the ASan build and the Release tests.
   OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
     ctest --test-dir "$root/build-tsan" --output-on-failure -j "$jobs" --timeout 900
+
+  echo "== libFuzzer (clang, ASan+UBSan: the safetensors reader, plugin manifests) =="
+  # A smoke run: the targets build and survive their seeds plus a few hundred thousand inputs;
+  # long runs are by hand (docs/fuzzing.md).
+  FUZZ_SECONDS="${TESSERA_FUZZ_SECONDS:-20}" bash "$root/tools/fuzz.sh"
 fi
