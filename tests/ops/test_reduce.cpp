@@ -232,6 +232,65 @@ TEST(ReduceOps, VarStd) {
       gradcheck([](const std::vector<Tensor>& in) { return tsr::std_mean(in[0], {0}).first; }, {randu({3, 4}, 14)}));
 }
 
+// A row with zero spread: std is 0 there and its gradient 0 (PyTorch masks grad / (2 std) where
+// std == 0), not 0/0 = NaN; the other rows keep the usual gradient.
+TEST(ReduceOps, StdGradientOfAConstantRowIsZero) {
+  Vals xv{1.5, 1.5, 1.5, 1.5, -0.5, 2.0, 0.25, 1.0};
+  Vals ref{0, 0, 0, 0};  // d std / dx_i = (x_i - mean) / ((n - 1) std) for the second row
+  {
+    Vals r(xv.begin() + 4, xv.end());
+    double m = vmean(r), sd = std::sqrt(vvar(r, 1));
+    for (double x : r) ref.push_back((x - m) / (3 * sd));
+  }
+  for (tsr_dtype_t dt : {TSR_F64, TSR_F32}) {
+    Tensor x = from_vector<double>(xv, {2, 4}).to(dt).requires_grad_(true);
+    tsr::sum(tsr::std(x, {1})).backward();
+    EXPECT_TRUE(close(x.grad(), ref, {2, 4}, 1e-5, 1e-6)) << dtype_name(dt);
+    Tensor y = from_vector<double>(xv, {2, 4}).to(dt).requires_grad_(true);
+    tsr::sum(tsr::std_mean(y, {1}).first).backward();
+    EXPECT_TRUE(close(y.grad(), ref, {2, 4}, 1e-5, 1e-6)) << dtype_name(dt);
+  }
+  Tensor c = tsr::full({3}, 2.0, TSR_F64).requires_grad_(true);  // every element equal
+  tsr::std(c).backward();
+  EXPECT_TRUE(close(c.grad(), Vals{0, 0, 0}, {3}, 0, 0));
+}
+
+// max(), min() and median() without dim split the gradient evenly among tied elements, and
+// among the NaNs when the result is NaN (PyTorch's evenly_distribute_backward).
+TEST(ReduceOps, FullReductionGradientsSplitTies) {
+  Tensor m = from_vector<double>({1, 2, 2, 3, 2, 0}, {2, 3}).requires_grad_(true);
+  tsr::median(m).backward();
+  EXPECT_TRUE(close(m.grad(), Vals{0, 1.0 / 3, 1.0 / 3, 0, 1.0 / 3, 0}, {2, 3}, 1e-12, 1e-12));
+  Tensor a = from_vector<double>({1, 3, 2, 3, 0, 3}, {2, 3}).requires_grad_(true);
+  (tsr::max(a) * 6.0).backward();
+  EXPECT_TRUE(close(a.grad(), Vals{0, 2, 0, 2, 0, 2}, {2, 3}, 1e-12, 1e-12));
+  Tensor b = from_vector<double>({-1, 2, -1, 0, 4}, {5}).requires_grad_(true);
+  tsr::min(b).backward();
+  EXPECT_TRUE(close(b.grad(), Vals{0.5, 0, 0.5, 0, 0}, {5}, 1e-12, 1e-12));
+  Tensor n = from_vector<double>({1, kNaN, 5, kNaN}, {4}).requires_grad_(true);
+  tsr::max(n).backward();
+  EXPECT_TRUE(close(n.grad(), Vals{0, 0.5, 0, 0.5}, {4}, 0, 0));
+  Tensor f = from_vector<double>({4, 4, 1}, {3}).to(TSR_F32).requires_grad_(true);
+  tsr::median(f).backward();
+  EXPECT_TRUE(close(f.grad(), Vals{0.5, 0.5, 0}, {3}, 0, 0));
+}
+
+// sum(..., dtype=bool) sums in bool, where true + true stays true: any() of the nonzeros.
+TEST(ReduceOps, SumIntoBoolIsAnyNonzero) {
+  Tensor x = from_vector<double>({0, 0.5, 0, 0, 0, 0, -3, 0, 0}, {3, 3});
+  Tensor all = tsr::sum(x, {}, false, TSR_BOOL);
+  EXPECT_EQ(all.dtype(), TSR_BOOL);
+  EXPECT_TRUE(close(all, Vals{1}, {}, 0, 0));
+  EXPECT_TRUE(close(tsr::sum(x, {1}, false, TSR_BOOL), Vals{1, 0, 1}, {3}, 0, 0));
+  EXPECT_TRUE(close(tsr::sum(noncontig(x), {0}, true, TSR_BOOL), Vals{1, 1, 0}, {1, 3}, 0, 0));
+  EXPECT_TRUE(close(tsr::sum(randint({4, 2}, 5, 0, 1), {0}, false, TSR_BOOL), Vals{0, 0}, {2}, 0, 0));
+  EXPECT_TRUE(close(tsr::sum(tsr::zeros({0, 3}), {0}, false, TSR_BOOL), Vals{0, 0, 0}, {3}, 0, 0));
+  static const Op sum_op("sum");
+  Tensor out = tsr::zeros({3}, TSR_BOOL);
+  call_out(sum_op, out, {x, std::vector<int64_t>{1}, false, TSR_BOOL});
+  EXPECT_TRUE(close(out, Vals{1, 0, 1}, {3}, 0, 0));
+}
+
 // ---- norm --------------------------------------------------------------------------------------
 
 TEST(ReduceOps, Norm) {

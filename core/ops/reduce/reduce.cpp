@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/composite.hpp"
 #include "ops/op_impl.hpp"
 #include "ops/op_table.hpp"
 #include "ops/reduce/reduce_common.hpp"
@@ -110,6 +111,11 @@ tsr_status_t run_reduction(CallCtx& ctx, Kind kind, Tensor* in, uint32_t mask, b
   return nullptr;
 }
 
+// sum(..., dtype=bool): the input cast to bool, summed in bool, where 1 + 1 stays true: any().
+tsr::Tensor sum_as_bool(CArgs& a) {
+  return tsr::any(a.tensor(0), a.is_none(1) ? std::vector<int64_t>{} : a.ints(1), a.bool_arg(2));
+}
+
 tsr_status_t sum_impl(CallCtx& ctx) {
   Tensor* in = ctx.tensor(0);
   uint32_t mask;
@@ -117,6 +123,7 @@ tsr_status_t sum_impl(CallCtx& ctx) {
   tsr_dtype_t out = in->dtype == TSR_BOOL || is_integral(in->dtype) ? TSR_I64 : in->dtype;
   if (!ctx.is_none(3)) out = static_cast<tsr_dtype_t>(ctx.args[3].u.dtype);
   if (!dtype_valid(out)) return ctx.error(TSR_INVALID_ARGUMENT, "invalid dtype argument");
+  if (out == TSR_BOOL) return run_composite1(ctx, sum_as_bool);
   return run_reduction(ctx, Kind::Sum, in, mask, ctx.bool_arg(2), out);
 }
 

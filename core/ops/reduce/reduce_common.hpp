@@ -136,4 +136,20 @@ inline tsr::Tensor scatter_grad(const tsr::Tensor& grad, const tsr::Tensor& inde
   return last_to_dim(r, dim);
 }
 
+// Gradient of a full reduction that selects a value (max(), min(), median() without dim): the
+// 0-dim grad split evenly among the elements equal to `value`, or among the NaNs when `value`
+// is NaN (PyTorch's evenly_distribute_backward). Elementwise, so no read back to the host.
+inline tsr::Tensor evenly_distribute(const tsr::Tensor& grad, const tsr::Tensor& x, const tsr::Tensor& value) {
+  tsr::Tensor value_nan = tsr::ne(value, value);
+  tsr::Tensor mask = tsr::where(value_nan, tsr::ne(x, x), tsr::eq(x, value));
+  tsr::Tensor count = tsr::sum(mask);
+  return tsr::where(mask, grad / count, tsr::wrap_scalar(0.0, x.runtime()));
+}
+
 }  // namespace tsr::core::red
+
+namespace tsr::core {
+class GradCtx;
+// The formula of max(), min() and median() without dim (reduce_sort.cpp): red::evenly_distribute.
+void evenly_distribute_backward(GradCtx& ctx);
+}  // namespace tsr::core

@@ -118,6 +118,13 @@ void reduced_index_backward(GradCtx& ctx) {
 
 }  // namespace
 
+// max(), min() and median() without dim: ties share the gradient evenly (PyTorch), where the
+// sort-based median would send it all to one of them and amax gives a NaN maximum none.
+void evenly_distribute_backward(GradCtx& ctx) {
+  if (!ctx.needs(0) || !ctx.grad().defined()) return;
+  ctx.set(0, red::evenly_distribute(ctx.grad(0), ctx.input(0), ctx.output(0)));
+}
+
 TSR_CORE_OPS(reduce_sort) {
   v.push_back({"mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
                composite_multi<mode_fn>, TSR_GRAD(reduced_index_backward), kSaveOutputs});
@@ -135,7 +142,7 @@ TSR_CORE_OPS(reduce_sort) {
       composite_op("kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor "
                    "indices)",
                    composite_multi<kthvalue_fn>));
-  v.push_back(composite_op("median(Tensor self) -> Tensor", composite<median_fn>));
+  v.push_back({"median(Tensor self) -> Tensor", composite<median_fn>, TSR_GRAD(evenly_distribute_backward), kSaveAll});
   v.push_back(composite_op("median_dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
                            composite_multi<median_dim_fn>));
 }

@@ -134,7 +134,14 @@ void var_std_backward(GradCtx& ctx) {
   if (ctx.grad(0).defined()) {
     Tensor centered = x - tsr::mean(x, dims, true);
     Tensor g = red::keep(ctx.grad(0), dims, keepdim) / std::max(0.0, n - correction);
-    result = is_std ? centered * (g / red::keep(ctx.output(0), dims, keepdim)) : centered * (g * 2.0);
+    if (is_std) {
+      // d std = d var / (2 std); where the spread is zero the gradient is 0, not 0/0 (PyTorch's
+      // masked_fill(std == 0, 0)).
+      Tensor s = red::keep(ctx.output(0), dims, keepdim);
+      result = centered * tsr::where(tsr::eq(s, 0.0), 0.0, g / s);
+    } else {
+      result = centered * (g * 2.0);
+    }
   }
   if (has_mean && ctx.grad(1).defined()) {
     Tensor gm = (red::keep(ctx.grad(1), dims, keepdim) / n).expand(x.sizes());
@@ -360,8 +367,8 @@ TSR_CORE_OPS(reduce_stats) {
                composite<nansum_fn>, TSR_GRAD(nansum_backward), kSaveInputs});
   v.push_back({"nanmean(Tensor self, int[]? dim=None, bool keepdim=False, ScalarType? dtype=None) -> Tensor",
                composite<nanmean_fn>, TSR_GRAD(nansum_backward), kSaveInputs});
-  v.push_back(composite_op("max(Tensor self) -> Tensor", composite<max_fn>));
-  v.push_back(composite_op("min(Tensor self) -> Tensor", composite<min_fn>));
+  v.push_back({"max(Tensor self) -> Tensor", composite<max_fn>, TSR_GRAD(evenly_distribute_backward), kSaveAll});
+  v.push_back({"min(Tensor self) -> Tensor", composite<min_fn>, TSR_GRAD(evenly_distribute_backward), kSaveAll});
   v.push_back({"max_dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
                composite_multi<max_dim_fn>, TSR_GRAD(extreme_dim_backward), kSaveOutputs});
   v.push_back({"min_dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
