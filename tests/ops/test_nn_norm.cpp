@@ -167,7 +167,7 @@ TEST(NNOpsMisc, DropoutSeededAndScaled) {
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i], b[i]);  // same seed, same mask
     EXPECT_TRUE(a[i] == 0 || std::fabs(a[i] - xv[i] / 0.7) < 1e-5) << a[i];
-    EXPECT_TRUE(m[i] == 0 || std::fabs(m[i] - 1 / 0.7) < 1e-6);
+    EXPECT_EQ(m[i] != 0, a[i] != 0);  // the mask marks exactly the kept elements
     kept += a[i] != 0;
   }
   double frac = static_cast<double>(kept) / a.size();
@@ -175,12 +175,21 @@ TEST(NNOpsMisc, DropoutSeededAndScaled) {
   EXPECT_LT(frac, 0.8);
   EXPECT_TRUE(close(call("dropout", {x, 0.3, false}), x));
   EXPECT_TRUE(close(call("dropout", {x, 1.0, true}), std::vector<double>(x.numel(), 0.0), x.sizes(), 0, 0));
-  // gradient is the mask: deterministic for a fixed seed
+  // The mask is bool, as PyTorch's; the gradient is the mask scaled by 1/(1-p).
+  EXPECT_EQ(r1[1].dtype(), TSR_BOOL);
   Tensor xd = randu({3, 4}, 31).requires_grad_(true);
   manual_seed(3);
   auto r = call_multi(op_native_dropout, {xd, 0.5, true});
   r[0].backward(ones({3, 4}, TSR_F64));
-  EXPECT_TRUE(close(xd.grad(), r[1]));
+  EXPECT_TRUE(close(xd.grad(), r[1].to(TSR_F64) * 2.0));
+  // Not training: the input unchanged, an all-true mask, and the gradient passes through.
+  Tensor xe = randu({2, 5}, 32).requires_grad_(true);
+  auto e = call_multi(op_native_dropout, {xe, 0.5, false});
+  EXPECT_EQ(e[1].dtype(), TSR_BOOL);
+  EXPECT_TRUE(close(e[0], values(xe), xe.sizes(), 0, 0));
+  EXPECT_EQ(call("sum", {e[1]}).item<int64_t>(), 10);
+  e[0].backward(ones({2, 5}, TSR_F64));
+  EXPECT_TRUE(close(xe.grad(), std::vector<double>(10, 1.0), {2, 5}, 0, 0));
   EXPECT_TRUE(throws_with([&] { call("dropout", {x, 1.5, true}); }, {"dropout", "between 0 and 1", "1.5"}));
 }
 

@@ -86,7 +86,10 @@ Tensor one_hot_fn(CArgs& a) {
   return tsr::eq(ti.unsqueeze(-1), tsr::arange(n, TSR_I64, t.device())).to(TSR_I64);
 }
 
-// (output, mask): mask holds 0 or 1/(1-p) in the input's dtype.
+// (output, mask): the bool mask of kept elements (PyTorch's native_dropout); kept elements are
+// scaled by 1/(1-p). train=None trains.
+double dropout_scale(double p, bool train) { return !train ? 1.0 : p == 1 ? 0.0 : 1.0 / (1.0 - p); }
+
 std::vector<Tensor> native_dropout_fwd(CArgs& a) {
   Tensor x = a.tensor(0);
   double p = a.double_arg(1);
@@ -94,18 +97,16 @@ std::vector<Tensor> native_dropout_fwd(CArgs& a) {
   if (!(p >= 0 && p <= 1))
     nn::fail(a.op(), "dropout probability has to be between 0 and 1, but got " + std::to_string(p));
   bool train = a.is_none(2) ? true : a.bool_arg(2);
-  if (!train || p == 0) return {x.clone(), tsr::ones(x.sizes(), x.dtype(), x.device())};
-  if (p == 1) {
-    Tensor z = tsr::zeros(x.sizes(), x.dtype(), x.device());
-    return {z, z.clone()};
-  }
-  Tensor u = tsr::rand(x.sizes(), TSR_F32, x.device());
-  Tensor mask = tsr::ge(u, p).to(x.dtype()) * (1.0 / (1.0 - p));
-  return {x * mask, mask};
+  if (!train || p == 0) return {x.clone(), tsr::ones(x.sizes(), TSR_BOOL, x.device())};
+  if (p == 1) return {tsr::zeros(x.sizes(), x.dtype(), x.device()), tsr::zeros(x.sizes(), TSR_BOOL, x.device())};
+  Tensor keep = tsr::ge(tsr::rand(x.sizes(), TSR_F32, x.device()), p);
+  return {x * keep.to(x.dtype()) * dropout_scale(p, train), keep};
 }
 
 void native_dropout_bwd(GradCtx& c) {
-  if (c.needs(0) && c.grad(0).defined()) c.set(0, c.grad(0) * c.output(1));
+  if (!c.needs(0) || !c.grad(0).defined()) return;
+  const double scale = dropout_scale(c.double_arg(1), c.is_none(2) || c.bool_arg(2));
+  c.set(0, c.grad(0) * c.output(1).to(c.grad(0).dtype()) * scale);
 }
 
 Tensor dropout_fn(CArgs& a) {
