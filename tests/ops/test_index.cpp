@@ -525,6 +525,15 @@ TEST(IndexOps, AdvancedIndex) {
   EXPECT_EQ(values(index(x, {m})), values(masked_select(x, m)));
   Tensor rm = from_bools({true, false, true}, {3});
   EXPECT_TRUE(exact(index(x, {rm}), values(index_select(x, 0, from_vector<int64_t>({0, 2}, {2}))), {2, 4}));
+  // A uint8 tensor is a mask too, as in PyTorch 1.13 (deprecated there, not an index list).
+  EXPECT_EQ(values(index(x, {m.to(TSR_U8)})), values(masked_select(x, m)));
+  EXPECT_TRUE(exact(index(noncontig(x), {rm.to(TSR_U8)}), values(index(x, {rm})), {2, 4}));
+  EXPECT_TRUE(
+      exact(index(x, {from_vector<int64_t>({2, 0}, {2}), from_bools({false, true, true, false}, {4}).to(TSR_U8)}),
+            {values(x)[9], values(x)[2]}, {2}));
+  Tensor put = index_put(x, {m.to(TSR_U8)}, scalar_tensor(7.0, TSR_F64, false));
+  EXPECT_EQ(values(put), values(masked_fill(x, m, 7.0)));
+  EXPECT_TRUE(throws_with([&] { index(x, {from_vector<int64_t>({1}, {}).to(TSR_U8)}); }, {"index", "0-dim uint8"}));
   EXPECT_EQ(index(x, {from_vector<int64_t>({}, {0})}).sizes(), (Shape{0, 4}));
   EXPECT_TRUE(throws_with(
       [&] {

@@ -256,7 +256,45 @@ TEST(NNOpsPool, AvgAndAdaptivePool2d) {
         return call("adaptive_avg_pool2d", {in[0], V{4, 3}});
       },
       {x}));
-  EXPECT_TRUE(throws_with([&] { call("avg_pool2d", {randint({1, 1, 4, 4}, 1, 0, 3), 2}); }, {"avg_pool2d", "int64"}));
+  EXPECT_TRUE(throws_with([&] { call("avg_pool2d", {randmask({1, 1, 4, 4}, 1), 2}); }, {"avg_pool2d", "bool"}));
+}
+
+// Integer input (PyTorch's CPU kernel takes int64): exact window sums divided with truncation
+// toward zero, for every integer dtype, negative values, ceil mode's partial windows, both
+// padding rules, divisor_override, strided and unbatched input.
+TEST(NNOpsPool, AvgPool2dOnIntegers) {
+  const int64_t H = 5, W = 7;
+  Tensor base = randint({2, 2, H, W}, 91, -50, 50);
+  auto xv = values(base);
+  for (tsr_dtype_t dt : {TSR_I64, TSR_I32, TSR_I16, TSR_I8})
+    for (bool include : {true, false})
+      for (bool ceil : {false, true})
+        for (int64_t div : {int64_t{0}, int64_t{4}}) {
+          Arg d = div ? Arg(div) : Arg(none);
+          Tensor x = dt == TSR_I32 ? noncontig(base.to(dt)) : base.to(dt);
+          Tensor y = call("avg_pool2d", {x, V{3, 2}, V{2, 3}, V{1, 1}, ceil, include, d});
+          EXPECT_EQ(y.dtype(), dt);
+          auto os = y.sizes();
+          std::vector<double> ref;
+          for (int64_t pl = 0; pl < 4; ++pl)
+            for (int64_t oh = 0; oh < os[2]; ++oh)
+              for (int64_t ow = 0; ow < os[3]; ++ow) {
+                int64_t h0 = oh * 2 - 1, w0 = ow * 3 - 1;
+                int64_t h1 = std::min<int64_t>(h0 + 3, H + 1), w1 = std::min<int64_t>(w0 + 2, W + 1);
+                int64_t pool = (h1 - h0) * (w1 - w0), sum = 0, cnt = 0;
+                for (int64_t h = std::max<int64_t>(h0, 0); h < std::min<int64_t>(h1, H); ++h)
+                  for (int64_t w = std::max<int64_t>(w0, 0); w < std::min<int64_t>(w1, W); ++w)
+                    sum += static_cast<int64_t>(xv[pl * H * W + h * W + w]), ++cnt;
+                ref.push_back(static_cast<double>(sum / (div ? div : include ? pool : cnt)));
+              }
+          EXPECT_TRUE(close(y, ref, os, 0, 0)) << dtype_name(dt) << include << ceil << div;
+        }
+  Tensor u = call("avg_pool2d", {from_vector<int64_t>({-3, -4, 7, 2}, {1, 2, 2}), 2});
+  EXPECT_TRUE(close(u, std::vector<double>{0}, {1, 1, 1}, 0, 0));  // (-3 - 4 + 7 + 2) / 4 = 0.5 -> 0
+  Tensor v = call("avg_pool2d", {from_vector<int64_t>({-3, -4, -7, 2}, {1, 1, 2, 2}), 2});
+  EXPECT_TRUE(close(v, std::vector<double>{-3}, {1, 1, 1, 1}, 0, 0));  // -12 / 4
+  Tensor w = call("avg_pool2d", {from_vector<int64_t>({-3, -4, -6, 2}, {1, 1, 2, 2}), 2});
+  EXPECT_TRUE(close(w, std::vector<double>{-2}, {1, 1, 1, 1}, 0, 0));  // -11 / 4 = -2.75 -> -2
 }
 
 TEST(NNOpsResample, NearestAndBilinear) {

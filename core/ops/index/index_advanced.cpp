@@ -19,16 +19,18 @@ struct Linear {
   std::vector<int64_t> bshape;  // broadcast shape of the indices
 };
 
-// Bool masks become their nonzero() columns; every index is checked against its dim's size
+// Bool masks (and uint8 ones, which PyTorch 1.13 still takes as masks) become their nonzero()
+// columns; every index is checked against its dim's size
 // (the op, the bad value, the dim and its size in the message) before anything is computed.
 Linear linear_index(const CArgs& a, const tsr::Tensor& self, const std::vector<tsr::Tensor>& indices) {
   std::vector<tsr::Tensor> cols;
   int64_t d = 0;
   for (size_t k = 0; k < indices.size(); ++k) {
     const tsr::Tensor& t = indices[k];
-    if (t.dtype() == TSR_BOOL) {
+    if (t.dtype() == TSR_BOOL || t.dtype() == TSR_U8) {
       if (t.dim() == 0)
-        a.fail(TSR_INVALID_ARGUMENT, "0-dim bool indices are not supported (index " + std::to_string(k) + ")");
+        a.fail(TSR_INVALID_ARGUMENT, std::string("0-dim ") + dtype_name(t.dtype()) +
+                                         " indices are not supported (index " + std::to_string(k) + ")");
       bool ok = d + t.dim() <= self.dim();
       for (int64_t j = 0; ok && j < t.dim(); ++j) ok = t.size(j) == self.size(d + j);
       if (!ok)

@@ -31,7 +31,8 @@ int64_t pool_out(const char* op, int64_t in, int64_t k, int64_t s, int64_t p, in
 
 PoolArgs pool_args(const char* op, Tensor x, std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p,
                    std::vector<int64_t> d, bool ceil, bool is_max) {
-  nn::require_floating(op, "input", x);
+  // avg_pool2d also averages integers (truncating, as PyTorch's CPU kernel does).
+  if (is_max || x.dtype() == TSR_BOOL) nn::require_floating(op, "input", x);
   if (x.dim() != 3 && x.dim() != 4) nn::fail(op, "expected a 3-D (unbatched) or 4-D input, got " + nn::shp(x));
   PoolArgs a;
   a.unbatched = x.dim() == 3;
@@ -180,11 +181,32 @@ PoolArgs avg_args(const char* op, const Tensor& x, const std::vector<int64_t>& k
   return pool_args(op, x, k, s, p, {1, 1}, ceil, false);
 }
 
+// Integer avg_pool2d: window sums in int64 (exact, where im2col's kernels are float-only) over
+// a strided view of the zero-padded input, divided with truncation toward zero as PyTorch's
+// integer kernel does. The right and bottom pads reach the last ceil-mode window; the zeros past
+// the declared padding add nothing, and avg_divisor counts only what PyTorch counts.
+Tensor avg_pool_integer(const PoolArgs& a, bool include_pad, const std::optional<int64_t>& div) {
+  const int64_t need_h = (a.OH - 1) * a.g.sh + a.g.kh, need_w = (a.OW - 1) * a.g.sw + a.g.kw;
+  const int64_t bottom = std::max<int64_t>(0, need_h - a.H - a.g.ph),
+                right = std::max<int64_t>(0, need_w - a.W - a.g.pw);
+  Tensor xp = tsr::constant_pad_nd(a.x, {a.g.pw, right, a.g.ph, bottom}).contiguous();
+  const int64_t HP = xp.size(2), WP = xp.size(3);
+  Tensor win = xp.as_strided({a.N, a.C, a.OH, a.OW, a.g.kh, a.g.kw},
+                             {a.C * HP * WP, HP * WP, a.g.sh * WP, a.g.sw, WP, 1}, xp.storage_offset());
+  Tensor sums = tsr::sum(win, {4, 5}, false, TSR_I64);
+  return tsr::div(sums, avg_divisor(a, include_pad, div, TSR_I64), "trunc").to(a.x.dtype());
+}
+
 Tensor avg_pool_fwd(CArgs& c) {
   PoolArgs a = avg_args(c.op(), c.tensor(0), c.ints(1), c.ints(2), c.ints(3), c.bool_arg(4), c.opt_int(6));
-  const int64_t K = a.g.kh * a.g.kw;
-  Tensor cols = nn::im2col(a.x, a.g, a.OH, a.OW).view({a.N, a.C, K, a.OH, a.OW});
-  Tensor y = tsr::sum(cols, {2}) / avg_divisor(a, c.bool_arg(5), c.opt_int(6), a.x.dtype());
+  Tensor y;
+  if (is_floating(a.x.dtype())) {
+    const int64_t K = a.g.kh * a.g.kw;
+    Tensor cols = nn::im2col(a.x, a.g, a.OH, a.OW).view({a.N, a.C, K, a.OH, a.OW});
+    y = tsr::sum(cols, {2}) / avg_divisor(a, c.bool_arg(5), c.opt_int(6), a.x.dtype());
+  } else {
+    y = avg_pool_integer(a, c.bool_arg(5), c.opt_int(6));
+  }
   return a.unbatched ? y.squeeze(0) : y;
 }
 
