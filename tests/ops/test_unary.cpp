@@ -332,5 +332,57 @@ TEST(UnaryOps, SpecialValues) {
   EXPECT_TRUE(std::isnan(values(sg)[0]));
 }
 
+// Signed zeros as IEEE and PyTorch have them: odd functions keep -0 (the float32 polynomials
+// rounded it to +0), elu-family activations give +0 for -0 (PyTorch's exp(x) - 1), in every
+// float dtype, contiguous and through a long strided run (the vectorized loops).
+TEST(UnaryOps, SignedZeros) {
+  auto sign_bits = [](const Tensor& t) {
+    std::vector<bool> neg;
+    for (double v : values(t)) neg.push_back(std::signbit(v));
+    return neg;
+  };
+  std::vector<double> zs(67, -0.0);
+  for (size_t i = 0; i < zs.size(); i += 2) zs[i] = 0.0;
+  std::vector<bool> same;
+  for (double z : zs) same.push_back(std::signbit(z));
+  for (tsr_dtype_t dt : {TSR_F32, TSR_F64, TSR_F16, TSR_BF16}) {
+    Tensor x = from_vector(zs, {67}).to(dt);
+    Tensor strided = from_vector(std::vector<double>(134, 1.0), {134}).to(dt).slice(0, 0, 134, 2);
+    strided.copy_(x);
+    for (const char* name : {"expm1", "sin", "tanh", "sinh", "tan", "asin", "atan", "asinh", "atanh", "erf"}) {
+      EXPECT_EQ(sign_bits(call(op_named(name), {x})), same) << name << " " << dtype_name(dt);
+      EXPECT_EQ(sign_bits(call(op_named(name), {strided})), same) << name << " strided " << dtype_name(dt);
+    }
+    std::vector<bool> none(67, false);
+    EXPECT_EQ(sign_bits(elu(x)), none) << dtype_name(dt);
+    EXPECT_EQ(sign_bits(selu(strided)), none) << dtype_name(dt);
+    EXPECT_EQ(sign_bits(celu(x, 0.5)), none) << dtype_name(dt);
+  }
+}
+
+// Gradients where the forward leaves its domain match PyTorch: acosh at x = -1 is +inf (rsqrt
+// of +0, where the factored (x - 1)(x + 1) gave -0 and -inf); logit without eps is NaN outside
+// [0, 1] (it gave the finite grad / (x (1 - x))), and +-inf at 0 and 1.
+TEST(UnaryOps, GradientsAtDomainEdges) {
+  Tensor a = from_vector(std::vector<double>{-1.0, 1.0, 2.0}, {3}).requires_grad_(true);
+  acosh(a).backward(tsr::ones({3}, TSR_F64));
+  std::vector<double> ga = values(a.grad());
+  EXPECT_EQ(ga[0], INFINITY);
+  EXPECT_EQ(ga[1], INFINITY);
+  EXPECT_NEAR(ga[2], 1 / std::sqrt(3.0), 1e-15);
+  Tensor l = from_vector(std::vector<double>{-0.5, 0.0, 0.25, 1.0, 1.5}, {5}).requires_grad_(true);
+  logit(l).backward(tsr::ones({5}, TSR_F64));
+  std::vector<double> gl = values(l.grad());
+  EXPECT_TRUE(std::isnan(gl[0]));
+  EXPECT_EQ(gl[1], INFINITY);
+  EXPECT_NEAR(gl[2], 1 / (0.25 * 0.75), 1e-12);
+  EXPECT_EQ(gl[3], INFINITY);
+  EXPECT_TRUE(std::isnan(gl[4]));
+  // With eps the clamped region is constant: gradient 0 there, as before.
+  Tensor e = from_vector(std::vector<double>{-0.5, 0.5, 1.5}, {3}).requires_grad_(true);
+  logit(e, 0.1).backward(tsr::ones({3}, TSR_F64));
+  EXPECT_TRUE(close(e.grad(), std::vector<double>{0, 4, 0}, {3}, 1e-12, 1e-12));
+}
+
 }  // namespace
 }  // namespace tsr::optest

@@ -13,6 +13,7 @@
 // PyTorch overloads map to one name each: round(x) and round(x, decimals=d) are both
 // round(Tensor self, *, int decimals=0).
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "ops/composite.hpp"
@@ -236,7 +237,8 @@ TSR_UNARY_BW(sinh) { SET(G * tsr::cosh(X)); }
 TSR_UNARY_BW(cosh) { SET(G * tsr::sinh(X)); }
 TSR_UNARY_BW(tanh) { SET(G * (1.0 - Y * Y)); }
 TSR_UNARY_BW(asinh) { SET(G * tsr::rsqrt(X * X + 1.0)); }
-TSR_UNARY_BW(acosh) { SET(G * tsr::rsqrt((X - 1.0) * (X + 1.0))); }
+// + 0.0: at x = -1 the product is -0, whose rsqrt is -inf; PyTorch's rsqrt(x^2 - 1) gives +inf.
+TSR_UNARY_BW(acosh) { SET(G * tsr::rsqrt((X - 1.0) * (X + 1.0) + 0.0)); }
 TSR_UNARY_BW(atanh) { SET(G / (1.0 - X * X)); }
 TSR_UNARY_BW(erf) { SET(G * tsr::exp(tsr::neg(X * X)) * kTwoOverSqrtPi); }
 TSR_UNARY_BW(erfc) { SET(G * tsr::exp(tsr::neg(X * X)) * -kTwoOverSqrtPi); }
@@ -280,7 +282,9 @@ TSR_UNARY_BW(logit) {
   const Tensor& x = X;
   Tensor d = G / (x * (1.0 - x));
   if (c.is_none(1)) {
-    c.set(0, d);
+    // Outside [0, 1] the forward is NaN, and so is the gradient (PyTorch's logit_backward).
+    Tensor outside = tsr::logical_or(tsr::lt(x, 0.0), tsr::gt(x, 1.0));
+    c.set(0, tsr::where(outside, std::numeric_limits<double>::quiet_NaN(), d));
   } else {
     // Clamped region: the forward is constant there.
     double eps = c.double_arg(1);

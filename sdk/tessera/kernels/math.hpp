@@ -257,7 +257,8 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float tanh_f32(float x) {
   const float small = p * z * x + x;
   float big = 1.0f - 2.0f / (exp_f32(ax + ax) + 1.0f);
   big = x < 0.0f ? -big : big;
-  return ax < 0.625f ? small : big;
+  // x itself at +-0: the polynomial's x + x^3 p rounds -0 to +0, and tanh(-0) is -0 (IEEE).
+  return x == 0.0f ? x : (ax < 0.625f ? small : big);
 }
 
 // erf in float: rational minimax x * P(x^2) / Q(x^2) on [-4, 4] (erf is +-1 in float beyond).
@@ -302,7 +303,9 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float sincos_f32(float x, int shift) {
   c = c * r2 + 4.166664568298827e-2f;
   c = c * r2 * r2 - 0.5f * r2 + 1.0f;
   float v = (quadrant & 1) ? c : s;
-  return (quadrant & 2) ? -v : v;
+  v = (quadrant & 2) ? -v : v;
+  // sin(+-0) is x itself (IEEE: sin(-0) = -0), which the polynomial's r + r^3 s rounds to +0.
+  return (shift == 0 && x == 0.0f) ? x : v;
 }
 // The f32 sin (COS = false) or cos of the CPU backend's float32 kernels: the polynomial within
 // kSinCosFastMax, libm beyond (and for inf/NaN).
@@ -365,7 +368,8 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float expm1_f32(float x) {
   p = p * x + 0.5f;
   const float small = (p * x) * x + x;
   const float big = exp_f32(x) - 1.0f;
-  return libm::fabs(x) < 0.5f ? small : big;
+  // x itself at +-0 (IEEE: expm1(-0) = -0), which x + x^2 p rounds to +0.
+  return x == 0.0f ? x : (libm::fabs(x) < 0.5f ? small : big);
 }
 
 // d/dx GELU (erf form) = Phi(x) + x * phi(x), Phi as in gelu_erf_f32 (no cancellation).

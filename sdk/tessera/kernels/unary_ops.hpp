@@ -171,7 +171,8 @@ struct EluOp {
   static EluOp make(const KernelCall& c) { return EluOp{c.arg_double(1), c.arg_double(2), c.arg_double(3)}; }
   template <class X>
   TSR_HOST_DEVICE X operator()(X x) const {
-    return x <= X(0) ? expm1_c<X>(x * X(input_scale)) * X(alpha) * X(scale) : x * X(scale);
+    // + X(0): elu(-0) is +0 in PyTorch (its exp(x) - 1), where expm1(-0) keeps the sign.
+    return x <= X(0) ? (expm1_c<X>(x * X(input_scale)) + X(0)) * X(alpha) * X(scale) : x * X(scale);
   }
 };
 struct SoftplusOp {
