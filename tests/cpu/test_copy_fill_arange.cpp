@@ -28,6 +28,31 @@ TEST(CpuFactories, ArangeFullZerosOnes) {
   }
 }
 
+// Float bounds into an integer dtype, as PyTorch: start, end and step truncate to int64, the
+// values step by the truncated step, an int64 range is sized from the truncated bounds and a
+// narrower one from the float bounds, and a step that truncates to 0 is refused.
+TEST(CpuFactories, ArangeFloatBoundsIntoIntegers) {
+  auto ar = [](double s, double e, double st, tsr_dtype_t dt) { return tsr::call("arange", {s, e, st, dt}); };
+  tt::expect_close(ar(1, 12, 2.5, TSR_I64), {1, 3, 5, 7, 9, 11}, TSR_I64, {6});
+  for (tsr_dtype_t dt : {TSR_I32, TSR_I16, TSR_I8, TSR_U8})
+    tt::expect_close(ar(1, 12, 2.5, dt), {1, 3, 5, 7, 9}, dt, {5});
+  tt::expect_close(ar(-3.7, 5.2, 2.9, TSR_I64), {-3, -1, 1, 3}, TSR_I64, {4});
+  tt::expect_close(ar(-3.7, 5.2, 2.9, TSR_I32), {-3, -1, 1, 3}, TSR_I32, {4});
+  tt::expect_close(ar(6.9, 0.5, -2.2, TSR_I64), {6, 4, 2}, TSR_I64, {3});
+  for (tsr_dtype_t dt : {TSR_I64, TSR_I32, TSR_U8}) {
+    SCOPED_TRACE(tsr::dtype_name(dt));
+    try {
+      ar(0.5, 3, 0.25, dt);
+      ADD_FAILURE() << "a step truncating to 0 was accepted";
+    } catch (const tsr::Error& e) {
+      EXPECT_EQ(e.code(), TSR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("step must be nonzero"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(ar(0, 1e30, 1, TSR_I64), tsr::Error);
+  tt::expect_close(ar(0, 1, 0.25, TSR_F32), {0, .25, .5, .75}, TSR_F32, {4});  // floats unchanged
+}
+
 TEST(CpuCopy, EveryDtypeToEveryDtype) {
   const std::vector<double> src = {0, 1, -1, 2.75, -2.75, 100, 0.5, -0.5, 3};
   for (tsr_dtype_t from : tt::all_dtypes()) {

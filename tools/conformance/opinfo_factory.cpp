@@ -82,7 +82,7 @@ OpInfo arange_info() {
     };
     std::vector<Sample> v;
     for (Range r : {Range{0, 7, 1, true}, Range{2, 20, 3, true}, Range{5, 0, -1, true}, Range{0, 0, 1, true},
-                    Range{0.5, 3.0, 0.25, false}, Range{1, 12, 2.5, false}}) {
+                    Range{0.5, 7.0, 1.25, false}, Range{1, 12, 2.5, false}}) {
       Sample s;
       s.desc = "(" + num(r.start) + ", " + num(r.end) + ", " + num(r.step) + ")";
       auto args = [r](tsr_dtype_t dt, tsr::Device dev, Tensors* outs) {

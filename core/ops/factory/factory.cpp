@@ -54,7 +54,29 @@ tsr_status_t arange_impl(CallCtx& ctx) {
                      "upper bound and larger bound inconsistent with step sign (start=" + std::to_string(start) +
                          ", end=" + std::to_string(end) + ", step=" + std::to_string(step) + ")");
   int64_t n;
-  if (!any_float) {
+  if (any_float && !is_floating(dt)) {
+    // An integer dtype from float bounds: PyTorch converts start, end and step to int64 first
+    // (truncating), refuses a step that truncates to 0, steps by the truncated step, and sizes
+    // an int64 range from the truncated values but a narrower one from the float bounds.
+    double bound[3] = {start, end, step};
+    int64_t t[3];
+    for (int i = 0; i < 3; ++i) {
+      if (!(std::fabs(bound[i]) < 9.2e18))
+        return ctx.error(TSR_INVALID_ARGUMENT, std::string("the bound ") + std::to_string(bound[i]) +
+                                                   " does not fit the integer dtype " + dtype_name(dt));
+      t[i] = static_cast<int64_t>(bound[i]);
+    }
+    if (t[2] == 0)
+      return ctx.error(TSR_INVALID_ARGUMENT, "step must be nonzero: the step " + std::to_string(step) +
+                                                 " truncates to 0 in the integer dtype " + dtype_name(dt));
+    if ((t[2] > 0 && t[1] < t[0]) || (t[2] < 0 && t[1] > t[0]))
+      return ctx.error(TSR_INVALID_ARGUMENT, "upper bound and larger bound inconsistent with step sign (start=" +
+                                                 std::to_string(t[0]) + ", end=" + std::to_string(t[1]) +
+                                                 ", step=" + std::to_string(t[2]) + " after truncation to integers)");
+    double count =
+        dt == TSR_I64 ? std::ceil((double(t[1]) - double(t[0])) / double(t[2])) : std::ceil((end - start) / step);
+    n = count >= 9.2e18 ? INT64_MAX : static_cast<int64_t>(count);
+  } else if (!any_float) {
     // ceil(|e - s| / |st|) without forming e - s + st - 1, which wraps near the int64 range;
     // the sign check above makes e - s and st agree in sign.
     int64_t s = ctx.int_arg(0), e = ctx.int_arg(1), st = ctx.int_arg(2), span = 0;
