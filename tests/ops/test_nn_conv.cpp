@@ -257,6 +257,17 @@ TEST(NNOpsPool, AvgAndAdaptivePool2d) {
       },
       {x}));
   EXPECT_TRUE(throws_with([&] { call("avg_pool2d", {randmask({1, 1, 4, 4}, 1), 2}); }, {"avg_pool2d", "bool"}));
+  // Output sizes whose host matrices cannot exist are refused (in * out wrapped and the matrix
+  // was under-allocated: a segfault in upsample_bilinear2d, INTERNAL in adaptive_avg_pool2d).
+  const int64_t huge = int64_t{1} << 62;
+  EXPECT_TRUE(throws_with([&] { call("adaptive_avg_pool2d", {x, V{huge, 1}}); }, {"adaptive_avg_pool2d", "too large"}));
+  EXPECT_TRUE(throws_with([&] { call("adaptive_avg_pool2d", {x, V{INT64_MAX, 1}}); }, {"adaptive_avg_pool2d"}));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        call("upsample_bilinear2d", {x, V{huge}, false, 0.0, none});
+      },
+      {"upsample_bilinear2d", "too large"}));
+  EXPECT_TRUE(throws_with([&] { call("upsample_nearest2d", {x, V{3, huge}}); }, {"upsample_nearest2d", "too large"}));
 }
 
 // Integer input (PyTorch's CPU kernel takes int64): exact window sums divided with truncation

@@ -241,6 +241,7 @@ std::vector<int64_t> adaptive_size(const char* op, const Tensor& x, const std::v
   if (o[0] < 0 || o[1] < 0) nn::fail(op, "output_size must be non-negative, got " + nn::shp(o));
   for (int64_t d = 1; d < x.dim(); ++d)
     if (x.size(d) == 0) nn::fail(op, "expected non-empty spatial and channel dims, got input " + nn::shp(x));
+  nn::check_separable_output(op, x, o);
   return o;
 }
 

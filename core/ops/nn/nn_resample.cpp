@@ -56,6 +56,7 @@ Resample resample_args(const char* op, Mode mode, const Tensor& x, const std::ve
   auto o = nn::expand_param(op, "output_size", os, 2);
   if (o[0] <= 0 || o[1] <= 0) nn::fail(op, "output_size must be positive, got " + nn::shp(o));
   if (x.size(2) <= 0 || x.size(3) <= 0) nn::fail(op, "input " + nn::shp(x) + " has an empty spatial dimension");
+  nn::check_separable_output(op, x, o);
   return {resample_matrix(mode, x.size(2), o[0], align, sh, x), resample_matrix(mode, x.size(3), o[1], align, sw, x)};
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/composite.hpp"
+#include "tessera/checked_math.hpp"
 #include "tensor/dtype.hpp"
 
 namespace tsr::core::nn {
@@ -43,6 +44,20 @@ inline std::vector<int64_t> expand_param(const char* op, const char* what, std::
 inline void require_floating(const char* op, const char* what, const tsr::Tensor& t) {
   if (!is_floating(t.dtype()))
     fail(op, std::string("expected a floating point ") + what + ", got " + dtype_name(t.dtype()) + " " + shp(t));
+}
+
+// Resampling and adaptive pooling are separable maps over the last two dims with [out, in]
+// matrices built on the host: `out` (output_size) must keep those matrices (as doubles) and the
+// result countable. An output_size near 2^62 wrapped in * out and under-allocated the matrix.
+inline void check_separable_output(const char* op, const tsr::Tensor& x, const std::vector<int64_t>& out) {
+  std::vector<int64_t> result = x.sizes();
+  result[result.size() - 2] = out[0];
+  result[result.size() - 1] = out[1];
+  int64_t n = 0, bytes = 0;
+  bool ok = checked_numel(static_cast<int>(result.size()), result.data(), &n) && checked_nbytes(n, 8, &bytes);
+  for (int i = 0; ok && i < 2; ++i)
+    ok = checked_mul(x.size(x.dim() - 2 + i), out[static_cast<size_t>(i)], &n) && checked_nbytes(n, 8, &bytes);
+  if (!ok) fail(op, "output_size " + shp(out) + " is too large for input " + shp(x));
 }
 
 // Shape [1, C, 1, ...] (ndim entries) for per-channel parameters.
