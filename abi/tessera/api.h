@@ -197,6 +197,14 @@ typedef struct tsr_api_t {
 
   /* --- 1.3: where ops come from --- */
   tsr_op_source_fn_t op_source; /* op.h, 1.3 */
+
+  /* --- 1.4: schemas as data, DLPack exchange --- */
+  tsr_op_num_args_fn_t op_num_args;                           /* op.h, 1.4 */
+  tsr_op_arg_fn_t op_arg;                                     /* op.h, 1.4 */
+  tsr_tensor_to_dlpack_fn_t tensor_to_dlpack;                 /* tensor.h, 1.4 */
+  tsr_tensor_to_dlpack_legacy_fn_t tensor_to_dlpack_legacy;   /* tensor.h, 1.4 */
+  tsr_tensor_from_dlpack_fn_t tensor_from_dlpack;             /* tensor.h, 1.4 */
+  tsr_tensor_from_dlpack_legacy_fn_t tensor_from_dlpack_legacy; /* tensor.h, 1.4 */
 } tsr_api_t;
 
 /* The core's only entry point. NULL when the major of abi_version differs from the core's.

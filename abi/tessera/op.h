@@ -161,6 +161,42 @@ typedef struct tsr_op_source_t {
  * Since 1.3. */
 typedef tsr_status_t (*tsr_op_source_fn_t)(const tsr_op_t* op, tsr_op_source_t* out);
 
+/* The type of a schema argument, as the core parsed it ("Tensor?" is TSR_ARG_TENSOR with
+ * optional = 1; "int[2]" is TSR_ARG_INT_LIST). Values are fixed forever. Since 1.4. */
+typedef enum tsr_arg_kind_t {
+  TSR_ARG_TENSOR = 0,      /* Tensor */
+  TSR_ARG_INT = 1,         /* int */
+  TSR_ARG_FLOAT = 2,       /* float */
+  TSR_ARG_BOOL = 3,        /* bool */
+  TSR_ARG_INT_LIST = 4,    /* int[], int[N] (a single int is accepted and repeated) */
+  TSR_ARG_STRING = 5,      /* str */
+  TSR_ARG_DTYPE = 6,       /* ScalarType */
+  TSR_ARG_DEVICE = 7,      /* Device */
+  TSR_ARG_SCALAR = 8,      /* Scalar: int, float or bool, kept as given */
+  TSR_ARG_TENSOR_LIST = 9  /* Tensor[] */
+} tsr_arg_kind_t;
+
+/* One argument of an op's schema, so that bindings and tools call ops by keyword without
+ * parsing schema text. Strings and the default value are borrowed, valid as long as the
+ * runtime. Since 1.4. */
+typedef struct tsr_op_arg_t {
+  size_t struct_size;
+  const char* name;          /* the schema's name: "self", "dim", "keepdim" */
+  int32_t kind;              /* tsr_arg_kind_t */
+  int32_t optional;          /* 1: "T?", None (TSR_VALUE_NONE) is accepted */
+  int32_t is_mutable;        /* 1: "Tensor(a!)", written in place */
+  int32_t has_default;       /* 1: may be left out; default_value is what the core passes */
+  tsr_value_t default_value; /* NONE, INT, DOUBLE, BOOL, STRING or INT_LIST; borrowed */
+} tsr_op_arg_t;
+
+/* op_num_args: the number of arguments in the op's schema. Never fails; op must be valid.
+ * Thread-safe. Since 1.4. */
+typedef size_t (*tsr_op_num_args_fn_t)(const tsr_op_t* op);
+/* op_arg: argument number `index` of the op's schema into *out. The core fills every field it
+ * knows and sets struct_size (it does not read the caller's). INVALID_ARGUMENT for a NULL op or
+ * out, OUT_OF_RANGE past op_num_args. Thread-safe. Since 1.4. */
+typedef tsr_status_t (*tsr_op_arg_fn_t)(const tsr_op_t* op, size_t index, tsr_op_arg_t* out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@
 #define TESSERA_TENSOR_H
 
 #include "tessera/device.h"
+#include "tessera/dlpack.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,6 +73,34 @@ typedef tsr_status_t (*tsr_tensor_from_blob_fn_t)(tsr_runtime_t* runtime, void* 
                                                   const int64_t* sizes, const int64_t* strides, tsr_dtype_t dtype,
                                                   tsr_device_t device, void (*deleter)(void* ctx, void* data),
                                                   void* ctx, tsr_tensor_t** out);
+/* DLPack exchange (dlpack.h), zero-copy both ways. Devices: cpu (kDLCPU; every virtual cpu
+ * device exports as kDLCPU device 0, and kDLCPU / kDLCUDAHost import as cpu:0) and a device
+ * type named "cuda" (kDLCUDA, device_id = index). Dtypes: bool (kDLBool, 8 bits), uint8,
+ * int8..int64, float16/32/64 and bfloat16, with lanes 1.
+ *
+ * tensor_to_dlpack: a new DLManagedTensorVersioned (version 1.0, flags 0) viewing `t`'s
+ * elements with t's sizes and strides; it holds a reference to t, which its deleter drops (the
+ * caller owns *out and calls (*out)->deleter once). data points at the first element and
+ * byte_offset is 0. Exporting does not synchronize: the consumer orders its reads after the
+ * tensor's stream (stream.h) as the Python array API's stream argument does. UNIMPLEMENTED for
+ * a device type DLPack cannot name; INVALID_ARGUMENT for NULL arguments. Thread-safe.
+ * Since 1.4. */
+typedef tsr_status_t (*tsr_tensor_to_dlpack_fn_t)(tsr_tensor_t* t, DLManagedTensorVersioned** out);
+/* tensor_to_dlpack_legacy: the same as a pre-1.0 DLManagedTensor (what PyTorch 1.x and NumPy
+ * 1.2x consume). Since 1.4. */
+typedef tsr_status_t (*tsr_tensor_to_dlpack_legacy_fn_t)(tsr_tensor_t* t, DLManagedTensor** out);
+/* tensor_from_dlpack: a tensor viewing `src`'s memory. On success the tensor owns `src`: its
+ * deleter is called once, when the last view of the memory is released (the producer's memory
+ * stays alive until then). On error nothing is taken: the caller still owns `src`.
+ * INVALID_ARGUMENT (naming the field) for a major version other than 1, a read-only tensor
+ * (DLPACK_FLAG_BITMASK_READ_ONLY: Tessera tensors are writable; copy it first), lanes other
+ * than 1, a dtype or device listed nowhere above, negative strides, or a device that is not
+ * loaded (NOT_FOUND for a "cuda" device type that is not registered). Thread-safe. Since 1.4. */
+typedef tsr_status_t (*tsr_tensor_from_dlpack_fn_t)(tsr_runtime_t* runtime, DLManagedTensorVersioned* src,
+                                                    tsr_tensor_t** out);
+/* tensor_from_dlpack_legacy: the same for a pre-1.0 DLManagedTensor. Since 1.4. */
+typedef tsr_status_t (*tsr_tensor_from_dlpack_legacy_fn_t)(tsr_runtime_t* runtime, DLManagedTensor* src,
+                                                           tsr_tensor_t** out);
 /* tensor_retain: adds a reference (NULL is a no-op). Since 1.0. */
 typedef void (*tsr_tensor_retain_fn_t)(tsr_tensor_t* tensor);
 /* tensor_release: drops a reference; the last one frees the view, and the storage once no

@@ -8,10 +8,12 @@
  *   status.h           tsr_status_t, the canonical codes and which code to use when
  *   runtime.h          the runtime, options, logging, random state, precision switches
  *   device.h           devices, device properties, the device type a backend registers
- *   tensor.h           dtypes, tensors: creation, inspection, views, copies, foreign memory
+ *   tensor.h           dtypes, tensors: creation, inspection, views, copies, foreign memory,
+ *                      DLPack import and export
+ *   dlpack.h           the DLPack 1.0 exchange structs (the standard's layouts, as C11)
  *   stream.h           streams and events, the current stream, record_stream
  *   memory.h           allocator statistics and controls, memory pools, raw allocators
- *   op.h               ops, boxed values, schemas, meta functions
+ *   op.h               ops, boxed values, schemas and their arguments as data, meta functions
  *   kernel.h           kernels: what a backend registers and what a kernel receives
  *   autograd.h         gradients, hooks, backward, grad and inference modes
  *   io.h               safetensors files

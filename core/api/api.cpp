@@ -9,6 +9,7 @@
 #include "autograd/engine.hpp"
 #include "ops/op_impl.hpp"
 #include "plugins/registrar.hpp"
+#include "io/dlpack.hpp"
 #include "io/safetensors.hpp"
 #include "runtime/streams.hpp"
 #include "tensor/overlap.hpp"
@@ -144,8 +145,7 @@ tsr_status_t device_parse(tsr_runtime_t* rt, const char* text, tsr_device_t* out
   if (colon != std::string::npos) {
     // Digits only, and an index that fits the device's int32: "cpu:4294967296" is not cpu:0.
     const std::string digits = s.substr(colon + 1);
-    bool ok = !digits.empty() && digits.size() <= 10 &&
-              digits.find_first_not_of("0123456789") == std::string::npos;
+    bool ok = !digits.empty() && digits.size() <= 10 && digits.find_first_not_of("0123456789") == std::string::npos;
     if (ok) index = std::stoll(digits);
     if (!ok || index > INT32_MAX)
       return make_status(TSR_INVALID_ARGUMENT, "device_parse: invalid device string '" + s + "'");
@@ -422,6 +422,27 @@ tsr_status_t op_source(const tsr_op_t* op, tsr_op_source_t* out) {
   return nullptr;
 }
 
+size_t op_num_args(const tsr_op_t* op) { return op ? op->schema.args.size() : 0; }
+
+tsr_status_t op_arg(const tsr_op_t* op, size_t index, tsr_op_arg_t* out) {
+  TSR_CHECK_ARG(op, "op_arg", "op is NULL");
+  TSR_CHECK_ARG(out, "op_arg", "out is NULL");
+  if (index >= op->schema.args.size())
+    return make_status(TSR_OUT_OF_RANGE, "op_arg: " + op->schema.name + " has " +
+                                             std::to_string(op->schema.args.size()) + " arguments, not " +
+                                             std::to_string(index + 1));
+  const ArgSpec& a = op->schema.args[index];
+  *out = tsr_op_arg_t{};
+  out->struct_size = sizeof(*out);
+  out->name = a.name.c_str();
+  out->kind = static_cast<int32_t>(arg_kind_abi(a.kind));
+  out->optional = a.optional ? 1 : 0;
+  out->is_mutable = a.mutable_ ? 1 : 0;
+  out->has_default = a.has_default ? 1 : 0;
+  out->default_value = a.default_value;
+  return nullptr;
+}
+
 tsr_status_t memory_stats(tsr_runtime_t* rt, tsr_device_t d, tsr_memory_stats_t* out) {
   TSR_CHECK_ARG(rt && out, "memory_stats", "runtime and out are required");
   DeviceAllocator* a = nullptr;
@@ -662,6 +683,12 @@ const tsr_api_t kApi = {
     stream_api::precision_get,
     stream_api::tensor_from_blob,
     op_source,
+    op_num_args,
+    op_arg,
+    tensor_to_dlpack,
+    tensor_to_dlpack_legacy,
+    tensor_from_dlpack,
+    tensor_from_dlpack_legacy,
 };
 
 }  // namespace

@@ -7,6 +7,32 @@
 
 namespace tsr::core {
 
+tsr_arg_kind_t arg_kind_abi(ArgKind k) {
+  switch (k) {
+    case ArgKind::Tensor:
+      return TSR_ARG_TENSOR;
+    case ArgKind::Int:
+      return TSR_ARG_INT;
+    case ArgKind::Float:
+      return TSR_ARG_FLOAT;
+    case ArgKind::Bool:
+      return TSR_ARG_BOOL;
+    case ArgKind::IntList:
+      return TSR_ARG_INT_LIST;
+    case ArgKind::TensorList:
+      return TSR_ARG_TENSOR_LIST;
+    case ArgKind::Str:
+      return TSR_ARG_STRING;
+    case ArgKind::Dtype:
+      return TSR_ARG_DTYPE;
+    case ArgKind::Device:
+      return TSR_ARG_DEVICE;
+    case ArgKind::Scalar:
+      return TSR_ARG_SCALAR;
+  }
+  return TSR_ARG_TENSOR;
+}
+
 const char* arg_kind_name(ArgKind k) {
   switch (k) {
     case ArgKind::Tensor:

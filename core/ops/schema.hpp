@@ -28,6 +28,9 @@ struct Schema {
   int num_tensor_args = 0;
 };
 
+// The ABI's name for a kind (op_arg, op.h).
+tsr_arg_kind_t arg_kind_abi(ArgKind k);
+
 // Parses `text`; on error returns a status naming the schema and the problem.
 tsr_status_t parse_schema(const std::string& text, Schema* out);
 const char* arg_kind_name(ArgKind k);

@@ -274,6 +274,23 @@ _Static_assert(_Generic(((tsr_op_source_t*)0)->composite, int32_t: 1, default: 0
 PIN(tsr_op_source_t, formula, 32, 8);
 _Static_assert(_Generic(((tsr_op_source_t*)0)->formula, const char *: 1, default: 0), "tsr_op_source_t.formula is const char *");
 
+/* tsr_op_arg_t */
+PIN_RECORD(tsr_op_arg_t, 56, 8);
+PIN(tsr_op_arg_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_op_arg_t*)0)->struct_size, size_t: 1, default: 0), "tsr_op_arg_t.struct_size is size_t");
+PIN(tsr_op_arg_t, name, 8, 8);
+_Static_assert(_Generic(((tsr_op_arg_t*)0)->name, const char *: 1, default: 0), "tsr_op_arg_t.name is const char *");
+PIN(tsr_op_arg_t, kind, 16, 4);
+_Static_assert(_Generic(((tsr_op_arg_t*)0)->kind, int32_t: 1, default: 0), "tsr_op_arg_t.kind is int32_t");
+PIN(tsr_op_arg_t, optional, 20, 4);
+_Static_assert(_Generic(((tsr_op_arg_t*)0)->optional, int32_t: 1, default: 0), "tsr_op_arg_t.optional is int32_t");
+PIN(tsr_op_arg_t, is_mutable, 24, 4);
+_Static_assert(_Generic(((tsr_op_arg_t*)0)->is_mutable, int32_t: 1, default: 0), "tsr_op_arg_t.is_mutable is int32_t");
+PIN(tsr_op_arg_t, has_default, 28, 4);
+_Static_assert(_Generic(((tsr_op_arg_t*)0)->has_default, int32_t: 1, default: 0), "tsr_op_arg_t.has_default is int32_t");
+PIN(tsr_op_arg_t, default_value, 32, 24);
+_Static_assert(_Generic(((tsr_op_arg_t*)0)->default_value, tsr_value_t: 1, default: 0), "tsr_op_arg_t.default_value is tsr_value_t");
+
 /* tsr_tensor_view_t */
 PIN_RECORD(tsr_tensor_view_t, 40, 8);
 PIN(tsr_tensor_view_t, data, 0, 8);
@@ -413,7 +430,7 @@ PIN(tsr_plugin_record_t, reason, 40, 8);
 _Static_assert(_Generic(((tsr_plugin_record_t*)0)->reason, const char *: 1, default: 0), "tsr_plugin_record_t.reason is const char *");
 
 /* tsr_api_t */
-PIN_RECORD(tsr_api_t, 1024, 8);
+PIN_RECORD(tsr_api_t, 1072, 8);
 PIN(tsr_api_t, struct_size, 0, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->struct_size, size_t: 1, default: 0), "tsr_api_t.struct_size is size_t");
 PIN(tsr_api_t, abi_version, 8, 4);
@@ -672,6 +689,18 @@ PIN(tsr_api_t, tensor_from_blob, 1008, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->tensor_from_blob, tsr_status_t (*)(tsr_runtime_t *, void *, int32_t, const int64_t *, const int64_t *, tsr_dtype_t, tsr_device_t, void (*)(void *, void *), void *, tsr_tensor_t **): 1, default: 0), "tsr_api_t.tensor_from_blob is tsr_status_t (*)(tsr_runtime_t *, void *, int32_t, const int64_t *, const int64_t *, tsr_dtype_t, tsr_device_t, void (*)(void *, void *), void *, tsr_tensor_t **)");
 PIN(tsr_api_t, op_source, 1016, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->op_source, tsr_status_t (*)(const tsr_op_t *, tsr_op_source_t *): 1, default: 0), "tsr_api_t.op_source is tsr_status_t (*)(const tsr_op_t *, tsr_op_source_t *)");
+PIN(tsr_api_t, op_num_args, 1024, 8);
+_Static_assert(_Generic(((tsr_api_t*)0)->op_num_args, size_t (*)(const tsr_op_t *): 1, default: 0), "tsr_api_t.op_num_args is size_t (*)(const tsr_op_t *)");
+PIN(tsr_api_t, op_arg, 1032, 8);
+_Static_assert(_Generic(((tsr_api_t*)0)->op_arg, tsr_status_t (*)(const tsr_op_t *, size_t, tsr_op_arg_t *): 1, default: 0), "tsr_api_t.op_arg is tsr_status_t (*)(const tsr_op_t *, size_t, tsr_op_arg_t *)");
+PIN(tsr_api_t, tensor_to_dlpack, 1040, 8);
+_Static_assert(_Generic(((tsr_api_t*)0)->tensor_to_dlpack, tsr_status_t (*)(tsr_tensor_t *, DLManagedTensorVersioned **): 1, default: 0), "tsr_api_t.tensor_to_dlpack is tsr_status_t (*)(tsr_tensor_t *, DLManagedTensorVersioned **)");
+PIN(tsr_api_t, tensor_to_dlpack_legacy, 1048, 8);
+_Static_assert(_Generic(((tsr_api_t*)0)->tensor_to_dlpack_legacy, tsr_status_t (*)(tsr_tensor_t *, DLManagedTensor **): 1, default: 0), "tsr_api_t.tensor_to_dlpack_legacy is tsr_status_t (*)(tsr_tensor_t *, DLManagedTensor **)");
+PIN(tsr_api_t, tensor_from_dlpack, 1056, 8);
+_Static_assert(_Generic(((tsr_api_t*)0)->tensor_from_dlpack, tsr_status_t (*)(tsr_runtime_t *, DLManagedTensorVersioned *, tsr_tensor_t **): 1, default: 0), "tsr_api_t.tensor_from_dlpack is tsr_status_t (*)(tsr_runtime_t *, DLManagedTensorVersioned *, tsr_tensor_t **)");
+PIN(tsr_api_t, tensor_from_dlpack_legacy, 1064, 8);
+_Static_assert(_Generic(((tsr_api_t*)0)->tensor_from_dlpack_legacy, tsr_status_t (*)(tsr_runtime_t *, DLManagedTensor *, tsr_tensor_t **): 1, default: 0), "tsr_api_t.tensor_from_dlpack_legacy is tsr_status_t (*)(tsr_runtime_t *, DLManagedTensor *, tsr_tensor_t **)");
 
 /* tsr_graphs_t */
 PIN_RECORD(tsr_graphs_t, 72, 8);
@@ -754,5 +783,15 @@ PIN_ENUM(TSR_VALUE_DTYPE, 6);
 PIN_ENUM(TSR_VALUE_STRING, 7);
 PIN_ENUM(TSR_VALUE_DEVICE, 8);
 PIN_ENUM(TSR_VALUE_TENSOR_LIST, 9);
+PIN_ENUM(TSR_ARG_TENSOR, 0);
+PIN_ENUM(TSR_ARG_INT, 1);
+PIN_ENUM(TSR_ARG_FLOAT, 2);
+PIN_ENUM(TSR_ARG_BOOL, 3);
+PIN_ENUM(TSR_ARG_INT_LIST, 4);
+PIN_ENUM(TSR_ARG_STRING, 5);
+PIN_ENUM(TSR_ARG_DTYPE, 6);
+PIN_ENUM(TSR_ARG_DEVICE, 7);
+PIN_ENUM(TSR_ARG_SCALAR, 8);
+PIN_ENUM(TSR_ARG_TENSOR_LIST, 9);
 
 int main(void) { return 0; }

@@ -290,6 +290,23 @@ int main(void) {
   FIELD(tsr_op_source_t, formula);
   TYPE(tsr_op_source_t, formula, "((tsr_op_source_t*)0)->formula", "const char *");
 
+  puts("\n/* tsr_op_arg_t */");
+  RECORD(tsr_op_arg_t);
+  FIELD(tsr_op_arg_t, struct_size);
+  TYPE(tsr_op_arg_t, struct_size, "((tsr_op_arg_t*)0)->struct_size", "size_t");
+  FIELD(tsr_op_arg_t, name);
+  TYPE(tsr_op_arg_t, name, "((tsr_op_arg_t*)0)->name", "const char *");
+  FIELD(tsr_op_arg_t, kind);
+  TYPE(tsr_op_arg_t, kind, "((tsr_op_arg_t*)0)->kind", "int32_t");
+  FIELD(tsr_op_arg_t, optional);
+  TYPE(tsr_op_arg_t, optional, "((tsr_op_arg_t*)0)->optional", "int32_t");
+  FIELD(tsr_op_arg_t, is_mutable);
+  TYPE(tsr_op_arg_t, is_mutable, "((tsr_op_arg_t*)0)->is_mutable", "int32_t");
+  FIELD(tsr_op_arg_t, has_default);
+  TYPE(tsr_op_arg_t, has_default, "((tsr_op_arg_t*)0)->has_default", "int32_t");
+  FIELD(tsr_op_arg_t, default_value);
+  TYPE(tsr_op_arg_t, default_value, "((tsr_op_arg_t*)0)->default_value", "tsr_value_t");
+
   puts("\n/* tsr_tensor_view_t */");
   RECORD(tsr_tensor_view_t);
   FIELD(tsr_tensor_view_t, data);
@@ -688,6 +705,18 @@ int main(void) {
   TYPE(tsr_api_t, tensor_from_blob, "((tsr_api_t*)0)->tensor_from_blob", "tsr_status_t (*)(tsr_runtime_t *, void *, int32_t, const int64_t *, const int64_t *, tsr_dtype_t, tsr_device_t, void (*)(void *, void *), void *, tsr_tensor_t **)");
   FIELD(tsr_api_t, op_source);
   TYPE(tsr_api_t, op_source, "((tsr_api_t*)0)->op_source", "tsr_status_t (*)(const tsr_op_t *, tsr_op_source_t *)");
+  FIELD(tsr_api_t, op_num_args);
+  TYPE(tsr_api_t, op_num_args, "((tsr_api_t*)0)->op_num_args", "size_t (*)(const tsr_op_t *)");
+  FIELD(tsr_api_t, op_arg);
+  TYPE(tsr_api_t, op_arg, "((tsr_api_t*)0)->op_arg", "tsr_status_t (*)(const tsr_op_t *, size_t, tsr_op_arg_t *)");
+  FIELD(tsr_api_t, tensor_to_dlpack);
+  TYPE(tsr_api_t, tensor_to_dlpack, "((tsr_api_t*)0)->tensor_to_dlpack", "tsr_status_t (*)(tsr_tensor_t *, DLManagedTensorVersioned **)");
+  FIELD(tsr_api_t, tensor_to_dlpack_legacy);
+  TYPE(tsr_api_t, tensor_to_dlpack_legacy, "((tsr_api_t*)0)->tensor_to_dlpack_legacy", "tsr_status_t (*)(tsr_tensor_t *, DLManagedTensor **)");
+  FIELD(tsr_api_t, tensor_from_dlpack);
+  TYPE(tsr_api_t, tensor_from_dlpack, "((tsr_api_t*)0)->tensor_from_dlpack", "tsr_status_t (*)(tsr_runtime_t *, DLManagedTensorVersioned *, tsr_tensor_t **)");
+  FIELD(tsr_api_t, tensor_from_dlpack_legacy);
+  TYPE(tsr_api_t, tensor_from_dlpack_legacy, "((tsr_api_t*)0)->tensor_from_dlpack_legacy", "tsr_status_t (*)(tsr_runtime_t *, DLManagedTensor *, tsr_tensor_t **)");
 
   puts("\n/* tsr_graphs_t */");
   RECORD(tsr_graphs_t);
@@ -770,6 +799,16 @@ int main(void) {
   ENUM(TSR_VALUE_STRING);
   ENUM(TSR_VALUE_DEVICE);
   ENUM(TSR_VALUE_TENSOR_LIST);
+  ENUM(TSR_ARG_TENSOR);
+  ENUM(TSR_ARG_INT);
+  ENUM(TSR_ARG_FLOAT);
+  ENUM(TSR_ARG_BOOL);
+  ENUM(TSR_ARG_INT_LIST);
+  ENUM(TSR_ARG_STRING);
+  ENUM(TSR_ARG_DTYPE);
+  ENUM(TSR_ARG_DEVICE);
+  ENUM(TSR_ARG_SCALAR);
+  ENUM(TSR_ARG_TENSOR_LIST);
   puts("\nint main(void) { return 0; }");
   return 0;
 }
