@@ -8,7 +8,10 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config git
       clang libclang-rt-dev libomp-dev
       # PyTorch for the parity suite (tests/parity, docs/parity.md), for /usr/bin/python3. Large:
       # about 240 packages with its dependencies; the suite skips itself where it is missing.
-      python3-torch)
+      python3-torch
+      # The Python bindings (bindings/python, docs/bindings.md) for /usr/bin/python3: pybind11,
+      # the interpreter's headers, NumPy, and pytest for their tests.
+      python3-pybind11 python3-dev python3-numpy python3-pytest)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
