@@ -98,18 +98,51 @@ typedef struct tsr_meta_call_t {
 /* Since 1.0. */
 typedef tsr_status_t (*tsr_meta_fn_t)(const tsr_meta_call_t* call);
 
+/* A backward (gradient) call of a plugin op, made by the autograd engine when a gradient
+ * reaches the op's results. The formula is written with ops (api->op_call), like the core's own,
+ * so it runs on every device and is itself recorded under create_graph (double backward).
+ * Everything is borrowed for the duration of the call. Since 1.4. */
+typedef struct tsr_backward_call_t {
+  size_t struct_size;
+  const struct tsr_api_t* api;
+  tsr_runtime_t* runtime;
+  const char* op_name;
+  /* The forward call's arguments after defaults, tensors included (saved at record time). */
+  const tsr_value_t* args;
+  size_t nargs;
+  /* The forward results (saved at record time). */
+  tsr_tensor_t* const* outputs;
+  size_t noutputs;
+  /* grad_outputs[i]: the gradient of result i, or NULL when none reached it (read as zero). */
+  tsr_tensor_t* const* grad_outputs;
+  /* needs_input_grad[j] != 0: argument j is a tensor whose gradient is wanted. */
+  const int32_t* needs_input_grad;
+  /* grad_inputs[j] (NULL on entry): set a new tensor (the engine takes the reference) for each
+   * argument that needs it; leaving it NULL means a zero gradient. A gradient of a broadcast
+   * shape or another floating dtype is summed and cast to the input by the engine. */
+  tsr_tensor_t** grad_inputs;
+  void* user_data; /* the op definition's user_data */
+} tsr_backward_call_t;
+
+/* Returns NULL, or a status naming the op (the backward pass fails with it). Since 1.4. */
+typedef tsr_status_t (*tsr_backward_fn_t)(const tsr_backward_call_t* call);
+
 /* A new operator. The schema uses PyTorch's notation, e.g.
  *   "example::gemm_bias_act(Tensor a, Tensor b, Tensor? bias=None, str act='none') -> Tensor"
  * Argument types: Tensor, Tensor?, Tensor[], int, int?, float, float?, bool, int[], int[]?,
  * str, ScalarType?, Device?, Scalar, Scalar?. The core fills defaults, checks kinds and
  * devices, runs `meta`, allocates outputs (or checks out= tensors) and dispatches to a kernel.
- * The schema is copied; meta and user_data must stay valid until the plugin's shutdown.
- * Since 1.0. */
+ * The schema is copied; meta, backward and user_data must stay valid until the plugin's
+ * shutdown. Since 1.0. */
 typedef struct tsr_op_def_t {
   size_t struct_size;
   const char* schema;
   tsr_meta_fn_t meta;
   void* user_data;
+  /* --- Since 1.4 (optional): the op's gradient. NULL: reaching the op in a backward pass
+   * fails with "the derivative for '<op>' is not implemented". The engine saves the op's
+   * tensor arguments and results when it records a call. */
+  tsr_backward_fn_t backward;
 } tsr_op_def_t;
 
 /* ---- Entries of tsr_api_t (api.h) ------------------------------------------------------- */

@@ -49,6 +49,7 @@ class GradCtx {
 
   // ---- filled by the engine (fixed arrays: no allocation per backward call) ------------------
   static constexpr size_t kMaxArgs = 16;
+  const tsr_op_s* op_ = nullptr;  // the recorded op (plugin ops' formulas live on it)
   const char* op_name_ = "";
   tsr_runtime_t* runtime_ = nullptr;
   const tsr_value_t* args_ = nullptr;
@@ -69,5 +70,9 @@ class GradCtx {
 // A primitive op's backward: reads ctx.grad(...), calls ctx.set(...) for the inputs that
 // need() it. Throw tsr::Error for failures (it becomes the backward's status).
 using BackwardFn = void (*)(GradCtx& ctx);
+
+// The formula of every plugin op that registered one (tsr_op_def_t.backward, ABI 1.4): calls
+// the plugin's function through the ABI with the saved arguments, results and gradients.
+void plugin_op_backward(GradCtx& ctx);
 
 }  // namespace tsr::core

@@ -71,6 +71,7 @@ struct OpNode : Node {
 
   void apply(std::vector<tsr::Tensor>& grads_out, std::vector<tsr::Tensor>& grads_in, bool create_graph) override {
     GradCtx g;
+    g.op_ = op;
     g.op_name_ = op->schema.name.c_str();
     g.runtime_ = op->runtime;
     g.args_ = args;

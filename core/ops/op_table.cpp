@@ -28,6 +28,10 @@ tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const
   if (!bn.empty() && bn[0] >= 'a' && bn[0] <= 'z') bn[0] = static_cast<char>(bn[0] - 'a' + 'A');
   op->backward_name = bn + "Backward";
   op->extra = extra;
+  if (extra.backward) {  // a plugin's formula, called through the ABI (autograd/plugin_backward.cpp)
+    op->backward = plugin_op_backward;
+    op->formula_name = "the plugin's backward (tsr_op_def_t.backward)";
+  }
   rt->op_by_name[op->schema.name] = op.get();
   if (out) *out = op.get();
   rt->ops.push_back(std::move(op));

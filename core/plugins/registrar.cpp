@@ -110,6 +110,8 @@ tsr_status_t reg_op(Registrar* reg, const tsr_op_def_t* def) {
   for (auto& o : reg->ops)
     if (o.name == s.name) return reg_error(reg, TSR_ALREADY_EXISTS, "op '" + s.name + "' registered twice");
   OpExtra extra{def->meta, def->user_data, reg->plugin};
+  // backward is optional and newer than the struct's first fields (a plugin built for 1.3 ends before it).
+  if (def->struct_size >= offsetof(tsr_op_def_t, backward) + sizeof(def->backward)) extra.backward = def->backward;
   reg->ops.push_back({def->schema, extra, s.name});
   return nullptr;
 }

@@ -54,6 +54,7 @@ struct OpExtra {  // plugin-defined op
   tsr_meta_fn_t meta = nullptr;
   void* user_data = nullptr;
   std::string plugin;
+  tsr_backward_fn_t backward = nullptr;  // the plugin's gradient formula (ABI 1.4), or none
 };
 
 }  // namespace tsr::core
@@ -69,7 +70,7 @@ struct tsr_op_s {
   void (*backward)(tsr::core::GradCtx&) = nullptr;
   uint32_t save = 3;
   bool composite = false;
-  bool mutates = false;       // the schema has a Tensor(a!) argument
+  bool mutates = false;  // the schema has a Tensor(a!) argument
   // The op's writes may overlap (_fill: every write stores the same value), so the
   // dispatcher's overlap check (ops/op_impl.hpp check_overlap) is skipped.
   bool overlapping_writes_ok = false;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tessera/plugin.hpp"
+#include "tessera/plugin_backward.hpp"
 
 namespace {
 
@@ -186,6 +187,39 @@ void gemm_bias_act_cpu(tsr::KernelCall& c) {
   });
 }
 
+// ---- backward: written with ops, like the core's formulas ---------------------------------------
+//
+// out = act(pre), pre = a @ b + bias. d pre = grad * act'(pre), then da = d pre @ b^T,
+// db = a^T @ d pre, dbias = sum over rows of d pre. relu reads its derivative off the saved
+// output; gelu and silu recompute pre with ops (cheaper to keep than to save).
+tsr::Tensor act_grad(Act act, const tsr::Tensor& grad, const tsr::Tensor& out, const tsr::Tensor& a,
+                     const tsr::Tensor& b, const tsr::Tensor& bias) {
+  if (act == Act::None) return grad;
+  if (act == Act::Relu) return tsr::where(tsr::gt(out, 0.0), grad, 0.0);
+  tsr::Tensor pre = tsr::matmul(a, b);
+  if (bias.defined()) pre = pre + bias;
+  if (act == Act::Gelu) {
+    tsr::Tensor cdf = (tsr::erf(pre * 0.70710678118654752440) + 1.0) * 0.5;
+    tsr::Tensor pdf = tsr::exp(pre * pre * -0.5) * 0.39894228040143267794;  // 1 / sqrt(2 pi)
+    return grad * (cdf + pre * pdf);
+  }
+  tsr::Tensor s = tsr::sigmoid(pre);  // silu
+  return grad * s * ((1.0 - s) * pre + 1.0);
+}
+
+void gemm_bias_act_backward(tsr::BackwardCall& c) {
+  tsr::Tensor grad = c.grad(0);
+  if (!grad.defined()) return;
+  Act act;
+  if (!parse_act(c.arg_str(kArgAct), &act))
+    tsr::fail(TSR_INVALID_ARGUMENT, c.op_name(), ": unknown act '", c.arg_str(kArgAct), "'");
+  const tsr::Tensor a = c.input(kArgA), b = c.input(kArgB), bias = c.input(kArgBias);
+  const tsr::Tensor d = act_grad(act, grad, c.output(0), a, b, bias);
+  if (c.needs(kArgA)) c.set(kArgA, tsr::matmul(d, b.t()));
+  if (c.needs(kArgB)) c.set(kArgB, tsr::matmul(a.t(), d));
+  if (c.needs(kArgBias)) c.set(kArgBias, tsr::sum(d, {0}));
+}
+
 // ---- registration ------------------------------------------------------------------------------
 
 void example_gemm_init(tsr::Registrar& r) {
@@ -193,7 +227,7 @@ void example_gemm_init(tsr::Registrar& r) {
   // first). Look it up by name, as a vendor would for any device type it did not register.
   int32_t cpu = -1;
   tsr::check(r.api(), r.api()->device_type_lookup(r.runtime(), "cpu", &cpu));
-  r.op(kSchema, TSR_META(gemm_bias_act_meta));
+  r.op(kSchema, TSR_META(gemm_bias_act_meta), TSR_BACKWARD(gemm_bias_act_backward));
   r.kernel(kOpName, "example_gemm::gemm_bias_act_cpu", cpu, tsr::kFloatingMask, TSR_KERNEL(gemm_bias_act_cpu));
 }
 

@@ -339,12 +339,16 @@ class Registrar {
     }
     return op != nullptr;
   }
-  void op(const char* schema, tsr_meta_fn_t meta, void* user_data = nullptr) {
+  void op(const char* schema, tsr_meta_fn_t meta, void* user_data = nullptr) { op(schema, meta, nullptr, user_data); }
+  // With a gradient formula (ABI 1.4; tessera/plugin_backward.hpp writes one with SDK ops). A
+  // core older than 1.4 reads the definition without it: the op loads, without a gradient.
+  void op(const char* schema, tsr_meta_fn_t meta, tsr_backward_fn_t backward, void* user_data = nullptr) {
     tsr_op_def_t d{};
     d.struct_size = TSR_STRUCT_SIZE(tsr_op_def_t);
     d.schema = schema;
     d.meta = meta;
     d.user_data = user_data;
+    d.backward = backward;
     check(api_, api_->register_op(reg_, &d));
   }
   void extension(const char* name, const void* table) { check(api_, api_->register_extension(reg_, name, table)); }

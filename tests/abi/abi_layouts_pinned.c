@@ -248,8 +248,35 @@ _Static_assert(_Generic(((tsr_meta_call_t*)0)->dispatch_dtype, int32_t *: 1, def
 PIN(tsr_meta_call_t, user_data, 72, 8);
 _Static_assert(_Generic(((tsr_meta_call_t*)0)->user_data, void *: 1, default: 0), "tsr_meta_call_t.user_data is void *");
 
+/* tsr_backward_call_t */
+PIN_RECORD(tsr_backward_call_t, 96, 8);
+PIN(tsr_backward_call_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->struct_size, size_t: 1, default: 0), "tsr_backward_call_t.struct_size is size_t");
+PIN(tsr_backward_call_t, api, 8, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->api, const struct tsr_api_t *: 1, default: 0), "tsr_backward_call_t.api is const struct tsr_api_t *");
+PIN(tsr_backward_call_t, runtime, 16, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->runtime, tsr_runtime_t *: 1, default: 0), "tsr_backward_call_t.runtime is tsr_runtime_t *");
+PIN(tsr_backward_call_t, op_name, 24, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->op_name, const char *: 1, default: 0), "tsr_backward_call_t.op_name is const char *");
+PIN(tsr_backward_call_t, args, 32, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->args, const tsr_value_t *: 1, default: 0), "tsr_backward_call_t.args is const tsr_value_t *");
+PIN(tsr_backward_call_t, nargs, 40, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->nargs, size_t: 1, default: 0), "tsr_backward_call_t.nargs is size_t");
+PIN(tsr_backward_call_t, outputs, 48, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->outputs, tsr_tensor_t *const *: 1, default: 0), "tsr_backward_call_t.outputs is tsr_tensor_t *const *");
+PIN(tsr_backward_call_t, noutputs, 56, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->noutputs, size_t: 1, default: 0), "tsr_backward_call_t.noutputs is size_t");
+PIN(tsr_backward_call_t, grad_outputs, 64, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->grad_outputs, tsr_tensor_t *const *: 1, default: 0), "tsr_backward_call_t.grad_outputs is tsr_tensor_t *const *");
+PIN(tsr_backward_call_t, needs_input_grad, 72, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->needs_input_grad, const int32_t *: 1, default: 0), "tsr_backward_call_t.needs_input_grad is const int32_t *");
+PIN(tsr_backward_call_t, grad_inputs, 80, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->grad_inputs, tsr_tensor_t **: 1, default: 0), "tsr_backward_call_t.grad_inputs is tsr_tensor_t **");
+PIN(tsr_backward_call_t, user_data, 88, 8);
+_Static_assert(_Generic(((tsr_backward_call_t*)0)->user_data, void *: 1, default: 0), "tsr_backward_call_t.user_data is void *");
+
 /* tsr_op_def_t */
-PIN_RECORD(tsr_op_def_t, 32, 8);
+PIN_RECORD(tsr_op_def_t, 40, 8);
 PIN(tsr_op_def_t, struct_size, 0, 8);
 _Static_assert(_Generic(((tsr_op_def_t*)0)->struct_size, size_t: 1, default: 0), "tsr_op_def_t.struct_size is size_t");
 PIN(tsr_op_def_t, schema, 8, 8);
@@ -258,6 +285,8 @@ PIN(tsr_op_def_t, meta, 16, 8);
 _Static_assert(_Generic(((tsr_op_def_t*)0)->meta, tsr_status_t (*)(const tsr_meta_call_t *): 1, default: 0), "tsr_op_def_t.meta is tsr_status_t (*)(const tsr_meta_call_t *)");
 PIN(tsr_op_def_t, user_data, 24, 8);
 _Static_assert(_Generic(((tsr_op_def_t*)0)->user_data, void *: 1, default: 0), "tsr_op_def_t.user_data is void *");
+PIN(tsr_op_def_t, backward, 32, 8);
+_Static_assert(_Generic(((tsr_op_def_t*)0)->backward, tsr_status_t (*)(const tsr_backward_call_t *): 1, default: 0), "tsr_op_def_t.backward is tsr_status_t (*)(const tsr_backward_call_t *)");
 
 /* tsr_op_source_t */
 PIN_RECORD(tsr_op_source_t, 40, 8);

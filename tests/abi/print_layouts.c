@@ -264,6 +264,33 @@ int main(void) {
   FIELD(tsr_meta_call_t, user_data);
   TYPE(tsr_meta_call_t, user_data, "((tsr_meta_call_t*)0)->user_data", "void *");
 
+  puts("\n/* tsr_backward_call_t */");
+  RECORD(tsr_backward_call_t);
+  FIELD(tsr_backward_call_t, struct_size);
+  TYPE(tsr_backward_call_t, struct_size, "((tsr_backward_call_t*)0)->struct_size", "size_t");
+  FIELD(tsr_backward_call_t, api);
+  TYPE(tsr_backward_call_t, api, "((tsr_backward_call_t*)0)->api", "const struct tsr_api_t *");
+  FIELD(tsr_backward_call_t, runtime);
+  TYPE(tsr_backward_call_t, runtime, "((tsr_backward_call_t*)0)->runtime", "tsr_runtime_t *");
+  FIELD(tsr_backward_call_t, op_name);
+  TYPE(tsr_backward_call_t, op_name, "((tsr_backward_call_t*)0)->op_name", "const char *");
+  FIELD(tsr_backward_call_t, args);
+  TYPE(tsr_backward_call_t, args, "((tsr_backward_call_t*)0)->args", "const tsr_value_t *");
+  FIELD(tsr_backward_call_t, nargs);
+  TYPE(tsr_backward_call_t, nargs, "((tsr_backward_call_t*)0)->nargs", "size_t");
+  FIELD(tsr_backward_call_t, outputs);
+  TYPE(tsr_backward_call_t, outputs, "((tsr_backward_call_t*)0)->outputs", "tsr_tensor_t *const *");
+  FIELD(tsr_backward_call_t, noutputs);
+  TYPE(tsr_backward_call_t, noutputs, "((tsr_backward_call_t*)0)->noutputs", "size_t");
+  FIELD(tsr_backward_call_t, grad_outputs);
+  TYPE(tsr_backward_call_t, grad_outputs, "((tsr_backward_call_t*)0)->grad_outputs", "tsr_tensor_t *const *");
+  FIELD(tsr_backward_call_t, needs_input_grad);
+  TYPE(tsr_backward_call_t, needs_input_grad, "((tsr_backward_call_t*)0)->needs_input_grad", "const int32_t *");
+  FIELD(tsr_backward_call_t, grad_inputs);
+  TYPE(tsr_backward_call_t, grad_inputs, "((tsr_backward_call_t*)0)->grad_inputs", "tsr_tensor_t **");
+  FIELD(tsr_backward_call_t, user_data);
+  TYPE(tsr_backward_call_t, user_data, "((tsr_backward_call_t*)0)->user_data", "void *");
+
   puts("\n/* tsr_op_def_t */");
   RECORD(tsr_op_def_t);
   FIELD(tsr_op_def_t, struct_size);
@@ -274,6 +301,8 @@ int main(void) {
   TYPE(tsr_op_def_t, meta, "((tsr_op_def_t*)0)->meta", "tsr_status_t (*)(const tsr_meta_call_t *)");
   FIELD(tsr_op_def_t, user_data);
   TYPE(tsr_op_def_t, user_data, "((tsr_op_def_t*)0)->user_data", "void *");
+  FIELD(tsr_op_def_t, backward);
+  TYPE(tsr_op_def_t, backward, "((tsr_op_def_t*)0)->backward", "tsr_status_t (*)(const tsr_backward_call_t *)");
 
   puts("\n/* tsr_op_source_t */");
   RECORD(tsr_op_source_t);
