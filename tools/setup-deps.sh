@@ -23,3 +23,12 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -q
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# node-addon-api for the Node.js binding (bindings/node, docs/bindings.md), from the npm registry
+# at the version its package-lock.json pins. Without node or npm the binding is skipped (its
+# ctest test says so); Node itself is not installed here.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if command -v npm >/dev/null 2>&1 && [ ! -f "$root/bindings/node/node_modules/node-addon-api/napi.h" ]; then
+  (cd "$root/bindings/node" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) ||
+    echo "setup-deps: npm ci in bindings/node failed: the Node binding will be skipped" >&2
+fi
