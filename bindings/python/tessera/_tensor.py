@@ -31,15 +31,7 @@ def _basic(x, idx):
     """Applies ints, slices, None and Ellipsis; returns (view, [(dim, index tensor)])."""
     if not isinstance(idx, tuple):
         idx = (idx,)
-    consumed = 0
-    for i in idx:
-        if i is None or i is Ellipsis:
-            continue
-        if _is_index_array(i):
-            t = _as_index(i)
-            consumed += t.ndim if t.dtype in (_C.bool, _C.uint8) else 1
-        else:
-            consumed += 1
+    consumed = _dims_consumed(idx)
     if builtins.sum(1 for i in idx if i is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > x.ndim:
@@ -48,7 +40,7 @@ def _basic(x, idx):
     adv = []
     for i in idx:
         if i is Ellipsis:
-            d += x.ndim - d - (consumed - _consumed_before(idx, i))
+            d += x.ndim - d - (consumed - _dims_consumed(idx[:_position(idx, Ellipsis)]))
             continue
         if i is None:
             x = x.unsqueeze(d)
@@ -78,12 +70,17 @@ def _basic(x, idx):
     return x, adv
 
 
-def _consumed_before(idx, marker):
+def _position(items, marker):
+    """Index of `marker` by identity (== on a Tensor would be an op)."""
+    return next(k for k, i in enumerate(items) if i is marker)
+
+
+def _dims_consumed(items):
+    """How many of the tensor's dims the index items use (None and ... use none; a bool or
+    uint8 mask uses its rank; anything else one)."""
     n = 0
-    for i in idx:
-        if i is marker:
-            break
-        if i is None:
+    for i in items:
+        if i is None or i is Ellipsis:
             continue
         if _is_index_array(i):
             t = _as_index(i)
