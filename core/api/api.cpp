@@ -109,6 +109,23 @@ const void* get_extension(tsr_runtime_t* rt, const char* name) {
 
 void api_log(tsr_log_level_t level, const char* message) { log(level, message ? message : ""); }
 
+// Why a device type may be missing: the plugin of that name was refused (its reason), else the
+// refused plugins, so a host learns the cause without running `tessera info`.
+std::string refusals(const Runtime* rt, const std::string& type) {
+  std::vector<const PluginRecord*> refused;
+  for (const PluginRecord& r : rt->plugin_records) {
+    if (r.loaded) continue;
+    if (r.name == type) return "; the plugin '" + r.name + "' (" + r.path + ") was refused: " + r.reason;
+    if (r.reason.rfind("shadowed by", 0) != 0) refused.push_back(&r);
+  }
+  if (refused.empty()) return "";
+  std::string s = "; " + std::to_string(refused.size()) + " plugin" + (refused.size() == 1 ? " was" : "s were") +
+                  " refused (tessera info lists them all):";
+  for (size_t i = 0; i < refused.size() && i < 3; ++i) s += " " + refused[i]->name + ": " + refused[i]->reason + ";";
+  s.pop_back();
+  return s;
+}
+
 tsr_status_t device_type_lookup(tsr_runtime_t* rt, const char* name, int32_t* out) {
   TSR_CHECK_ARG(rt && name && out, "device_type_lookup", "runtime, name and out are required");
   for (int32_t t = 0; t < rt->num_device_types.load(); ++t)
@@ -116,7 +133,7 @@ tsr_status_t device_type_lookup(tsr_runtime_t* rt, const char* name, int32_t* ou
       *out = t;
       return nullptr;
     }
-  return make_status(TSR_NOT_FOUND, std::string("device type '") + name + "' is not registered");
+  return make_status(TSR_NOT_FOUND, std::string("device type '") + name + "' is not registered" + refusals(rt, name));
 }
 
 const char* device_type_name(tsr_runtime_t* rt, int32_t type) {

@@ -334,7 +334,10 @@ tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t d
   tsr_status_t st;
   try {
     st = k->def.fn(&call);
-  } catch (...) {  // a kernel must not throw; contain it anyway
+  } catch (const std::exception& e) {  // a kernel must not throw; contain it, keeping its message
+    st = make_status(TSR_INTERNAL,
+                     op->schema.name + ": kernel " + k->kernel_name + " threw a C++ exception: " + e.what());
+  } catch (...) {
     st = make_status(TSR_INTERNAL, op->schema.name + ": kernel " + k->kernel_name + " threw a C++ exception");
   }
   return st;
@@ -385,6 +388,8 @@ tsr_status_t plugin_op_impl(CallCtx& ctx) {
   tsr_status_t st;
   try {
     st = ctx.op->extra.meta(&meta);
+  } catch (const std::exception& e) {
+    st = ctx.error(TSR_INTERNAL, std::string("meta function threw a C++ exception: ") + e.what());
   } catch (...) {
     st = ctx.error(TSR_INTERNAL, "meta function threw a C++ exception");
   }

@@ -424,6 +424,66 @@ TEST(LoaderFault, InitThrowingWithoutTheSdkIsCaught) {
   expect_refused(case_dir("throws_raw"), "thrower_raw", {"exception", "boom from raw init"});
 }
 
+// A raw meta function or kernel that lets a C++ exception escape gives INTERNAL with the op, the
+// kernel and the exception's what() (issue 16: it used to lose the message).
+TEST(LoaderFault, RawKernelAndMetaExceptionsKeepTheirMessage) {
+  if (!have_cpu()) GTEST_SKIP() << "needs the cpu plugin";
+  Rt rt(with_healthy(case_dir("kernel_throws")));
+  ASSERT_TRUE(rt.record("kthrow").loaded) << rt.record("kthrow").reason;
+  const float x[2] = {1.f, 2.f};
+  const double xd[2] = {1.0, 2.0};
+  const int64_t n[1] = {2};
+  tsr_tensor_t *xt = nullptr, *xdt = nullptr, *out = nullptr;
+  ASSERT_EQ(take_message(api()->tensor_from_host(rt.get(), x, 1, n, TSR_F32, tsr_device_t{0, 0}, &xt)), "");
+  ASSERT_EQ(take_message(api()->tensor_from_host(rt.get(), xd, 1, n, TSR_F64, tsr_device_t{0, 0}, &xdt)), "");
+  auto call = [&](const char* name, tsr_tensor_t* t, tsr_code_t* code) {
+    tsr_op_t* op = nullptr;
+    EXPECT_EQ(take_message(api()->op_find(rt.get(), name, &op)), "");
+    tsr_value_t args[1] = {tensor_arg(t)};
+    tsr_status_t st = api()->op_call(op, args, 1, &out, 1);
+    *code = st ? api()->status_code(st) : TSR_OK;
+    return take_message(st);
+  };
+  tsr_code_t code = TSR_OK;
+  std::string m = call("kthrow::kernel_throws", xt, &code);
+  EXPECT_EQ(code, TSR_INTERNAL);
+  for (const char* f : {"kthrow::kernel_throws", "kthrow::kernel_throws_cpu", "boom from raw kernel"})
+    EXPECT_NE(m.find(f), std::string::npos) << m;
+  m = call("kthrow::kernel_throws", xdt, &code);  // not a std::exception: no message to keep
+  EXPECT_EQ(code, TSR_INTERNAL);
+  EXPECT_NE(m.find("kthrow::kernel_throws_int_cpu threw a C++ exception"), std::string::npos) << m;
+  m = call("kthrow::meta_throws", xt, &code);
+  EXPECT_EQ(code, TSR_INTERNAL);
+  for (const char* f : {"kthrow::meta_throws", "meta function", "boom from raw meta"})
+    EXPECT_NE(m.find(f), std::string::npos) << m;
+  EXPECT_EQ(out, nullptr);
+  api()->tensor_release(xdt);
+  api()->tensor_release(xt);
+}
+
+// A host asking for a device type that a refused plugin would have registered learns why
+// (issue 16: it got only "is not registered").
+TEST(LoaderFault, MissingDeviceTypeNamesTheRefusedPlugin) {
+  Rt rt(with_healthy(case_dir("init_fails")));
+  int32_t id = -1;
+  tsr_status_t st = api()->device_type_lookup(rt.get(), "ghost", &id);
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(api()->status_code(st), TSR_NOT_FOUND);
+  std::string m = take_message(st);
+  for (const char* f :
+       {"device type 'ghost' is not registered", "the plugin 'ghost'", "was refused", "ghost init failed on purpose"})
+    EXPECT_NE(m.find(f), std::string::npos) << m;
+  // Another missing name lists the refusals instead.
+  m = take_message(api()->device_type_lookup(rt.get(), "nosuch", &id));
+  EXPECT_NE(m.find("'nosuch' is not registered"), std::string::npos) << m;
+  EXPECT_NE(m.find("refused (tessera info lists them all):"), std::string::npos) << m;
+  EXPECT_NE(m.find("ghost: init failed"), std::string::npos) << m;
+  // Nothing refused: the plain message.
+  Rt good(good_dir());
+  m = take_message(api()->device_type_lookup(good.get(), "nosuch", &id));
+  EXPECT_EQ(m, "device type 'nosuch' is not registered");
+}
+
 TEST(LoaderFault, InitThrowingThroughTheSdkIsRefused) {
   expect_refused(case_dir("throws_sdk"), "thrower_sdk", {"init failed", "boom from sdk init"});
   Rt rt(case_dir("throws_sdk"));
