@@ -3,6 +3,9 @@
 // parent process, survive.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -70,6 +73,34 @@ TEST(CheckPlugin, GoodPluginListsWhatItRegisters) {
   EXPECT_EQ(j.at("new_ops")[0].at("name"), "toy::axpb");
   ASSERT_EQ(j.at("new_kernels").size(), 1u);
   EXPECT_EQ(j.at("new_kernels")[0].at("dtypes"), nlohmann::json::array({"float32"}));
+}
+
+// What loads but cannot work fails the check (issue 16): a device type without an allocator, and
+// a plugin the loader would refuse where it lies (world-writable), though its copy loads.
+TEST(CheckPlugin, LoadedButUnusableFails) {
+  REQUIRE_CLI();
+  tsr_test::CliResult r = tsr_test::run_cli(kCli, "check-plugin " + case_so("no_allocator", "noalloc.so"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("LOADED BUT UNUSABLE"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("device type 'noalloc' has no allocator"), std::string::npos) << r.output;
+  r = tsr_test::run_cli(kCli, "check-plugin --json " + case_so("no_allocator", "noalloc.so"));
+  nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("status"), "unusable");
+
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tessera-ww-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* f : {"toy.so", "toy.json"})
+    fs::copy_file(fs::path(TSR_LOADER_CASES) / "good" / f, dir / f, fs::copy_options::overwrite_existing);
+  fs::permissions(dir, fs::perms::all);  // 0777
+  r = tsr_test::run_cli(kCli, "check-plugin " + tsr_test::shell_quote((dir / "toy.so").string()));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("world-writable"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("LOADED BUT UNUSABLE"), std::string::npos) << r.output;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  // A healthy plugin in a private directory still passes.
+  EXPECT_EQ(tsr_test::run_cli(kCli, "check-plugin " + case_so("good", "toy.so")).exit_code, 0);
 }
 
 TEST(CheckPlugin, RefusedPluginReportsTheReason) {

@@ -177,7 +177,14 @@ int child_main(int fd, const ChildPlan& plan) {
   std::vector<KernelEntry> added;
   std::set_difference(ka.begin(), ka.end(), kb.begin(), kb.end(), std::back_inserter(added));
   for (const KernelEntry& k : added) kernels.push_back(k);
+  // A device type without an allocator loads, but every op on it fails: say so here.
+  json no_allocator = json::array();
+  for (const json& t : types)
+    if (t.at("device_count").get<int32_t>() > 0 &&
+        !api->device_allocator_name(rt, tsr_device_t{t.at("id").get<int32_t>(), 0}))
+      no_allocator.push_back(t.at("name"));
   result["new_device_types"] = types;
+  result["device_types_without_allocator"] = no_allocator;
   result["new_ops"] = ops;
   result["new_kernels"] = kernels;
   line(fd, "RESULT " + result.dump());
@@ -268,8 +275,10 @@ int cmd_check_plugin(int argc, char** argv) {
     std::printf(
         "usage: tessera check-plugin [options] PATH.so\n\n"
         "Loads the plugin (with PATH.json beside it) in a child process and reports what it\n"
-        "registers, or why it was refused, or how it crashed. Exit status: 0 loaded, 1 refused,\n"
-        "2 usage, 3 crashed or hung, 4 could not check. Temporary copies go to $TMPDIR.\n\n");
+        "registers, or why it was refused, or how it crashed. Exit status: 0 loaded, 1 refused or\n"
+        "unusable (a device type without an allocator; a file the loader refuses where it is, e.g.\n"
+        "world-writable), 2 usage, 3 crashed or hung, 4 could not check. Temporary copies go to\n"
+        "$TMPDIR.\n\n");
     print_options(specs);
     return kExitOk;
   }
@@ -413,6 +422,19 @@ int cmd_check_plugin(int argc, char** argv) {
     rc = kExitInternal;
   } else if (plugin_record.at("loaded").get<bool>()) {
     status = "loaded";
+    // Loaded from the private copy, yet not usable as it is: fail the check all the same.
+    std::string unusable;
+    for (const json& t : r.result.value("device_types_without_allocator", json::array()))
+      unusable += (unusable.empty() ? "" : "; ") + std::string("device type '") + t.get<std::string>() +
+                  "' has no allocator, so every op on it fails (register a raw allocator for it in init)";
+    if (world_writable(so) || world_writable(so.parent_path()))
+      unusable += (unusable.empty() ? "" : "; ") + std::string("the loader refuses ") + so.string() +
+                  " where it is: the file or its directory is world-writable";
+    if (!unusable.empty()) {
+      status = "unusable";
+      message = unusable;
+      rc = kExitFailure;
+    }
   } else {
     status = "refused";
     message = plugin_record.at("reason").get<std::string>();
@@ -446,12 +468,15 @@ int cmd_check_plugin(int argc, char** argv) {
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   if (!plugin_record.is_null()) {
     std::string v = plugin_record.at("version").get<std::string>();
-    std::printf("result: %s  %s%s%s, score %d\n", status == "loaded" ? "LOADED" : "REFUSED",
+    std::printf("result: %s  %s%s%s, score %d\n",
+                status == "loaded"     ? "LOADED"
+                : status == "unusable" ? "LOADED BUT UNUSABLE"
+                                       : "REFUSED",
                 plugin_record.at("name").get<std::string>().c_str(), v.empty() ? "" : " ", v.c_str(),
                 plugin_record.at("score").get<int>());
-    if (status == "refused") std::printf("reason: %s\n", message.c_str());
+    if (status == "refused" || status == "unusable") std::printf("reason: %s\n", message.c_str());
   }
-  if (r.have_result && (status == "loaded" || status == "crashed")) print_registered(r.result);
+  if (r.have_result && (status == "loaded" || status == "unusable" || status == "crashed")) print_registered(r.result);
   if (!dependencies.empty()) {
     std::printf("other plugins in the check:\n");
     for (const json& d : dependencies)

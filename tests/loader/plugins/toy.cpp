@@ -26,13 +26,13 @@ void toy_describe(void*, tsr_device_t d, char* buf, size_t len) {
 
 const tsr_api_t* g_api = nullptr;
 
-tsr_status_t toy_alloc(void*, tsr_device_t, size_t n, void** out) {
+[[maybe_unused]] tsr_status_t toy_alloc(void*, tsr_device_t, size_t n, void** out) {
   *out = std::aligned_alloc(64, (n + 63) / 64 * 64);
   if (!*out) return g_api->status_create(TSR_RESOURCE_EXHAUSTED, TOY_NAME ": out of memory");
   return nullptr;
 }
 
-void toy_free(void*, tsr_device_t, void* p, size_t) { std::free(p); }
+[[maybe_unused]] void toy_free(void*, tsr_device_t, void* p, size_t) { std::free(p); }
 
 void axpb_meta(tsr::MetaCall& m) {
   TSR_CHECK(m.tensor_dtype(0) == TSR_F32, TSR_INVALID_ARGUMENT, m.op_name(), ": expected a float32 tensor, got ",
@@ -61,12 +61,14 @@ void* toy_init(tsr::Registrar& r) {
   dt.copy = toy_copy;
   dt.describe = toy_describe;
   int32_t type = r.device_type(dt);
+#ifndef TOY_NO_ALLOCATOR  // the no_allocator case: a device type every op on which fails
   tsr_raw_allocator_t al{};
   al.name = TOY_NAME "_malloc";
   al.device_type = type;
   al.alloc = toy_alloc;
   al.free = toy_free;
   r.allocator(al);
+#endif
   r.op(TOY_NAME "::axpb(Tensor x, float a=2.0, float b=1.0) -> Tensor", TSR_META(axpb_meta));
   r.kernel(kOp, TOY_NAME "::axpb_f32", type, TSR_DTYPE_BIT(TSR_F32), TSR_KERNEL(axpb_kernel));
   return loader_test::log_init(TOY_NAME);
