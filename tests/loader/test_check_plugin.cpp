@@ -99,6 +99,13 @@ TEST(CheckPlugin, LoadedButUnusableFails) {
   EXPECT_NE(r.output.find("LOADED BUT UNUSABLE"), std::string::npos) << r.output;
   std::error_code ec;
   fs::remove_all(dir, ec);
+  // `tessera info` lists such a device type's devices and says why they are unusable, rather than
+  // dropping them.
+  r = tsr_test::run_cli(kCli, "info --no-default-plugins --plugin-path " +
+                                  tsr_test::shell_quote(std::string(TSR_LOADER_CASES) + "/no_allocator"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("noalloc:1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no allocator: every op on this device fails"), std::string::npos) << r.output;
   // A healthy plugin in a private directory still passes.
   EXPECT_EQ(tsr_test::run_cli(kCli, "check-plugin " + case_so("good", "toy.so")).exit_code, 0);
 }

@@ -10,9 +10,9 @@ namespace {
 
 struct DeviceMemory {
   std::string device;
-  std::string description;  // from the backend
-  std::string allocator;    // e.g. "caching(cpu)"
-  tsr_memory_stats_t stats{};
+  std::string description;      // from the backend
+  std::string allocator;        // e.g. "caching(cpu)"; empty: the device has none
+  tsr_memory_stats_t stats{};   // zero without an allocator
   bool has_properties = false;  // ABI 1.2 device_properties answered with a name
   tsr_device_properties_t props{};
 };
@@ -37,9 +37,10 @@ std::vector<DeviceMemory> memory_of(const tsr_api_t* api, tsr_runtime_t* rt, con
         m.has_properties = m.props.name[0] != '\0';
     }
     m.stats.struct_size = TSR_STRUCT_SIZE(tsr_memory_stats_t);
+    // A device type without an allocator stays listed (every op on it fails: say so, not hide it).
     if (tsr_status_t st = api->memory_stats(rt, tsr_device_t{t.id, i}, &m.stats)) {
-      api->status_free(st);  // a device type without an allocator: nothing to report
-      continue;
+      api->status_free(st);
+      m.stats = tsr_memory_stats_t{};
     }
     out.push_back(m);
   }
@@ -66,7 +67,7 @@ json info_json(const tsr_api_t* api, const RuntimeSession& s, const Args& args, 
     json mem = json::object();
     for (const DeviceMemory& m : memory_of(api, s.get(), t)) {
       mem[m.device] = {{"description", m.description},
-                       {"allocator", m.allocator},
+                       {"allocator", m.allocator.empty() ? json(nullptr) : json(m.allocator)},
                        {"limit_bytes", m.stats.limit_bytes},
                        {"reserved_bytes", m.stats.reserved_bytes},
                        {"allocated_bytes", m.stats.allocated_bytes}};
@@ -105,7 +106,9 @@ void print_info(const tsr_api_t* api, const RuntimeSession& s, const Args& args,
   for (const DeviceTypeEntry& t : inv.device_types) {
     std::printf("  %-10s %d device%s\n", t.name.c_str(), t.device_count, t.device_count == 1 ? "" : "s");
     for (const DeviceMemory& m : memory_of(api, s.get(), t))
-      std::printf("    %-8s %s  [allocator %s]\n", m.device.c_str(), m.description.c_str(), m.allocator.c_str());
+      std::printf(
+          "    %-8s %s  [%s]\n", m.device.c_str(), m.description.c_str(),
+          m.allocator.empty() ? "no allocator: every op on this device fails" : ("allocator " + m.allocator).c_str());
   }
 
   size_t nloaded = 0;
