@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_runner.hpp"
+#include "tessera/version.h"
 
 namespace {
 
@@ -108,6 +110,46 @@ TEST(CheckPlugin, LoadedButUnusableFails) {
   EXPECT_NE(r.output.find("no allocator: every op on this device fails"), std::string::npos) << r.output;
   // A healthy plugin in a private directory still passes.
   EXPECT_EQ(tsr_test::run_cli(kCli, "check-plugin " + case_so("good", "toy.so")).exit_code, 0);
+}
+
+// The ABI negotiation is shown, and disagreements are said (issue 16: a newer minor loaded with
+// no note).
+TEST(CheckPlugin, ShowsTheAbiNegotiation) {
+  REQUIRE_CLI();
+  const std::string core = std::to_string(TSR_ABI_MAJOR) + "." + std::to_string(TSR_ABI_MINOR);
+  tsr_test::CliResult r = tsr_test::run_cli(kCli, "check-plugin " + case_so("good", "toy.so"));
+  EXPECT_NE(r.output.find("abi:         binary " + core + ", manifest " + core + ", core " + core), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("note:"), std::string::npos) << r.output;
+
+  r = tsr_test::run_cli(kCli, "check-plugin --json " + case_so("newer_minor", "newer.so"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("abi").at("binary"), "1.7");
+  EXPECT_EQ(j.at("abi").at("manifest"), "1.7");
+  EXPECT_EQ(j.at("abi").at("core"), core);
+  r = tsr_test::run_cli(kCli, "check-plugin " + case_so("newer_minor", "newer.so"));
+  EXPECT_NE(r.output.find("built for ABI 1.7, newer than the core's " + core), std::string::npos) << r.output;
+
+  // A manifest that disagrees with its binary.
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tessera-abi-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(TSR_LOADER_CASES) / "good" / "toy.so", dir / "toy.so", fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "toy.json") << R"({"name": "toy", "version": "1.2.3", "abi": "1.0", "depends": []})";
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec);
+  r = tsr_test::run_cli(kCli, "check-plugin " + tsr_test::shell_quote((dir / "toy.so").string()));
+  EXPECT_NE(r.output.find("the manifest says ABI 1.0 but the binary was built for " + core), std::string::npos)
+      << r.output;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+
+  // Refused before the loader opened it: the binary's ABI is unknown, not guessed.
+  r = tsr_test::run_cli(kCli, "check-plugin --json " + case_so("abi_manifest", "abi2.so"));
+  j = nlohmann::json::parse(r.output);
+  EXPECT_TRUE(j.at("abi").at("binary").is_null()) << r.output;
+  EXPECT_EQ(j.at("abi").at("manifest"), "2.0");
 }
 
 TEST(CheckPlugin, RefusedPluginReportsTheReason) {

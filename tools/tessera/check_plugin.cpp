@@ -6,6 +6,7 @@
 // then one with the plugin too, and sends back through a pipe the loader's records and what
 // the plugin added (device types, ops, kernels). A crash in the child is reported with its
 // signal, a hang is killed after --timeout seconds; the parent always survives.
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@ namespace {
 
 struct PluginFile {
   std::string so, manifest, name;
+  std::string abi;  // the manifest's "abi" ("MAJOR.MINOR"), empty when absent
   std::vector<std::string> depends;
 };
 
@@ -47,6 +49,7 @@ bool read_manifest(const fs::path& so, PluginFile* out, std::string* error) {
   try {
     json j = json::parse(in);
     out->name = j.at("name").get<std::string>();
+    if (j.contains("abi") && j.at("abi").is_string()) out->abi = j.at("abi").get<std::string>();
     if (j.contains("depends")) out->depends = j.at("depends").get<std::vector<std::string>>();
   } catch (const std::exception& e) {
     if (error) *error = "cannot parse " + manifest.string() + ": " + e.what();
@@ -120,7 +123,23 @@ std::string copy_plugin(const std::string& so, const std::string& manifest, cons
 
 struct ChildPlan {
   std::string plugin_dir, deps_dir;
+  std::string plugin_so;  // the target's private copy
 };
+
+// The ABI the plugin binary was built for ("MAJOR.MINOR", from its tsr_plugin_t), or "" when
+// the loader never opened it (refused before dlopen): RTLD_NOLOAD reuses the loader's handle
+// and never opens a file the loader would not.
+std::string binary_abi(const std::string& so) {
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!h) return "";
+  std::string abi;
+  auto query = reinterpret_cast<const tsr_plugin_t* (*)(uint32_t)>(dlsym(h, TSR_PLUGIN_QUERY_SYMBOL));
+  if (const tsr_plugin_t* p = query ? query(TSR_ABI_VERSION) : nullptr)
+    abi = std::to_string(TSR_ABI_VERSION_MAJOR(p->abi_version)) + "." +
+          std::to_string(TSR_ABI_VERSION_MINOR(p->abi_version));
+  dlclose(h);  // drops only our reference: the runtime's keeps it mapped
+  return abi;
+}
 
 bool line(int fd, const std::string& s) { return write_all(fd, s + "\n"); }
 
@@ -185,6 +204,7 @@ int child_main(int fd, const ChildPlan& plan) {
       no_allocator.push_back(t.at("name"));
   result["new_device_types"] = types;
   result["device_types_without_allocator"] = no_allocator;
+  result["binary_abi"] = binary_abi(plan.plugin_so);
   result["new_ops"] = ops;
   result["new_kernels"] = kernels;
   line(fd, "RESULT " + result.dump());
@@ -369,7 +389,7 @@ int cmd_check_plugin(int argc, char** argv) {
       fs::permissions(d, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
                              fs::perms::others_exec);
     }
-    copy_plugin(so.string(), target.manifest, plan.plugin_dir, &origin);
+    plan.plugin_so = copy_plugin(so.string(), target.manifest, plan.plugin_dir, &origin);
     for (const PluginFile& d : deps) copy_plugin(d.so, d.manifest, plan.deps_dir, &origin);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tessera check-plugin: cannot prepare the check: %s\n", e.what());
@@ -441,6 +461,24 @@ int cmd_check_plugin(int argc, char** argv) {
     rc = kExitFailure;
   }
 
+  // The ABI negotiation: what the binary was built for, what its manifest says, what the core
+  // speaks (the loader accepts a newer minor of the same major, silently).
+  const uint32_t core_v = core_api()->abi_version;
+  const std::string core_abi =
+      std::to_string(TSR_ABI_VERSION_MAJOR(core_v)) + "." + std::to_string(TSR_ABI_VERSION_MINOR(core_v));
+  const std::string bin_abi = r.have_result ? r.result.value("binary_abi", std::string()) : std::string();
+  if (!bin_abi.empty() && !target.abi.empty() && bin_abi != target.abi)
+    notes.push_back("warning: the manifest says ABI " + target.abi + " but the binary was built for " + bin_abi +
+                    " (tessera_add_plugin writes the manifest from the SDK it builds with)");
+  unsigned bmaj = 0, bmin = 0;
+  if (std::sscanf(bin_abi.c_str(), "%u.%u", &bmaj, &bmin) == 2 && bmaj == TSR_ABI_VERSION_MAJOR(core_v) &&
+      bmin > TSR_ABI_VERSION_MINOR(core_v))
+    notes.push_back("built for ABI " + bin_abi + ", newer than the core's " + core_abi + ": only " + core_abi +
+                    "'s entries exist here, so the plugin must check TSR_HAS_FIELD before using later ones");
+  report["abi"] = {{"binary", bin_abi.empty() ? json(nullptr) : json(bin_abi)},
+                   {"manifest", target.abi.empty() ? json(nullptr) : json(target.abi)},
+                   {"core", core_abi}};
+
   if (as_json) {
     report["status"] = status;
     report["message"] = message;
@@ -465,6 +503,9 @@ int cmd_check_plugin(int argc, char** argv) {
     std::printf("manifest:    %s (name '%s', depends: %s)\n", target.manifest.c_str(), target.name.c_str(),
                 d.empty() ? "none" : d.c_str());
   }
+  std::printf("abi:         binary %s, manifest %s, core %s\n",
+              bin_abi.empty() ? "unknown (not opened)" : bin_abi.c_str(),
+              target.abi.empty() ? "none" : target.abi.c_str(), core_abi.c_str());
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   if (!plugin_record.is_null()) {
     std::string v = plugin_record.at("version").get<std::string>();
