@@ -128,11 +128,11 @@ std::string refusals(const Runtime* rt, const std::string& type) {
 
 tsr_status_t device_type_lookup(tsr_runtime_t* rt, const char* name, int32_t* out) {
   TSR_CHECK_ARG(rt && name && out, "device_type_lookup", "runtime, name and out are required");
-  for (int32_t t = 0; t < rt->num_device_types.load(); ++t)
-    if (rt->device_types[t].name == name && rt->device_types[t].def.copy) {
-      *out = t;
-      return nullptr;
-    }
+  const int32_t t = find_device_type(rt, name);
+  if (t >= 0) {
+    *out = t;
+    return nullptr;
+  }
   return make_status(TSR_NOT_FOUND, std::string("device type '") + name + "' is not registered" + refusals(rt, name));
 }
 

@@ -21,7 +21,6 @@ tsr_status_t fail(const char* op, tsr_code_t code, const std::string& what) {
 }
 
 bool dl_dtype(tsr_dtype_t d, DLDataType* out) {
-  out->lanes = 1;
   switch (d) {
     case TSR_BOOL:
       *out = DLDataType{kDLBool, 8, 1};
@@ -83,13 +82,6 @@ tsr_dtype_t tsr_dtype(DLDataType t) {
 std::string dl_dtype_text(DLDataType t) {
   return "(code " + std::to_string(t.code) + ", bits " + std::to_string(t.bits) + ", lanes " + std::to_string(t.lanes) +
          ")";
-}
-
-// The device type registered under `name`, or -1.
-int32_t device_type_named(const Runtime* rt, const char* name) {
-  for (int32_t t = 0; t < rt->num_device_types.load(); ++t)
-    if (rt->device_types[t].name == name && rt->device_types[t].def.copy) return t;
-  return -1;
 }
 
 // ---- export ------------------------------------------------------------------------------------
@@ -196,7 +188,7 @@ tsr_status_t import_tensor(const char* op, tsr_runtime_t* rt, M* src, tsr_tensor
     case kDLCUDAHost:
       break;
     case kDLCUDA: {
-      int32_t type = device_type_named(rt, "cuda");
+      int32_t type = find_device_type(rt, "cuda");
       if (type < 0)
         return fail(op, TSR_NOT_FOUND,
                     "the DLPack tensor is on CUDA device " + std::to_string(dl.device.device_id) +

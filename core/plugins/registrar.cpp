@@ -46,11 +46,10 @@ tsr_status_t reg_device_type(Registrar* reg, const tsr_device_type_def_t* def, i
                      "device type '" + name + "': device_count " + std::to_string(def->device_count) + " outside [0, " +
                          std::to_string(kMaxDevicesPerType) + "]");
   int32_t n = rt->num_device_types.load();
-  for (int32_t i = 0; i < n; ++i)
-    if (rt->device_types[i].name == name && rt->device_types[i].def.copy)
-      return reg_error(
-          reg, TSR_ALREADY_EXISTS,
-          "device type '" + name + "' is already registered by plugin '" + rt->device_types[i].plugin + "'");
+  if (int32_t existing = find_device_type(rt, name); existing >= 0)
+    return reg_error(
+        reg, TSR_ALREADY_EXISTS,
+        "device type '" + name + "' is already registered by plugin '" + rt->device_types[existing].plugin + "'");
   for (auto& t : reg->types)
     if (t.name == name) return reg_error(reg, TSR_ALREADY_EXISTS, "device type '" + name + "' registered twice");
   int32_t id = -1;

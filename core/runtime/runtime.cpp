@@ -8,6 +8,12 @@
 
 namespace tsr::core {
 
+int32_t find_device_type(const Runtime* rt, const std::string& name) {
+  for (int32_t t = 0; t < rt->num_device_types.load(); ++t)
+    if (rt->device_types[t].name == name && rt->device_types[t].def.copy) return t;
+  return -1;
+}
+
 std::string device_str(Runtime* rt, tsr_device_t device) {
   if (device.type == TSR_DEVICE_TYPE_HOST) return "host";
   std::string name =
@@ -180,8 +186,8 @@ static void warn_unknown_alloc_conf_devices(Runtime* rt) {
     }
     for (const PluginRecord& r : rt->plugin_records) known = known || r.name == prefix;
     if (!known)
-      log(TSR_LOG_WARN, "TESSERA_ALLOC_CONF: '" + prefix + ".' names no device type or plugin (device types: " +
-                            types + "); its entries are ignored");
+      log(TSR_LOG_WARN, "TESSERA_ALLOC_CONF: '" + prefix + ".' names no device type or plugin (device types: " + types +
+                            "); its entries are ignored");
   }
 }
 

@@ -140,6 +140,9 @@ tsr_status_t add_op(Runtime* rt, const std::string& schema, OpImplFn impl, const
 // Allocator of a device; status when the device does not exist.
 tsr_status_t device_allocator(Runtime* rt, tsr_device_t device, const char* op, DeviceAllocator** out);
 std::string device_str(Runtime* rt, tsr_device_t device);
+// The id of the registered device type called `name` (reserved ids without a backend do not
+// count), or -1.
+int32_t find_device_type(const Runtime* rt, const std::string& name);
 tsr_status_t check_device(Runtime* rt, tsr_device_t device, const char* op);
 
 // Allocates a contiguous tensor.

@@ -344,7 +344,8 @@ int cmd_check_plugin(int argc, char** argv) {
     notes.push_back(manifest_error + " (the loader needs NAME.json beside NAME.so)");
   }
   report["manifest"] = target.manifest;
-  if (world_writable(so) || world_writable(so.parent_path()))
+  const bool refused_where_it_lies = world_writable(so) || world_writable(so.parent_path());
+  if (refused_where_it_lies)
     notes.push_back("warning: " + so.string() +
                     " or its directory is world-writable: the loader refuses it where it is "
                     "(checked here from a private copy)");
@@ -447,7 +448,7 @@ int cmd_check_plugin(int argc, char** argv) {
     for (const json& t : r.result.value("device_types_without_allocator", json::array()))
       unusable += (unusable.empty() ? "" : "; ") + std::string("device type '") + t.get<std::string>() +
                   "' has no allocator, so every op on it fails (register a raw allocator for it in init)";
-    if (world_writable(so) || world_writable(so.parent_path()))
+    if (refused_where_it_lies)
       unusable += (unusable.empty() ? "" : "; ") + std::string("the loader refuses ") + so.string() +
                   " where it is: the file or its directory is world-writable";
     if (!unusable.empty()) {

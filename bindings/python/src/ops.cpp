@@ -225,8 +225,7 @@ class PyOp {
         v.u.device = to_device(h);
         return v;
       case TSR_ARG_SCALAR:
-        return scalar(a, pyb::isinstance<Tensor>(h) ? pyb::module_::import("builtins").attr("getattr")(h, "item")()
-                                                    : pyb::reinterpret_borrow<pyb::object>(h));
+        return scalar(a, pyb::isinstance<Tensor>(h) ? h.attr("item")() : pyb::reinterpret_borrow<pyb::object>(h));
       case TSR_ARG_TENSOR_LIST: {
         if (!pyb::isinstance<pyb::sequence>(h)) bad(a, h);
         std::vector<tsr_tensor_t*> l;

@@ -11,6 +11,8 @@ import numpy as np
 from . import _C
 
 Tensor = _C.Tensor
+# The registry's op functions, set by install(): indexing calls them without a lookup per call.
+_OPS = {}
 _DTYPE_NAMES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
                 "float", "double", "half", "long", "int", "short"}
 
@@ -31,6 +33,7 @@ def _basic(x, idx):
     """Applies ints, slices, None and Ellipsis; returns (view, [(dim, index tensor)])."""
     if not isinstance(idx, tuple):
         idx = (idx,)
+    idx = tuple(_as_index(i) if _is_index_array(i) else i for i in idx)  # lists and arrays, once
     consumed = _dims_consumed(idx)
     if builtins.sum(1 for i in idx if i is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -117,7 +120,7 @@ def _getitem(self, idx):
     if not adv:
         return x
     y, tensors, p, nrest = _advanced_layout(x, adv)
-    return _move_front(_C.op("index")(y, tensors), nrest, p)
+    return _move_front(_OPS["index"](y, tensors), nrest, p)
 
 
 def _setitem(self, idx, value):
@@ -130,12 +133,12 @@ def _setitem(self, idx, value):
     v = v._to(dtype=self.dtype, device=self.device)
     if v.ndim > 0 and p > 0:
         # The value is laid out as the result of x[idx]; index_put_ wants the index dims first.
-        shape = _move_front(_C.op("index")(y, tensors), nrest, p).shape
+        shape = _move_front(_OPS["index"](y, tensors), nrest, p).shape
         v = v.expand(shape)
         nb = len(shape) - nrest
         inverse = list(range(p, p + nb)) + list(range(p)) + list(range(p + nb, len(shape)))
         v = v.permute(inverse)
-    _C.op("index_put_")(y, tensors, v)
+    _OPS["index_put_"](y, tensors, v)
 
 
 # ---- conversions ----------------------------------------------------------------------------------
@@ -187,6 +190,7 @@ def install(core, methods):
     """Adds operators, indexing, conversions and one method per op taking `self` first."""
     T = Tensor
     op = core.__getitem__
+    _OPS.update(core)
 
     def binary(name, reflected=False):
         fn = op(name)
