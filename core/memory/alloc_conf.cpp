@@ -81,6 +81,12 @@ tsr_status_t apply_entry(const std::string& full_key, const std::string& key, co
       return bad_value(full_key, value, "a number in (0, 1]");
     }
     conf->memory_fraction = f;
+  } else if (key == "guard_bytes") {
+    uint64_t n = 0;
+    if (!parse_uint(value, &n) || n % kMinAlign != 0 || n > kMiB) {
+      return bad_value(full_key, value, "a multiple of 64 bytes up to 1048576, 0 for off");
+    }
+    conf->guard_bytes = static_cast<size_t>(n);
   } else {
     return make_status(TSR_INVALID_ARGUMENT, "TESSERA_ALLOC_CONF: unknown key '" + full_key + "'");
   }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ namespace tsr::core {
 //   per_process_memory_fraction:F  (0 < F <= 1) cap on reserved bytes per device at F times
 //                                the device's total memory (device_properties); ignored with
 //                                a warning for devices that report no total memory
+//   guard_bytes:N                debugging: N canary bytes (a multiple of 64) before and after
+//                                every allocation, checked after every kernel that reads or
+//                                writes the memory (a kernel that writes outside its tensors
+//                                fails with DATA_LOSS naming the op, the kernel and the tensor)
+//                                and when the memory is freed; 0 (default) = off
 // Keys may be prefixed by a device type name, "cuda.limit_mb:1024", to apply to one type.
 struct AllocConf {
   std::string allocator;  // "" = default
@@ -33,6 +39,7 @@ struct AllocConf {
   double gc_threshold = 0.0;
   size_t roundup_bytes = 512;
   double memory_fraction = 0.0;  // 0 = not set
+  size_t guard_bytes = 0;        // 0 = no guard mode
 };
 
 // Parses `text` for device type `type_name`; a malformed entry is an INVALID_ARGUMENT status
@@ -73,6 +80,13 @@ class DeviceAllocator {
   // Returns every wholly free cached segment to the raw allocator (after waiting for the
   // pending events of blocks freed with record_stream).
   virtual void empty_cache() = 0;
+  // Guard mode (guard_bytes): what happened to the canaries around the allocation at ptr
+  // (from allocate()), "" when they are intact or this allocator keeps none. Damaged
+  // canaries are rewritten, so one overrun is reported once.
+  virtual std::string guard_damage(const void* ptr) {
+    (void)ptr;
+    return {};
+  }
   // Private memory pools (api.h memory_pool_*); only the caching allocator has them.
   virtual tsr_status_t pool_create(uint64_t* id) {
     (void)id;
@@ -117,6 +131,14 @@ std::unique_ptr<DeviceAllocator> make_caching_allocator(const tsr_raw_allocator_
 std::unique_ptr<DeviceAllocator> make_passthrough_allocator(const tsr_raw_allocator_t* raw, tsr_device_t device,
                                                             std::string device_name, const AllocConf& conf,
                                                             const tsr_device_type_def_t* dev = nullptr);
+
+// Guard mode: wraps `inner` so that every allocation has conf.guard_bytes canary bytes on each
+// side, written and read through `copy` (host <-> device, synchronous: the device type's copy
+// followed by whatever the runtime does to finish a host copy). Costs two copies per
+// allocation and per check: a debugging mode, for `tessera certify`.
+using GuardCopyFn = std::function<tsr_status_t(bool to_device, void* device_ptr, void* host, size_t nbytes)>;
+std::unique_ptr<DeviceAllocator> make_guard_allocator(std::unique_ptr<DeviceAllocator> inner, std::string device_name,
+                                                      size_t guard_bytes, GuardCopyFn copy);
 
 // True when the device type implements every stream and event callback (ABI 1.2).
 bool device_has_streams(const tsr_device_type_def_t* def);

@@ -306,6 +306,29 @@ static void fill_view(const Tensor* t, tsr_tensor_view_t* v) {
   v->strides = t->strides;
 }
 
+// Guard mode: the canaries around every tensor the kernel was given, outputs first (the usual
+// culprits). A damaged one is a DATA_LOSS status naming the op, the kernel and the tensor.
+static tsr_status_t check_guards(Runtime* rt, tsr_op_s* op, const KernelRec& k, tsr_device_t device,
+                                 Tensor* const* inputs, int ninputs, Tensor* const* outputs, int noutputs) {
+  auto check = [&](Tensor* t, const char* role, int i) -> tsr_status_t {
+    if (!t || !t->storage || !t->storage->allocator) return nullptr;
+    std::string damage = t->storage->allocator->guard_damage(t->storage->data);
+    if (damage.empty()) return nullptr;
+    std::string shape = "[";
+    for (int d = 0; d < t->ndim; ++d) shape += (d ? ", " : "") + std::to_string(t->sizes[d]);
+    shape += "]";
+    return make_status(TSR_DATA_LOSS, op->schema.name + ": kernel " + k.kernel_name +
+                                          (k.plugin.empty() ? "" : " (plugin " + k.plugin + ")") + " on " +
+                                          device_str(rt, device) + " wrote outside " + role + " " + std::to_string(i) +
+                                          " (" + dtype_name(t->dtype) + " " + shape + "): " + damage);
+  };
+  for (int i = 0; i < noutputs; ++i)
+    if (tsr_status_t st = check(outputs[i], "output", i)) return st;
+  for (int i = 0; i < ninputs; ++i)
+    if (tsr_status_t st = check(inputs[i], "input", i)) return st;
+  return nullptr;
+}
+
 tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t dtype, const tsr_value_t* args,
                        size_t nargs, Tensor* const* inputs, int ninputs, Tensor* const* outputs, int noutputs,
                        const tsr_iter_t* iter) {
@@ -339,6 +362,12 @@ tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t d
                      op->schema.name + ": kernel " + k->kernel_name + " threw a C++ exception: " + e.what());
   } catch (...) {
     st = make_status(TSR_INTERNAL, op->schema.name + ": kernel " + k->kernel_name + " threw a C++ exception");
+  }
+  if (rt->guard_mode) {  // TESSERA_ALLOC_CONF guard_bytes: did the kernel write outside its tensors?
+    if (tsr_status_t g = check_guards(rt, op, *k, device, inputs, ninputs, outputs, noutputs)) {
+      free_status(st);
+      st = g;
+    }
   }
   return st;
 }

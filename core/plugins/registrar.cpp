@@ -228,6 +228,16 @@ tsr_status_t finalize_allocators(Runtime* rt) {
         dt.allocators[i] = make_passthrough_allocator(raw, dev, dname, conf, &dt.def);
       else
         dt.allocators[i] = make_caching_allocator(raw, dev, dname, conf, &dt.def);
+      if (conf.guard_bytes) {
+        dt.allocators[i] = make_guard_allocator(
+            std::move(dt.allocators[i]), dname, conf.guard_bytes,
+            [rt, dev](bool to_device, void* device_ptr, void* host, size_t n) {
+              const tsr_device_t h{TSR_DEVICE_TYPE_HOST, 0};
+              return to_device ? device_memcpy(rt, dev, device_ptr, h, host, n, "guard mode")
+                               : device_memcpy(rt, h, host, dev, device_ptr, n, "guard mode");
+            });
+        rt->guard_mode = true;
+      }
       if (conf.memory_fraction > 0.0) {
         size_t limit = 0;
         std::string why;

@@ -97,8 +97,7 @@ tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int
   return nullptr;
 }
 
-// Raw memory copy between two dense buffers of possibly different devices.
-static tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, tsr_device_t src_dev, const void* src,
+tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, tsr_device_t src_dev, const void* src,
                                   size_t nbytes, const char* op) {
   if (nbytes == 0) return nullptr;
   // The non-cpu side's device type knows how to reach host memory.

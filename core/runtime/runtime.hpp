@@ -112,6 +112,9 @@ struct tsr_runtime_s {
   std::vector<tsr::core::LoadedPlugin> loaded_plugins;
   std::map<std::string, const void*> extensions;
   std::string alloc_conf;
+  // TESSERA_ALLOC_CONF guard_bytes: some device's allocator keeps canaries, which every kernel
+  // launch then checks (ops/op_impl.cpp). Set before the first op runs.
+  bool guard_mode = false;
   std::atomic<uint64_t> seed{0x5EED5EEDull};
   std::atomic<uint64_t> rng_offset{0};
   uint64_t serial = 0;
@@ -152,6 +155,10 @@ tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t
 // tensors (the hot path of every op's output): numel must match sizes, alloc the device's.
 tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int64_t numel, tsr_dtype_t dtype,
                                 tsr_device_t device, DeviceAllocator* alloc, const char* op, Tensor** out);
+// Raw copy of nbytes between two dense buffers of possibly different devices (one may be
+// TSR_DEVICE_TYPE_HOST memory); a copy with host memory on one side has finished on return.
+tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, tsr_device_t src_dev, const void* src,
+                           size_t nbytes, const char* op);
 // Copies src into dst (same shape after broadcasting), converting dtype; crosses devices.
 tsr_status_t copy_into(Tensor* dst, Tensor* src, const char* op);
 

@@ -1066,6 +1066,9 @@ TEST(AllocConfTest, AllKeys) {
   EXPECT_DOUBLE_EQ(c.gc_threshold, 1.0);
   c = parse_ok("limit_mb:1,limit_mb:2");  // last wins
   EXPECT_EQ(c.limit_bytes, 2 * kMiB);
+  EXPECT_EQ(parse_ok("").guard_bytes, 0u);
+  EXPECT_EQ(parse_ok("guard_bytes:4096").guard_bytes, 4096u);
+  EXPECT_EQ(parse_ok("guard_bytes:0").guard_bytes, 0u);
 }
 
 TEST(AllocConfTest, TypePrefixes) {
@@ -1096,7 +1099,8 @@ TEST(AllocConfTest, Errors) {
        {"limit_mb:-1", "limit_mb:", "limit_mb:1.5", "limit_mb:99999999999999999999999", "limit_mb:1 2",
         "max_split_size_mb:0", "max_split_size_mb:+4", "garbage_collection_threshold:1.5",
         "garbage_collection_threshold:-0.1", "garbage_collection_threshold:nan", "garbage_collection_threshold:x",
-        "roundup_bytes:32", "roundup_bytes:100", "allocator:", "limit_mb", "limit_mb 5", ".limit_mb:5", "cuda.:5",
+        "roundup_bytes:32", "roundup_bytes:100", "guard_bytes:100", "guard_bytes:-64", "guard_bytes:2097152",
+        "allocator:", "limit_mb", "limit_mb 5", ".limit_mb:5", "cuda.:5",
         "limit_mb:1,,bogus"}) {
     m = parse_err(bad);
     EXPECT_EQ(m.rfind("TESSERA_ALLOC_CONF: ", 0), 0u) << bad << " -> " << m;

@@ -1,6 +1,9 @@
 // Allocator statistics and snapshot through the public API.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "tessera/tessera.hpp"
 
 static tsr_memory_stats_t stats() {
@@ -58,6 +61,53 @@ TEST(Memory, OutOfMemoryIsAStatusWithNumbers) {
   int64_t small[1] = {16};
   ASSERT_EQ(tsr::api()->tensor_empty(rt, 1, small, TSR_F32, tsr_device_t{0, 0}, &t), nullptr);
   tsr::api()->tensor_release(t);
+  tsr::api()->runtime_destroy(rt);
+}
+
+// Guard mode (guard_bytes): canaries around every allocation, checked after every kernel. A
+// write past the end of a tensor (here by hand, as a broken kernel would) is reported by the
+// next kernel that touches the tensor, with the op, the kernel and the tensor named, once.
+TEST(Memory, GuardBytesCatchAWritePastTheEnd) {
+  tsr_runtime_options_t opts{};
+  opts.struct_size = sizeof(opts);
+  opts.alloc_conf = "guard_bytes:256";
+  tsr_runtime_t* rt = nullptr;
+  tsr::check(tsr::api()->runtime_create(&opts, &rt));
+  tsr::set_runtime(rt);
+  {
+    std::vector<float> v(15);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = 0.5f + static_cast<float>(i) * 0.25f;
+    tsr::Tensor x = tsr::from_vector(v, {5, 3});
+    std::vector<float> neg(v.size());
+    for (size_t i = 0; i < v.size(); ++i) neg[i] = -v[i];
+    EXPECT_EQ(tsr::call("neg", {x}).to_vector<float>(), neg);  // intact guards: ops work as usual
+    float* data = static_cast<float*>(x.data_ptr());
+    data[15] = 1.0f;  // one float past the end
+    data[20] = 2.0f;  // and 24 bytes past it
+    try {
+      tsr::call("neg", {x});
+      ADD_FAILURE() << "the damaged guard bytes went unnoticed";
+    } catch (const tsr::Error& e) {
+      EXPECT_EQ(e.code(), TSR_DATA_LOSS);
+      std::string m = e.what();
+      EXPECT_NE(m.find("neg: kernel"), std::string::npos) << m;
+      EXPECT_NE(m.find("on cpu:0 wrote outside input 0 (float32 [5, 3])"), std::string::npos) << m;
+      EXPECT_NE(m.find("8 of the 256 guard bytes after the end of its block of 60 bytes were overwritten, up to 24 "
+                       "bytes past the end"),
+                std::string::npos)
+          << m;
+    }
+    // Reported once: the canaries were rewritten.
+    EXPECT_EQ(tsr::call("neg", {x}).to_vector<float>(), neg);
+    data[-1] = 3.0f;  // before the start
+    try {
+      tsr::call("neg", {x});
+      ADD_FAILURE() << "the damaged guard bytes went unnoticed";
+    } catch (const tsr::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("guard bytes before the start"), std::string::npos) << e.what();
+    }
+  }
+  tsr::set_runtime(nullptr);
   tsr::api()->runtime_destroy(rt);
 }
 
