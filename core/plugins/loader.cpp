@@ -6,7 +6,11 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -403,6 +407,77 @@ void load_one(Runtime* rt, const Candidate& c) {
 
 }  // namespace
 
+// TESSERA_PLUGIN_PROBE=1: before loading for real, load the plugins (in dependency order) in
+// a forked child that reports each plugin it is about to initialise through a pipe. A child
+// that dies or hangs (30 s) names the plugin it was in; that plugin is refused with the signal,
+// and the probe runs again without it, until a child gets through. Costs a fork and one extra
+// load per plugin: for hosts that must survive a broken plugin on their path (a crash in init
+// otherwise ends the process). A child of a multi-threaded host runs only plugin code and the
+// loader, then _exits.
+std::map<std::string, std::string> probe_plugins(Runtime* rt, const std::vector<const Candidate*>& order) {
+  std::map<std::string, std::string> crashed;  // name -> reason
+  for (size_t attempt = 0; attempt <= order.size(); ++attempt) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) break;
+    std::fflush(nullptr);
+    pid_t pid = fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      break;
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      signal(SIGPIPE, SIG_DFL);
+      for (const Candidate* c : order) {
+        if (crashed.count(c->name)) continue;
+        std::string line = c->name + "\n";
+        if (::write(fds[1], line.data(), line.size()) < 0) _exit(2);
+        load_one(rt, *c);  // into the child's copy of the runtime
+      }
+      if (::write(fds[1], "\n", 1) < 0) _exit(2);  // got through
+      _exit(0);
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buf[4096];
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    bool timed_out = false;
+    for (;;) {
+      struct pollfd p = {fds[0], POLLIN, 0};
+      int r = poll(&p, 1, 1000);
+      struct timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if (now.tv_sec - start.tv_sec > 30) {
+        timed_out = true;
+        kill(pid, SIGKILL);
+        break;
+      }
+      if (r <= 0) continue;
+      ssize_t n = ::read(fds[0], buf, sizeof(buf));
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!out.empty() && out.back() == '\n' && out.size() >= 2 && out[out.size() - 2] == '\n') break;  // clean
+    if (!out.empty() && out == "\n") break;
+    // The plugin the child was in: the last name it announced.
+    if (!out.empty() && out.back() == '\n') out.pop_back();
+    std::string name = out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+    if (name.empty() || crashed.count(name)) break;
+    std::string how = timed_out             ? "hung for 30 s"
+                      : WIFSIGNALED(status) ? "died of signal " + std::to_string(WTERMSIG(status)) + " (" +
+                                                  (strsignal(WTERMSIG(status)) ? strsignal(WTERMSIG(status)) : "?") + ")"
+                                            : "exited with status " + std::to_string(WEXITSTATUS(status));
+    crashed[name] = "the crash-safe probe (TESSERA_PLUGIN_PROBE=1) " + how + " while loading it";
+  }
+  return crashed;
+}
+
 void load_plugins(Runtime* rt, const tsr_runtime_options_t* options) {
   std::vector<std::string> dirs;
   const char* path = options && options->plugin_path ? options->plugin_path : std::getenv("TESSERA_PLUGIN_PATH");
@@ -484,8 +559,15 @@ void load_plugins(Runtime* rt, const tsr_runtime_options_t* options) {
   for (const Candidate& c : cands) visit(c);
   for (const Candidate& c : cands)
     if (dep_error.count(c.name)) refuse(rt, c.name, c.version, c.path, dep_error[c.name]);
+  std::map<std::string, std::string> probe_refusals;
+  const char* probe = std::getenv("TESSERA_PLUGIN_PROBE");
+  if (probe && std::string(probe) == "1" && !order.empty()) probe_refusals = probe_plugins(rt, order);
   std::set<std::string> loaded;
   for (const Candidate* c : order) {
+    if (probe_refusals.count(c->name)) {
+      refuse(rt, c->name, c->version, c->path, probe_refusals[c->name]);
+      continue;
+    }
     bool deps_ok =
         std::all_of(c->depends.begin(), c->depends.end(), [&](const std::string& d) { return loaded.count(d) > 0; });
     if (!deps_ok) {

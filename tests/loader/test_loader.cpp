@@ -812,3 +812,17 @@ TEST(LoaderFault, EveryBrokenPluginAtOnceLeavesTheHostWorking) {
 }
 
 }  // namespace
+
+// TESSERA_PLUGIN_PROBE=1: a plugin that segfaults in init is refused (found by a probe in a
+// forked child), not fatal; the plugins beside it still load.
+TEST(LoaderProbe, InitCrashIsRefusedNotFatal) {
+  setenv("TESSERA_PLUGIN_PROBE", "1", 1);
+  Rt rt(case_dir("crash") + ":" + good_dir());
+  unsetenv("TESSERA_PLUGIN_PROBE");
+  Record r = rt.record("crasher");
+  EXPECT_FALSE(r.loaded);
+  EXPECT_NE(r.reason.find("TESSERA_PLUGIN_PROBE=1"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("signal 11"), std::string::npos) << r.reason;
+  EXPECT_TRUE(rt.record("toy").loaded);
+  expect_toy_works(rt.get());
+}
