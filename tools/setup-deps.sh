@@ -4,6 +4,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config git
       libgtest-dev libgmock-dev libboost-dev nlohmann-json3-dev libopenblas-openmp-dev
       binutils python3
+      # OpenSSL's libcrypto: the SHA-256 of a plugin in `tessera certify`'s certificate.
+      libssl-dev
       # clang with its libFuzzer and sanitizer runtimes and OpenMP, for the libFuzzer targets (tools/fuzz.sh).
       clang libclang-rt-dev libomp-dev
       # PyTorch for the parity suite (tests/parity, docs/parity.md), for /usr/bin/python3. Large:

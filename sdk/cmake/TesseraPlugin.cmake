@@ -1,7 +1,9 @@
 # tessera_add_plugin(<target> NAME <name> VERSION <v> [DEPENDS dep...] [OUTPUT_DIR dir]
-#                    [INSTALL_DIR dir] SOURCES src...)
+#                    [INSTALL_DIR dir] [TESTS file.json] SOURCES src...)
 # Builds a plugin as a MODULE library named <target>.so linked only against Tessera::sdk (never
-# the core), writes its manifest <target>.json beside it, and installs both.
+# the core), writes its manifest <target>.json beside it, and installs both. TESTS: the
+# plugin's own conformance test cases (docs/conformance.md), copied beside it as
+# <target>.tests.json, where `tessera conformance` and `tessera certify` find them.
 # The ABI a plugin is built against (written into its manifest); the top-level project and the
 # installed package set it from abi/tessera/version.h.
 if(NOT DEFINED TESSERA_ABI_VERSION)
@@ -9,7 +11,7 @@ if(NOT DEFINED TESSERA_ABI_VERSION)
 endif()
 
 function(tessera_add_plugin target)
-  cmake_parse_arguments(P "" "NAME;VERSION;OUTPUT_DIR;INSTALL_DIR" "DEPENDS;SOURCES" ${ARGN})
+  cmake_parse_arguments(P "" "NAME;VERSION;OUTPUT_DIR;INSTALL_DIR;TESTS" "DEPENDS;SOURCES" ${ARGN})
   if(NOT P_NAME)
     set(P_NAME ${target})
   endif()
@@ -47,8 +49,15 @@ function(tessera_add_plugin target)
   endforeach()
   file(GENERATE OUTPUT ${out_dir}/${target}.json CONTENT
     "{\"name\": \"${P_NAME}\", \"version\": \"${P_VERSION}\", \"abi\": \"${TESSERA_ABI_VERSION}\", \"depends\": [${deps}]}\n")
+  if(P_TESTS)
+    get_filename_component(tests_src ${P_TESTS} ABSOLUTE)
+    configure_file(${tests_src} ${out_dir}/${target}.tests.json COPYONLY)
+  endif()
   if(P_INSTALL_DIR)
     install(TARGETS ${target} LIBRARY DESTINATION ${P_INSTALL_DIR})
     install(FILES ${out_dir}/${target}.json DESTINATION ${P_INSTALL_DIR})
+    if(P_TESTS)
+      install(FILES ${out_dir}/${target}.tests.json DESTINATION ${P_INSTALL_DIR})
+    endif()
   endif()
 endfunction()

@@ -17,13 +17,13 @@ TEST(ConformanceCertify, BrokenBackendFailsLoudly) {
   EXPECT_TRUE(contains(r.output, "FAIL arange on cpu:0 float32 [forward]")) << r.output;
   EXPECT_TRUE(contains(r.output, "first at flat index 3")) << r.output;
   EXPECT_FALSE(contains(r.output, "FAIL arange on cpu:0 float64")) << r.output;
-  EXPECT_TRUE(contains(r.output, "0 of 1 op/device pairs conform")) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 op/device pairs: 0 conform, 0 partial, 0 not implemented, 1 failed")) << r.output;
 }
 
 TEST(ConformanceCertify, SameRunWithoutThePluginPasses) {
   tsr_test::CliResult r = tsr_test::run_cli(TSR_CLI, "conformance --op arange");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "1 of 1 op/device pairs conform")) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 op/device pairs: 1 conform")) << r.output;
 }
 
 }  // namespace

@@ -150,6 +150,11 @@ TEST(CheckPlugin, ShowsTheAbiNegotiation) {
   j = nlohmann::json::parse(r.output);
   EXPECT_TRUE(j.at("abi").at("binary").is_null()) << r.output;
   EXPECT_EQ(j.at("abi").at("manifest"), "2.0");
+  EXPECT_EQ(j.at("plugin").at("scored"), false) << r.output;
+  // ... and the text never calls that a score of 0.
+  r = tsr_test::run_cli(kCli, "check-plugin " + case_so("abi_manifest", "abi2.so"));
+  EXPECT_NE(r.output.find("refused before scoring"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("score 0"), std::string::npos) << r.output;
 }
 
 TEST(CheckPlugin, RefusedPluginReportsTheReason) {
@@ -158,6 +163,7 @@ TEST(CheckPlugin, RefusedPluginReportsTheReason) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("REFUSED"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("no frobnicator on this machine"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("score 0"), std::string::npos) << r.output;  // this one did score
 
   r = tsr_test::run_cli(kCli, "check-plugin " + case_so("init_fails", "ghost.so"));
   EXPECT_EQ(r.exit_code, 1) << r.output;

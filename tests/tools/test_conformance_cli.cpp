@@ -31,7 +31,7 @@ TEST(CliConformance, OpFilterRunsOnlyThoseOps) {
   EXPECT_FALSE(contains(r.output, "randn")) << r.output;
   EXPECT_TRUE(contains(r.output, "cpu:0")) << r.output;
   EXPECT_TRUE(contains(r.output, " 0 failed")) << r.output;
-  EXPECT_TRUE(contains(r.output, "2 of 2 op/device pairs conform")) << r.output;
+  EXPECT_TRUE(contains(r.output, "2 op/device pairs: 2 conform")) << r.output;
 }
 
 TEST(CliConformance, UnknownOpIsAUsageError) {
@@ -90,11 +90,32 @@ TEST(CliConformance, PluginGivenByPath) {
                                                shell_quote(std::string(TSR_PLUGIN_DIR) + "/tessera_cpu.so"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "rand ")) << r.output;
-  EXPECT_TRUE(contains(r.output, "1 of 1 op/device pairs conform")) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 op/device pairs: 1 conform")) << r.output;
   // Without it there is no device at all, and nothing to certify.
   r = run_cli(TSR_CLI, "conformance --no-default-plugins --op rand --device cpu");
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
+
+#ifdef TSR_HAVE_EXAMPLE_GEMM
+// A plugin's own op is checked from the test cases it ships (NAME.tests.json beside NAME.so):
+// every listed dtype against its float64 CPU result, non-contiguous inputs, out=, and the
+// float64 gradcheck through the backward formula the plugin registered.
+TEST(CliConformance, PluginTestCasesAreChecked) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(TSR_CLI, "conformance --json --op example::gemm_bias_act");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = json::parse(r.output);
+  ASSERT_EQ(j.at("ops").size(), 1u) << r.output;
+  EXPECT_EQ(j.at("ops")[0].at("verdict"), "conforms");
+  EXPECT_EQ(j.at("ops")[0].at("passed"), json::array({"float32", "float64", "float16", "bfloat16"}));
+  std::set<std::string> checks;
+  for (const json& c : j.at("results")) {
+    checks.insert(c.at("check").get<std::string>());
+    EXPECT_EQ(c.at("outcome"), "pass") << c.dump();
+  }
+  for (const char* c : {"forward", "noncontiguous", "out", "gradcheck"}) EXPECT_TRUE(checks.count(c)) << c;
+}
+#endif
 
 #ifdef TSR_TOY_PLUGIN
 // A third-party device type without kernels for these ops: its dtypes are skipped (with the

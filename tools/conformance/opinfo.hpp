@@ -94,6 +94,10 @@ using OpInfoFamilyFn = void (*)(std::vector<OpInfo>& v);
 using OpInfoFamilies = ::tsr::FamilyList<OpInfoFamilyFn, OpInfoFamiliesTag>;
 // Every registered OpInfo, family by family (sorted by family name).
 std::vector<OpInfo> all_opinfos();
+// The OpInfos a plugin ships in its tests file (NAME.tests.json beside NAME.so; format in
+// opinfo_plugin.cpp and docs/conformance.md). No file: empty. A malformed one: empty, with
+// *error naming the file and the entry.
+std::vector<OpInfo> opinfos_from_tests_file(const std::string& path, std::string* error);
 
 // ---- sample helpers (header-only, deterministic) ----------------------------------------------
 

@@ -242,7 +242,7 @@ class OpRun {
  private:
   void add(const std::string& dtype, const std::string& check, const std::string& sample, Outcome o,
            const std::string& msg = "") {
-    results_.push_back({info_.name, dev_name_, dtype, check, sample, o, msg});
+    results_.push_back({info_.name, dev_name_, dtype, check, sample, o, msg, false});
   }
 
   // Missing kernels are skips, except on CPU devices when they must support everything.
@@ -256,8 +256,10 @@ class OpRun {
       add(dtype, check, s.desc, msg.empty() ? Outcome::Pass : Outcome::Fail, msg);
     } catch (const tsr::Error& e) {
       // A kernel the check needs (a copy, a fill) is missing on this device.
-      if (e.code() == TSR_UNIMPLEMENTED && may_skip())
+      if (e.code() == TSR_UNIMPLEMENTED && may_skip()) {
         add(dtype, check, s.desc, Outcome::Skip, e.what());
+        results_.back().missing_kernel = true;
+      }
       else
         add(dtype, check, s.desc, Outcome::Fail, std::string("threw: ") + e.what());
     } catch (const std::exception& e) {
@@ -312,6 +314,7 @@ class OpRun {
     } catch (const tsr::Error& e) {
       if (e.code() == TSR_UNIMPLEMENTED && may_skip()) {
         add(dn, "forward", s.desc, Outcome::Skip, std::string("not implemented here: ") + e.what());
+        results_.back().missing_kernel = true;
         return;
       }
       std::string why = e.code() == TSR_UNIMPLEMENTED
@@ -469,7 +472,7 @@ std::vector<CheckResult> run_opinfo(tsr_runtime_t* rt, const OpInfo& info, const
     return OpRun(rt, info, device, opts).run();
   } catch (const std::exception& e) {
     return {{info.name, device_name(rt, device), "", "runner", "", Outcome::Fail,
-             std::string("unexpected exception: ") + e.what()}};
+             std::string("unexpected exception: ") + e.what(), false}};
   }
 }
 

@@ -30,6 +30,10 @@ struct CheckResult {
   std::string op, device, dtype, check, sample;
   Outcome outcome = Outcome::Pass;
   std::string message;  // why it failed or was skipped
+  // A skip because the device has no kernel for something the check needs (TSR_UNIMPLEMENTED):
+  // the op is not (fully) implemented there. Other skips do not apply (e.g. no floating input
+  // to differentiate) and say nothing about the device.
+  bool missing_kernel = false;
 };
 
 struct RunOptions {

@@ -485,6 +485,9 @@ int cmd_check_plugin(int argc, char** argv) {
     report["message"] = message;
     report["phase"] = r.phase;
     if (child.signaled) report["signal"] = {{"number", child.signal}, {"name", signal_name(child.signal)}};
+    if (!plugin_record.is_null())
+      plugin_record["scored"] = plugin_record.at("score").get<int>() != 0 ||
+                                plugin_record.at("reason").get<std::string>().rfind("scored ", 0) == 0;
     report["plugin"] = plugin_record;
     report["dependencies"] = dependencies;
     if (r.have_result) {
@@ -510,12 +513,16 @@ int cmd_check_plugin(int argc, char** argv) {
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
   if (!plugin_record.is_null()) {
     std::string v = plugin_record.at("version").get<std::string>();
-    std::printf("result: %s  %s%s%s, score %d\n",
+    // The loader records score 0 both for "scored 0" and for a refusal before score() ran (ABI,
+    // manifest, permissions): only the first is a score.
+    const int score = plugin_record.at("score").get<int>();
+    const bool scored = score != 0 || plugin_record.at("reason").get<std::string>().rfind("scored ", 0) == 0;
+    std::printf("result: %s  %s%s%s, %s\n",
                 status == "loaded"     ? "LOADED"
                 : status == "unusable" ? "LOADED BUT UNUSABLE"
                                        : "REFUSED",
                 plugin_record.at("name").get<std::string>().c_str(), v.empty() ? "" : " ", v.c_str(),
-                plugin_record.at("score").get<int>());
+                scored ? ("score " + std::to_string(score)).c_str() : "refused before scoring");
     if (status == "refused" || status == "unusable") std::printf("reason: %s\n", message.c_str());
   }
   if (r.have_result && (status == "loaded" || status == "unusable" || status == "crashed")) print_registered(r.result);

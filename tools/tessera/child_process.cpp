@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "cli.hpp"
+#include "conformance_report.hpp"
 
 namespace tessera_cli {
 
@@ -92,7 +93,7 @@ bool write_all(int fd, const std::string& s) {
   return true;
 }
 
-ChildOutcome run_in_child_fn(int (*body)(int fd, void* ctx), void* ctx, double timeout_s) {
+ChildOutcome run_in_child_fn(int (*body)(int fd, void* ctx), void* ctx, double timeout_s, bool idle) {
   ChildOutcome out;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -109,6 +110,7 @@ ChildOutcome run_in_child_fn(int (*body)(int fd, void* ctx), void* ctx, double t
   }
   if (pid == 0) {
     ::close(fds[0]);
+    forget_cleanup_in_child();  // a crash here must not remove the parent's temporary files
     // A crash is expected here sometimes: no core dumps, and a SIGPIPE (parent gone) ends us.
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
@@ -125,7 +127,7 @@ ChildOutcome run_in_child_fn(int (*body)(int fd, void* ctx), void* ctx, double t
   }
   out.started = true;
   ::close(fds[1]);
-  const double deadline = now_s() + timeout_s;
+  double deadline = now_s() + timeout_s;
   bool eof = false;
   bool reaped = false;
   char buf[65536];
@@ -148,6 +150,7 @@ ChildOutcome run_in_child_fn(int (*body)(int fd, void* ctx), void* ctx, double t
       eof = true;
     } else {
       out.output.append(buf, static_cast<size_t>(n));
+      if (idle) deadline = now_s() + timeout_s;
     }
   }
   ::close(fds[0]);

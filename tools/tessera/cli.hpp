@@ -174,15 +174,16 @@ struct ChildOutcome {
 };
 
 // Runs body(write_fd) in a forked child whose exit status is body's return value, collecting
-// what it writes to write_fd; kills it after timeout_s. The parent never runs `body`.
+// what it writes to write_fd; kills it after timeout_s (idle: after timeout_s without output,
+// for a child that reports progress). The parent never runs `body`.
 template <class F>
-ChildOutcome run_in_child(F&& body, double timeout_s);
-ChildOutcome run_in_child_fn(int (*body)(int fd, void* ctx), void* ctx, double timeout_s);
+ChildOutcome run_in_child(F&& body, double timeout_s, bool idle = false);
+ChildOutcome run_in_child_fn(int (*body)(int fd, void* ctx), void* ctx, double timeout_s, bool idle = false);
 template <class F>
-ChildOutcome run_in_child(F&& body, double timeout_s) {
+ChildOutcome run_in_child(F&& body, double timeout_s, bool idle) {
   using Fn = std::remove_reference_t<F>;
   return run_in_child_fn([](int fd, void* c) { return (*static_cast<Fn*>(c))(fd); },
-                         const_cast<void*>(static_cast<const void*>(&body)), timeout_s);
+                         const_cast<void*>(static_cast<const void*>(&body)), timeout_s, idle);
 }
 
 // "SIGSEGV" (or "signal N").
@@ -193,10 +194,12 @@ bool write_all(int fd, const std::string& s);
 // ---- subcommands ---------------------------------------------------------------------------
 
 int cmd_info(int argc, char** argv);
+int cmd_certify(int argc, char** argv);
 int cmd_kernels(int argc, char** argv);
 int cmd_ops(int argc, char** argv);
 int cmd_check_plugin(int argc, char** argv);
 int cmd_conformance(int argc, char** argv);
 int cmd_train(int argc, char** argv);  // train.cpp, over tools/train
+int cmd_new_plugin(int argc, char** argv);  // new_plugin.cpp, over tools/templates (templates.cpp)
 
 }  // namespace tessera_cli

@@ -25,6 +25,8 @@ const Command kCommands[] = {
     {"ops", cmd_ops, "where each op is written: record, formula, kernels, SDK wrapper, OpInfo, docs (--where NAME)"},
     {"check-plugin", cmd_check_plugin, "load one plugin .so in a child process and report what it registers"},
     {"conformance", cmd_conformance, "check every op on every loaded device and dtype against a float64 CPU reference"},
+    {"certify", cmd_certify, "certify a plugin: check-plugin, then conformance in child processes with guard bytes; JSON certificate"},
+    {"new-plugin", cmd_new_plugin, "generate a buildable out-of-tree plugin project (--device NAME or --ops NAME)"},
     {"train", cmd_train, "train a small GPT on addition (held-out accuracy) or on a text file (--text)"},
     {"version", cmd_version, "print the core and ABI versions"},
     {"help", cmd_help, "this help"},
