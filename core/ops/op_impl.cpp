@@ -333,6 +333,8 @@ tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t d
                        size_t nargs, Tensor* const* inputs, int ninputs, Tensor* const* outputs, int noutputs,
                        const tsr_iter_t* iter) {
   const KernelRec* k = find_kernel(op, device, dtype);
+  if (auto* ob = rt->dispatch_observer.load(std::memory_order_acquire))  // tessera.dispatch_trace
+    ob->fn(ob->user, op->schema.name.c_str(), device, dtype, k != nullptr);
   if (!k) return no_kernel_status(rt, op, device, dtype);
   tsr_tensor_view_t in_views[kMaxArgs], out_views[kMaxOutputs];
   for (int i = 0; i < ninputs; ++i) fill_view(inputs[i], &in_views[i]);

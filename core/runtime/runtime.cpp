@@ -5,6 +5,7 @@
 #include "plugins/registrar.hpp"
 #include "runtime/status.hpp"
 #include "runtime/streams.hpp"
+#include "tessera/ext_dispatch_trace.h"
 
 namespace tsr::core {
 
@@ -96,6 +97,29 @@ tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int
   *out = t;
   return nullptr;
 }
+
+// ---- extensions the core publishes itself --------------------------------------------------
+
+static tsr_status_t set_dispatch_observer(tsr_runtime_t* rt, tsr_dispatch_observer_fn_t fn, void* user) {
+  if (!rt) return make_status(TSR_INVALID_ARGUMENT, "dispatch_trace set_observer: runtime is NULL");
+  std::lock_guard<std::mutex> lock(rt->observer_mutex);
+  if (!fn) {
+    // Every observer record lives as long as the runtime: a dispatch racing with the removal may
+    // still read the old one.
+    rt->dispatch_observer.store(nullptr, std::memory_order_release);
+    return nullptr;
+  }
+  if (rt->dispatch_observer.load(std::memory_order_acquire))
+    return make_status(TSR_FAILED_PRECONDITION,
+                       "dispatch_trace set_observer: another observer is installed on this runtime (remove it first)");
+  rt->observer_storage.push_back(std::make_unique<Runtime::DispatchObserver>(Runtime::DispatchObserver{fn, user}));
+  rt->dispatch_observer.store(rt->observer_storage.back().get(), std::memory_order_release);
+  return nullptr;
+}
+
+static const tsr_dispatch_trace_t kDispatchTrace = {sizeof(tsr_dispatch_trace_t), 0, set_dispatch_observer};
+
+void publish_core_extensions(Runtime* rt) { rt->extensions[TSR_DISPATCH_TRACE_EXTENSION] = &kDispatchTrace; }
 
 tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, tsr_device_t src_dev, const void* src,
                                   size_t nbytes, const char* op) {
@@ -211,6 +235,7 @@ tsr_status_t runtime_create(const tsr_runtime_options_t* options, tsr_runtime_t*
   }
   rt->op_copy = rt->op_by_name.at("_copy");
   rt->op_fill = rt->op_by_name.at("_fill");
+  publish_core_extensions(rt);
   load_plugins(rt, options);
   warn_unknown_alloc_conf_devices(rt);
   if ((st = finalize_allocators(rt))) {

@@ -115,6 +115,15 @@ struct tsr_runtime_s {
   // TESSERA_ALLOC_CONF guard_bytes: some device's allocator keeps canaries, which every kernel
   // launch then checks (ops/op_impl.cpp). Set before the first op runs.
   bool guard_mode = false;
+  // The tessera.dispatch_trace observer (ext_dispatch_trace.h), or null: launch_op reports
+  // every kernel lookup to it. Swapped whole, never modified in place.
+  struct DispatchObserver {
+    void (*fn)(void*, const char*, tsr_device_t, int32_t, int32_t);
+    void* user;
+  };
+  std::atomic<DispatchObserver*> dispatch_observer{nullptr};
+  std::mutex observer_mutex;  // set_observer only
+  std::vector<std::unique_ptr<DispatchObserver>> observer_storage;  // every one installed
   std::atomic<uint64_t> seed{0x5EED5EEDull};
   std::atomic<uint64_t> rng_offset{0};
   uint64_t serial = 0;
@@ -155,6 +164,8 @@ tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t
 // tensors (the hot path of every op's output): numel must match sizes, alloc the device's.
 tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int64_t numel, tsr_dtype_t dtype,
                                 tsr_device_t device, DeviceAllocator* alloc, const char* op, Tensor** out);
+// Publishes the extension tables the core itself implements (tessera.dispatch_trace).
+void publish_core_extensions(Runtime* rt);
 // Raw copy of nbytes between two dense buffers of possibly different devices (one may be
 // TSR_DEVICE_TYPE_HOST memory); a copy with host memory on one side has finished on return.
 tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, tsr_device_t src_dev, const void* src,

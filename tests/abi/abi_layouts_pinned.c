@@ -6,6 +6,7 @@
 #include "tessera/tessera.h"
 #include "tessera/ext_graphs.h"
 #include "tessera/ext_pinned_host.h"
+#include "tessera/ext_dispatch_trace.h"
 
 #include <stddef.h>
 
@@ -764,6 +765,15 @@ PIN(tsr_pinned_host_t, free, 24, 8);
 _Static_assert(_Generic(((tsr_pinned_host_t*)0)->free, void (*)(tsr_runtime_t *, void *): 1, default: 0), "tsr_pinned_host_t.free is void (*)(tsr_runtime_t *, void *)");
 PIN(tsr_pinned_host_t, tensor_empty, 32, 8);
 _Static_assert(_Generic(((tsr_pinned_host_t*)0)->tensor_empty, tsr_status_t (*)(tsr_runtime_t *, int32_t, const int64_t *, tsr_dtype_t, tsr_tensor_t **): 1, default: 0), "tsr_pinned_host_t.tensor_empty is tsr_status_t (*)(tsr_runtime_t *, int32_t, const int64_t *, tsr_dtype_t, tsr_tensor_t **)");
+
+/* tsr_dispatch_trace_t */
+PIN_RECORD(tsr_dispatch_trace_t, 24, 8);
+PIN(tsr_dispatch_trace_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_dispatch_trace_t*)0)->struct_size, size_t: 1, default: 0), "tsr_dispatch_trace_t.struct_size is size_t");
+PIN(tsr_dispatch_trace_t, flags, 8, 4);
+_Static_assert(_Generic(((tsr_dispatch_trace_t*)0)->flags, uint32_t: 1, default: 0), "tsr_dispatch_trace_t.flags is uint32_t");
+PIN(tsr_dispatch_trace_t, set_observer, 16, 8);
+_Static_assert(_Generic(((tsr_dispatch_trace_t*)0)->set_observer, tsr_status_t (*)(tsr_runtime_t *, tsr_dispatch_observer_fn_t, void *): 1, default: 0), "tsr_dispatch_trace_t.set_observer is tsr_status_t (*)(tsr_runtime_t *, tsr_dispatch_observer_fn_t, void *)");
 
 /* enum values */
 PIN_ENUM(TSR_OK, 0);

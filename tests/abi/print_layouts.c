@@ -3,6 +3,7 @@
 #include "tessera/tessera.h"
 #include "tessera/ext_graphs.h"
 #include "tessera/ext_pinned_host.h"
+#include "tessera/ext_dispatch_trace.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@ int main(void) {
   puts("#include \"tessera/tessera.h\"");
   puts("#include \"tessera/ext_graphs.h\"");
   puts("#include \"tessera/ext_pinned_host.h\"");
+  puts("#include \"tessera/ext_dispatch_trace.h\"");
   puts("");
   puts("#include <stddef.h>");
   puts("");
@@ -780,6 +782,15 @@ int main(void) {
   TYPE(tsr_pinned_host_t, free, "((tsr_pinned_host_t*)0)->free", "void (*)(tsr_runtime_t *, void *)");
   FIELD(tsr_pinned_host_t, tensor_empty);
   TYPE(tsr_pinned_host_t, tensor_empty, "((tsr_pinned_host_t*)0)->tensor_empty", "tsr_status_t (*)(tsr_runtime_t *, int32_t, const int64_t *, tsr_dtype_t, tsr_tensor_t **)");
+
+  puts("\n/* tsr_dispatch_trace_t */");
+  RECORD(tsr_dispatch_trace_t);
+  FIELD(tsr_dispatch_trace_t, struct_size);
+  TYPE(tsr_dispatch_trace_t, struct_size, "((tsr_dispatch_trace_t*)0)->struct_size", "size_t");
+  FIELD(tsr_dispatch_trace_t, flags);
+  TYPE(tsr_dispatch_trace_t, flags, "((tsr_dispatch_trace_t*)0)->flags", "uint32_t");
+  FIELD(tsr_dispatch_trace_t, set_observer);
+  TYPE(tsr_dispatch_trace_t, set_observer, "((tsr_dispatch_trace_t*)0)->set_observer", "tsr_status_t (*)(tsr_runtime_t *, tsr_dispatch_observer_fn_t, void *)");
 
   puts("\n/* enum values */");
   ENUM(TSR_OK);

@@ -3,6 +3,7 @@
 #include "tessera/tessera.h"
 #include "tessera/ext_graphs.h"
 #include "tessera/ext_pinned_host.h"
+#include "tessera/ext_dispatch_trace.h"
 
 #include <stddef.h>
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/ext_dispatch_trace.h"
 #include "tessera/tessera.hpp"
 
 static tsr_memory_stats_t stats() {
@@ -122,4 +123,42 @@ TEST(Devices, DescribeAndAllocatorName) {
   tsr_status_t st = tsr::api()->device_describe(tsr::runtime(), tsr_device_t{5, 0}, buf, sizeof(buf));
   ASSERT_NE(st, nullptr);
   tsr::api()->status_free(st);
+}
+
+// tessera.dispatch_trace: the core's own extension reports every kernel lookup.
+namespace {
+struct Seen {
+  std::vector<std::string> ops;
+  std::vector<int32_t> dtypes, found;
+};
+void record_lookup(void* user, const char* op, tsr_device_t, int32_t dtype, int32_t has_kernel) {
+  auto* s = static_cast<Seen*>(user);
+  s->ops.push_back(op);
+  s->dtypes.push_back(dtype);
+  s->found.push_back(has_kernel);
+}
+}  // namespace
+
+TEST(DispatchTrace, ObserverSeesEveryKernelLookup) {
+  const auto* t = static_cast<const tsr_dispatch_trace_t*>(
+      tsr::api()->get_extension(tsr::runtime(), TSR_DISPATCH_TRACE_EXTENSION));
+  ASSERT_NE(t, nullptr);
+  ASSERT_GE(t->struct_size, sizeof(tsr_dispatch_trace_t));
+  tsr::Tensor a = tsr::from_vector(std::vector<float>{1, 2, 3});
+  tsr::Tensor b = tsr::from_vector(std::vector<float>{4, 5, 6});
+  Seen seen;
+  tsr::check(t->set_observer(tsr::runtime(), record_lookup, &seen));
+  tsr_status_t twice = t->set_observer(tsr::runtime(), record_lookup, &seen);
+  ASSERT_NE(twice, nullptr);
+  EXPECT_EQ(tsr::api()->status_code(twice), TSR_FAILED_PRECONDITION);
+  tsr::api()->status_free(twice);
+  tsr::Tensor c = tsr::call("add", {a, b});
+  tsr::Tensor t2 = a.transpose(0, 0);  // a view: no kernel
+  tsr::check(t->set_observer(tsr::runtime(), nullptr, nullptr));
+  tsr::call("mul", {a, b});  // not observed any more
+  ASSERT_EQ(seen.ops.size(), 1u);
+  EXPECT_EQ(seen.ops[0], "add");
+  EXPECT_EQ(seen.dtypes[0], TSR_F32);
+  EXPECT_EQ(seen.found[0], 1);
+  EXPECT_EQ(c.to_vector<float>(), (std::vector<float>{5, 7, 9}));
 }

@@ -164,4 +164,24 @@ TEST(Certify, DeviceBackendWithFewKernelsIsPartial) {
   EXPECT_GT(all.cert.at("summary").at("not_implemented").get<int>(), 100);
 }
 
+// check-plugin --smoke: each kernel's op once, in a child, with guard bytes.
+TEST(CheckPluginSmoke, RunsEachKernelOnceAndNamesCrashesAndOverruns) {
+  REQUIRE_CLI_AND_CPU();
+  const std::string env = "TESSERA_PLUGIN_PATH=" + tsr_test::shell_quote(TSR_PLUGIN_DIR);
+  tsr_test::CliResult r = tsr_test::run_cli(kCli, "check-plugin --smoke " + case_so("kernel_good", "goodk.so"), env);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "smoke (each kernel's op once")) << r.output;
+  r = tsr_test::run_cli(kCli, "check-plugin --smoke " + case_so("kernel_segv", "segvk.so"), env);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_TRUE(contains(r.output, "CRASHED: the process died: signal 11 (SIGSEGV)")) << r.output;
+  r = tsr_test::run_cli(kCli, "check-plugin --smoke --json " + case_so("kernel_oob", "oobk.so"), env);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  json j = json::parse(r.output);
+  ASSERT_EQ(j.at("smoke").at("ops").size(), 1u) << r.output;
+  EXPECT_EQ(j.at("smoke").at("ops")[0].at("verdict"), "failed");
+  // Without --smoke, check-plugin never runs a kernel: the broken ones load fine.
+  r = tsr_test::run_cli(kCli, "check-plugin " + case_so("kernel_segv", "segvk.so"), env);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 }  // namespace

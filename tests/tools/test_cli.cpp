@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "cli_runner.hpp"
@@ -120,6 +121,52 @@ TEST(Cli, KernelsSchemaAndUnknownOp) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "no op named 'no_such_op_anywhere'")) << r.output;
 }
+
+// --reach: the kernels an op's forward and backward reach, traced through the dispatcher and
+// compared with what the device type registered. The CPU has them all.
+TEST(Cli, KernelsReachOnTheCpuRunsEverything) {
+  REQUIRE_CPU();
+  tsr_test::CliResult r = run_cli(TSR_CLI, "kernels --device cpu --reach --op relu --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = json::parse(r.output);
+  EXPECT_EQ(j.at("device_type"), "cpu");
+  ASSERT_GT(j.at("pairs").size(), 3u) << r.output;
+  for (const json& p : j.at("pairs")) {
+    EXPECT_EQ(p.at("op"), "relu");
+    EXPECT_EQ(p.at("runs"), "yes") << p.dump();
+  }
+  r = run_cli(TSR_CLI, "kernels --reach");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "--reach needs --device")) << r.output;
+  r = run_cli(TSR_CLI, "kernels --reach --device nosuchtype");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "no device type 'nosuchtype'")) << r.output;
+}
+
+#ifdef TSR_TOY_PLUGIN
+// A device type with one kernel of its own: relu needs relu there, and its backward also gt and
+// where (relu's formula); the summary ranks the missing kernels.
+TEST(Cli, KernelsReachNamesWhatAThinBackendLacks) {
+  REQUIRE_CPU();
+  std::string dir = std::string(TSR_TOY_PLUGIN).substr(0, std::string(TSR_TOY_PLUGIN).rfind('/'));
+  tsr_test::CliResult r =
+      run_cli(TSR_CLI, "kernels --device toy --reach --op relu --json --plugin-path " + tsr_test::shell_quote(dir));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = json::parse(r.output);
+  bool f32 = false;
+  for (const json& p : j.at("pairs")) {
+    if (p.at("dtype") != "float32") continue;
+    f32 = true;
+    EXPECT_EQ(p.at("runs"), "no");
+    EXPECT_EQ(p.at("forward_missing"), json::array({"relu[f32]"})) << p.dump();
+    std::set<std::string> b = p.at("backward_missing").get<std::set<std::string>>();
+    EXPECT_TRUE(b.count("gt[f32]") && b.count("where[f32]")) << p.dump();
+  }
+  EXPECT_TRUE(f32) << r.output;
+  EXPECT_FALSE(j.at("missing_kernels").empty());
+  EXPECT_EQ(j.at("summary").at("runs"), 0);
+}
+#endif
 
 TEST(Cli, UnknownSubcommandExits2WithUsage) {
   tsr_test::CliResult r = run_cli(TSR_CLI, "frobnicate");

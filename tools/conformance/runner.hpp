@@ -16,6 +16,7 @@
 // CPU backend must support every dtype an OpInfo lists.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct RunOptions {
   // runner's own tests).
   bool cpu_must_support_all_dtypes = true;
   std::vector<tsr_dtype_t> dtypes;  // restrict to these (empty: every dtype the OpInfo lists)
+  // Smoke test (check-plugin --smoke): the first sample's forward check only, per dtype; no
+  // other check and no gradcheck. Says whether each kernel runs at all, not whether it is right
+  // beyond one sample.
+  bool smoke = false;
 };
 
 // Every device of every registered device type of rt, cpu:0 first.
@@ -60,5 +65,22 @@ Tol tolerance(const OpInfo& info, tsr_dtype_t dt);
 // Never throws: anything unexpected is a failed check naming what happened.
 std::vector<CheckResult> run_opinfo(tsr_runtime_t* rt, const OpInfo& info, const tsr::Device& device,
                                     const RunOptions& opts = {});
+
+// ---- reach (reach.cpp) ----------------------------------------------------------------------
+
+// One kernel lookup: the op the dispatcher launched (a primitive, "_copy", "_fill") and its dtype.
+struct KernelUse {
+  std::string op;
+  tsr_dtype_t dtype = TSR_F32;
+  bool operator<(const KernelUse& o) const { return op != o.op ? op < o.op : dtype < o.dtype; }
+};
+struct ReachTrace {
+  std::set<KernelUse> forward;   // the kernels the samples' forward calls looked up
+  std::set<KernelUse> backward;  // the further kernels their gradients looked up
+  std::string error;             // a sample that could not run on cpu:0 (the sets may be partial)
+};
+// Runs `info`'s samples at dtype dt on cpu:0 of rt (forward, and for differentiable floating
+// dtypes the gradients) and records every kernel the dispatcher looked up.
+ReachTrace trace_reach(tsr_runtime_t* rt, const OpInfo& info, tsr_dtype_t dt, uint64_t seed);
 
 }  // namespace tsr::conformance

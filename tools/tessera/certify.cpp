@@ -101,12 +101,6 @@ ChildOutcome run_subcommand(std::vector<std::string> argv, double timeout, bool 
       timeout, idle);
 }
 
-struct Plan {
-  std::vector<std::string> devices;  // --device values for the children
-  std::vector<std::string> ops;      // --op values (empty: every OpInfo)
-  std::vector<std::string> untested;  // ops of the plugin nobody has test cases for
-};
-
 void print_usage(const std::vector<OptionSpec>& specs) {
   std::printf(
       "usage: tessera certify [options] PLUGIN.so\n\n"
@@ -123,6 +117,116 @@ void print_usage(const std::vector<OptionSpec>& specs) {
 }
 
 }  // namespace
+
+bool plan_checks(const json& report, const std::string& so, const std::vector<std::string>& device_args,
+                 const std::vector<std::string>& op_args, Plan* plan, std::string* error) {
+  plan->devices = device_args;
+  const json& types = report.at("new_device_types");
+  plan->library = types.empty();
+  std::set<std::string> plugin_ops;
+  if (plan->devices.empty())
+    for (const json& t : types) plan->devices.push_back(t.at("name").get<std::string>());
+  for (const json& k : report.at("new_kernels")) {
+    plugin_ops.insert(k.at("op").get<std::string>());
+    if (types.empty() && device_args.empty()) {
+      std::string dt = k.at("device_type").get<std::string>();
+      if (std::find(plan->devices.begin(), plan->devices.end(), dt) == plan->devices.end()) plan->devices.push_back(dt);
+    }
+  }
+  for (const json& o : report.at("new_ops")) plugin_ops.insert(o.at("name").get<std::string>());
+  // Which ops have test cases: the core's OpInfos and the plugin's tests file.
+  std::set<std::string> with_opinfo;
+  for (const conf::OpInfo& o : conf::all_opinfos()) with_opinfo.insert(o.name);
+  std::string tests_error;
+  fs::path tests = so;
+  tests.replace_extension(".tests.json");
+  for (const conf::OpInfo& o : conf::opinfos_from_tests_file(tests.string(), &tests_error)) with_opinfo.insert(o.name);
+  if (!tests_error.empty()) {
+    *error = "the plugin's test cases are malformed: " + tests_error;
+    return false;
+  }
+  if (!op_args.empty()) {
+    plan->ops = op_args;
+  } else if (plan->library) {  // an op library: its own ops and the ops it adds kernels to
+    for (const std::string& op : plugin_ops) (with_opinfo.count(op) ? plan->ops : plan->untested).push_back(op);
+  } else {  // a device backend: everything, plus its own ops without test cases noted
+    for (const std::string& op : plugin_ops)
+      if (op.find("::") != std::string::npos && !with_opinfo.count(op)) plan->untested.push_back(op);
+  }
+  return true;
+}
+
+ChecksRun run_checks_in_children(const std::string& so, const Plan& plan, const std::vector<std::string>& extra,
+                                 double timeout, uint64_t guard_bytes) {
+  ChecksRun run;
+  std::error_code ec;
+  std::string alloc_conf;
+  if (const char* a = std::getenv("TESSERA_ALLOC_CONF")) alloc_conf = a;
+  if (guard_bytes > 0)
+    alloc_conf += (alloc_conf.empty() ? "" : ",") + std::string("guard_bytes:") + std::to_string(guard_bytes);
+  uint64_t next = 0;
+  for (;;) {
+    std::vector<std::string> cargv = {"conformance", "--plugin", so, "--skip", std::to_string(next)};
+    for (const std::string& d : plan.devices) cargv.insert(cargv.end(), {"--device", d});
+    for (const std::string& o : plan.ops) cargv.insert(cargv.end(), {"--op", o});
+    cargv.insert(cargv.end(), extra.begin(), extra.end());
+    ChildOutcome child = run_subcommand(cargv, timeout, true, alloc_conf, false);
+    // Read the stream: DEVICE, STAGED, BEGIN k OP DEV, RESULT {...}, END k.
+    std::istringstream in(child.output);
+    std::string line, staged, cur_op, cur_dev;
+    int64_t open_k = -1;
+    std::vector<conf::CheckResult> cur;
+    while (std::getline(in, line)) {
+      if (line.rfind("STAGED ", 0) == 0) {
+        staged = line.substr(7);
+      } else if (line.rfind("DEVICE ", 0) == 0) {
+        if (next == 0) run.devices.push_back(json::parse(line.substr(7)));
+      } else if (line.rfind("BEGIN ", 0) == 0) {
+        std::istringstream b(line.substr(6));
+        b >> open_k >> cur_op >> cur_dev;
+        cur.clear();
+      } else if (line.rfind("RESULT ", 0) == 0) {
+        json j = json::parse(line.substr(7));
+        conf::CheckResult r;
+        r.op = j.at("op");
+        r.device = j.at("device");
+        r.dtype = j.at("dtype");
+        r.check = j.at("check");
+        r.sample = j.at("sample");
+        std::string o = j.at("outcome");
+        r.outcome = o == "pass" ? conf::Outcome::Pass : o == "fail" ? conf::Outcome::Fail : conf::Outcome::Skip;
+        r.message = j.at("message");
+        r.missing_kernel = j.at("missing_kernel");
+        cur.push_back(std::move(r));
+      } else if (line.rfind("END ", 0) == 0) {
+        run.rows.push_back(summarize(cur_op, cur_dev, cur));
+        run.results.insert(run.results.end(), cur.begin(), cur.end());
+        next = static_cast<uint64_t>(open_k) + 1;
+        open_k = -1;
+      }
+    }
+    if (!staged.empty()) fs::remove_all(staged, ec);  // a killed child could not
+    if (open_k >= 0 && (child.signaled || child.timed_out)) {
+      char t[32];
+      std::snprintf(t, sizeof(t), "%g", timeout);
+      run.rows.push_back(crashed_row(cur_op, cur_dev,
+                                     child.timed_out ? std::string("hung: no progress within ") + t +
+                                                           " s, the child process was killed (SIGKILL)"
+                                                     : "the process died: signal " + std::to_string(child.signal) +
+                                                           " (" + signal_name(child.signal) + ")"));
+      next = static_cast<uint64_t>(open_k) + 1;
+      continue;
+    }
+    if (!child.started || child.signaled || child.timed_out || child.exit_code != kExitOk)
+      run.error = !child.started    ? "cannot run the checks: " + child.error
+                  : child.signaled  ? "the checks died outside an op: " + signal_name(child.signal)
+                  : child.timed_out ? "the checks hung outside an op"
+                                    : "the checks could not run (exit status " + std::to_string(child.exit_code) +
+                                          "; see the messages above)";
+    break;
+  }
+  return run;
+}
 
 int cmd_certify(int argc, char** argv) {
   std::vector<OptionSpec> specs = {
@@ -230,40 +334,11 @@ int cmd_certify(int argc, char** argv) {
 
   // 2. What to check.
   Plan plan;
-  plan.devices = args.lists["--device"];
-  std::set<std::string> plugin_ops;
-  if (load_status == "loaded") {
-    const json& types = report.at("new_device_types");
-    if (plan.devices.empty())
-      for (const json& t : types) plan.devices.push_back(t.at("name").get<std::string>());
-    for (const json& k : report.at("new_kernels")) {
-      plugin_ops.insert(k.at("op").get<std::string>());
-      if (types.empty() && args.lists["--device"].empty()) {
-        std::string dt = k.at("device_type").get<std::string>();
-        if (std::find(plan.devices.begin(), plan.devices.end(), dt) == plan.devices.end()) plan.devices.push_back(dt);
-      }
-    }
-    for (const json& o : report.at("new_ops")) plugin_ops.insert(o.at("name").get<std::string>());
-    // Which ops have test cases: the core's OpInfos and the plugin's tests file.
-    std::set<std::string> with_opinfo;
-    for (const conf::OpInfo& o : conf::all_opinfos()) with_opinfo.insert(o.name);
-    std::string tests_error;
-    fs::path tests = so;
-    tests.replace_extension(".tests.json");
-    for (const conf::OpInfo& o : conf::opinfos_from_tests_file(tests.string(), &tests_error)) with_opinfo.insert(o.name);
-    if (!tests_error.empty()) {
-      std::fprintf(stderr, "tessera certify: the plugin's test cases are malformed: %s\n", tests_error.c_str());
-      return kExitFailure;
-    }
-    if (!args.lists["--op"].empty()) {
-      plan.ops = args.lists["--op"];
-    } else if (types.empty()) {  // an op library: its own ops and the ops it adds kernels to
-      for (const std::string& op : plugin_ops)
-        (with_opinfo.count(op) ? plan.ops : plan.untested).push_back(op);
-    } else {  // a device backend: everything, plus its own ops without test cases noted
-      for (const std::string& op : plugin_ops)
-        if (op.find("::") != std::string::npos && !with_opinfo.count(op)) plan.untested.push_back(op);
-    }
+  std::string plan_error;
+  if (load_status == "loaded" && !plan_checks(report, so.string(), args.lists["--device"], args.lists["--op"], &plan,
+                                              &plan_error)) {
+    std::fprintf(stderr, "tessera certify: %s\n", plan_error.c_str());
+    return kExitFailure;
   }
 
   // 3. The checks, in children that pick up after a crash.
@@ -271,79 +346,18 @@ int cmd_certify(int argc, char** argv) {
   std::vector<conf::CheckResult> results;
   json devices = json::array();
   std::string run_error;
-  const bool nothing_to_check = load_status == "loaded" && (plan.devices.empty() || (plan.ops.empty() &&
-                                                                                      !report.at("new_device_types").size()));
+  const bool nothing_to_check =
+      load_status == "loaded" && (plan.devices.empty() || (plan.ops.empty() && plan.library));
   if (load_status == "loaded" && !nothing_to_check) {
-    std::string alloc_conf;
-    if (const char* a = std::getenv("TESSERA_ALLOC_CONF")) alloc_conf = a;
-    if (guard > 0)
-      alloc_conf += (alloc_conf.empty() ? "" : ",") + std::string("guard_bytes:") + std::to_string(uint64_t(guard));
-    uint64_t next = 0;
-    for (;;) {
-      std::vector<std::string> cargv = {"conformance", "--plugin", so.string(), "--seed", seed, "--skip",
-                                        std::to_string(next)};
-      for (const std::string& d : plan.devices) cargv.insert(cargv.end(), {"--device", d});
-      for (const std::string& o : plan.ops) cargv.insert(cargv.end(), {"--op", o});
-      for (const std::string& d : args.lists["--dtype"]) cargv.insert(cargv.end(), {"--dtype", d});
-      if (args.has("--no-gradcheck")) cargv.push_back("--no-gradcheck");
-      if (args.values.count("--plugin-path")) cargv.insert(cargv.end(), {"--plugin-path", args.value("--plugin-path")});
-      ChildOutcome child = run_subcommand(cargv, timeout, true, alloc_conf, false);
-      // Read the stream: DEVICE, STAGED, BEGIN k OP DEV, RESULT {...}, END k.
-      std::istringstream in(child.output);
-      std::string line, staged, cur_op, cur_dev;
-      int64_t open_k = -1;
-      std::vector<conf::CheckResult> cur;
-      while (std::getline(in, line)) {
-        if (line.rfind("STAGED ", 0) == 0) {
-          staged = line.substr(7);
-        } else if (line.rfind("DEVICE ", 0) == 0) {
-          if (next == 0) devices.push_back(json::parse(line.substr(7)));
-        } else if (line.rfind("BEGIN ", 0) == 0) {
-          std::istringstream b(line.substr(6));
-          b >> open_k >> cur_op >> cur_dev;
-          cur.clear();
-        } else if (line.rfind("RESULT ", 0) == 0) {
-          json j = json::parse(line.substr(7));
-          conf::CheckResult r;
-          r.op = j.at("op");
-          r.device = j.at("device");
-          r.dtype = j.at("dtype");
-          r.check = j.at("check");
-          r.sample = j.at("sample");
-          std::string o = j.at("outcome");
-          r.outcome = o == "pass" ? conf::Outcome::Pass : o == "fail" ? conf::Outcome::Fail : conf::Outcome::Skip;
-          r.message = j.at("message");
-          r.missing_kernel = j.at("missing_kernel");
-          cur.push_back(std::move(r));
-        } else if (line.rfind("END ", 0) == 0) {
-          rows.push_back(summarize(cur_op, cur_dev, cur));
-          results.insert(results.end(), cur.begin(), cur.end());
-          next = static_cast<uint64_t>(open_k) + 1;
-          open_k = -1;
-        }
-      }
-      if (!staged.empty()) fs::remove_all(staged, ec);  // a killed child could not
-      if (open_k >= 0 && (child.signaled || child.timed_out)) {
-        char t[32];
-        std::snprintf(t, sizeof(t), "%g", timeout);
-        rows.push_back(crashed_row(cur_op, cur_dev,
-                                   child.timed_out ? std::string("hung: no progress within ") + t +
-                                                         " s, the child process was killed (SIGKILL)"
-                                                   : "the process died: signal " + std::to_string(child.signal) +
-                                                         " (" + signal_name(child.signal) + ")"));
-        // The checks it finished before dying still count.
-        results.insert(results.end(), cur.begin(), cur.end());
-        next = static_cast<uint64_t>(open_k) + 1;
-        continue;
-      }
-      if (!child.started || child.signaled || child.timed_out || child.exit_code != kExitOk)
-        run_error = !child.started     ? "cannot run the checks: " + child.error
-                    : child.signaled   ? "the checks died outside an op: " + signal_name(child.signal)
-                    : child.timed_out  ? "the checks hung outside an op"
-                                       : "the checks could not run (exit status " + std::to_string(child.exit_code) +
-                                            "; see the messages above)";
-      break;
-    }
+    std::vector<std::string> extra = {"--seed", seed};
+    for (const std::string& d : args.lists["--dtype"]) extra.insert(extra.end(), {"--dtype", d});
+    if (args.has("--no-gradcheck")) extra.push_back("--no-gradcheck");
+    if (args.values.count("--plugin-path")) extra.insert(extra.end(), {"--plugin-path", args.value("--plugin-path")});
+    ChecksRun run = run_checks_in_children(so.string(), plan, extra, timeout, static_cast<uint64_t>(guard));
+    rows = std::move(run.rows);
+    results = std::move(run.results);
+    devices = std::move(run.devices);
+    run_error = run.error;
   }
 
   // 4. The verdict.

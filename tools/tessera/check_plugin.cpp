@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "conformance_report.hpp"
 #include "tessera/search_path.hpp"
 
 namespace fs = std::filesystem;
@@ -286,6 +287,7 @@ int cmd_check_plugin(int argc, char** argv) {
   std::vector<OptionSpec> specs = {
       {"--timeout", true, "seconds the child may take before it is killed (default 30)"},
       {"--plugin-path", true, "colon-separated directories to find dependencies in (default: $TESSERA_PLUGIN_PATH)"},
+      {"--smoke", false, "also run each kernel's op once (first sample, forward) in child processes with guard bytes"},
       {"--json", false, "print the report as JSON"},
       {"--help", false, "this help"},
   };
@@ -480,7 +482,44 @@ int cmd_check_plugin(int argc, char** argv) {
                    {"manifest", target.abi.empty() ? json(nullptr) : json(target.abi)},
                    {"core", core_abi}};
 
+  // --smoke: each kernel's op once, in children (certify's machinery with one sample, forward).
+  json smoke = nullptr;
+  std::vector<Row> smoke_rows;
+  std::vector<tsr::conformance::CheckResult> smoke_results;
+  std::vector<std::string> smoke_not_run;
+  std::string smoke_error;
+  if (args.has("--smoke") && status == "loaded") {
+    json kernels_only = r.result;
+    kernels_only["new_device_types"] = json::array();  // each kernel's op, not every OpInfo
+    Plan plan;
+    if (!plan_checks(kernels_only, so.string(), {}, {}, &plan, &smoke_error)) {
+      rc = kExitFailure;
+    } else {
+      for (const json& t : r.result.at("new_device_types"))  // a backend's kernels run on its devices
+        if (std::find(plan.devices.begin(), plan.devices.end(), t.at("name").get<std::string>()) == plan.devices.end())
+          plan.devices.push_back(t.at("name").get<std::string>());
+      smoke_not_run = plan.untested;
+      if (!plan.ops.empty() && !plan.devices.empty()) {
+        std::vector<std::string> extra = {"--smoke", "--no-gradcheck"};
+        if (!pp.empty()) extra.insert(extra.end(), {"--plugin-path", pp});
+        ChecksRun run = run_checks_in_children(so.string(), plan, extra, timeout, 4096);
+        smoke_rows = std::move(run.rows);
+        smoke_results = std::move(run.results);
+        smoke_error = run.error;
+      }
+    }
+    json rows = json::array();
+    for (const Row& row : smoke_rows) {
+      rows.push_back(row_json(row));
+      if (row.verdict == Verdict::Crashed) rc = kExitCrashed;
+      if (row.verdict == Verdict::Failed && rc == kExitOk) rc = kExitFailure;
+    }
+    if (!smoke_error.empty() && rc == kExitOk) rc = kExitInternal;
+    smoke = {{"ops", rows}, {"not_run", smoke_not_run}, {"error", smoke_error}};
+  }
+
   if (as_json) {
+    if (!smoke.is_null()) report["smoke"] = smoke;
     report["status"] = status;
     report["message"] = message;
     report["phase"] = r.phase;
@@ -532,6 +571,27 @@ int cmd_check_plugin(int argc, char** argv) {
       std::printf("  %-12s %s  %s%s\n", d.at("name").get<std::string>().c_str(),
                   d.at("loaded").get<bool>() ? "loaded " : "REFUSED", d.at("path").get<std::string>().c_str(),
                   d.at("loaded").get<bool>() ? "" : (" (" + d.at("reason").get<std::string>() + ")").c_str());
+  }
+  if (!smoke.is_null()) {
+    std::printf("smoke (each kernel's op once: its first sample, forward, in a child with guard bytes):\n");
+    for (const Row& row : smoke_rows) {
+      std::string why = row.reason;
+      if (row.verdict == Verdict::Failed)
+        for (const tsr::conformance::CheckResult& c : smoke_results)
+          if (c.op == row.op && c.device == row.device && c.outcome == tsr::conformance::Outcome::Fail) {
+            why = c.dtype + ": " + c.message;
+            break;
+          }
+      std::printf("  %-24s %-10s %s%s%s\n", row.op.c_str(), row.device.c_str(),
+                  row.verdict == Verdict::Crashed  ? "CRASHED"
+                  : row.verdict == Verdict::Failed ? "FAILED"
+                                                   : verdict_name(row.verdict),
+                  why.empty() ? "" : ": ", why.c_str());
+    }
+    for (const std::string& o : smoke_not_run)
+      std::printf("  %-24s not run: no OpInfo or test case to call it with\n", o.c_str());
+    if (smoke_rows.empty() && smoke_not_run.empty()) std::printf("  nothing to run: the plugin registers no kernels\n");
+    if (!smoke_error.empty()) std::printf("  error: %s\n", smoke_error.c_str());
   }
   if (status == "crashed" || status == "hung" || status == "error")
     std::printf("%s%s\n", status == "error" ? "error: " : "", message.c_str());

@@ -57,6 +57,7 @@ int cmd_conformance(int argc, char** argv) {
   // --skip (the ones before ran in an earlier child).
   specs.push_back({"--stream-fd", true, "(for certify) write results as lines to this file descriptor"});
   specs.push_back({"--skip", true, "(for certify) start at this op/device pair"});
+  specs.push_back({"--smoke", false, "only the first sample's forward check per op and dtype"});
   specs.push_back({"--help", false, "this help"});
   Args args;
   if (!parse_args("conformance", argc, argv, 2, specs, &args)) return kExitUsage;
@@ -70,6 +71,7 @@ int cmd_conformance(int argc, char** argv) {
   }
   conf::RunOptions opts;
   opts.gradcheck = !args.has("--no-gradcheck");
+  opts.smoke = args.has("--smoke");
   auto parse_u64 = [&](const char* opt, uint64_t* out) {
     char* end = nullptr;
     std::string s = args.value(opt);

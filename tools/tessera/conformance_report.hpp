@@ -87,4 +87,31 @@ json totals_json(const Totals& t);
 void print_report(const std::vector<Row>& rows, const std::vector<tsr::conformance::CheckResult>& results,
                   const Totals& t);
 
+// ---- running the checks crash-proof (certify.cpp; certify and check-plugin --smoke) -------------
+
+// What to check for a plugin, from its check-plugin --json report.
+struct Plan {
+  bool library = false;               // registers no device type (an op library)
+  std::vector<std::string> devices;  // --device values for the children
+  std::vector<std::string> ops;      // --op values (empty: every OpInfo)
+  std::vector<std::string> untested;  // ops of the plugin nobody has test cases for
+};
+// Devices: device_args, else the plugin's device types, else the device types its kernels are
+// for. Ops: op_args, else every OpInfo (a device backend), else the ops it has kernels or test
+// cases for (an op library). False with *error when its tests file is malformed.
+bool plan_checks(const json& report, const std::string& so, const std::vector<std::string>& device_args,
+                 const std::vector<std::string>& op_args, Plan* plan, std::string* error);
+
+struct ChecksRun {
+  std::vector<Row> rows;
+  std::vector<tsr::conformance::CheckResult> results;
+  json devices = json::array();  // the children's DEVICE lines: name, description, properties
+  std::string error;             // the checks could not run (not a crash inside an op)
+};
+// Runs `tessera conformance --plugin so` over the plan in forked children (extra: more
+// arguments, e.g. --seed, --smoke) with guard_bytes canaries; a child that dies or stalls for
+// `timeout` seconds marks its op crashed and a new child goes on from the next one.
+ChecksRun run_checks_in_children(const std::string& so, const Plan& plan, const std::vector<std::string>& extra,
+                                 double timeout, uint64_t guard_bytes);
+
 }  // namespace tessera_cli

@@ -1,6 +1,8 @@
 // `tessera kernels [--op NAME] [--schema] [--json]`: which op runs on which device type, for
 // which dtypes. The matrix shows each kernel's dtypes in short form (best kernel first);
-// --op NAME shows every kernel of one op in full.
+// --op NAME shows every kernel of one op in full. `--device TYPE --reach`: per op and dtype,
+// whether it runs on TYPE and which missing kernels its forward or backward reaches
+// (kernels_reach.cpp).
 #include <algorithm>
 #include <cstdio>
 
@@ -79,6 +81,8 @@ int cmd_kernels(int argc, char** argv) {
   std::vector<OptionSpec> specs = kRuntimeOptions;
   specs.push_back({"--op", true, "only this op, with every kernel in full"});
   specs.push_back({"--schema", false, "print each op's schema under its row (always in --op and --json)"});
+  specs.push_back({"--device", true, "with --reach: the device type (\"cuda\", or a device \"cuda:0\")"});
+  specs.push_back({"--reach", false, "per op and dtype: does it run on --device, and which missing kernels it reaches"});
   specs.push_back({"--json", false, "print as JSON"});
   specs.push_back({"--help", false, "this help"});
   Args args;
@@ -87,6 +91,11 @@ int cmd_kernels(int argc, char** argv) {
   RuntimeSession session;
   if (!session.open(args)) return kExitInternal;
   Inventory inv = collect_inventory(core_api(), session.get());
+  if (args.has("--reach")) return kernels_reach(args, session.get(), inv);
+  if (args.values.count("--device")) {
+    std::fprintf(stderr, "tessera kernels: --device goes with --reach\n");
+    return kExitUsage;
+  }
   std::vector<const OpEntry*> ops;
   std::string only = args.value("--op");
   if (!select_ops(inv, only, "kernels", &ops)) return kExitFailure;
