@@ -76,12 +76,11 @@ std::string utc_now() {
   return buf;
 }
 
-// Runs `tessera <argv...>` (a subcommand of this binary) in a child with its stdout on the pipe.
-ChildOutcome run_subcommand(std::vector<std::string> argv, double timeout, bool idle,
-                            const std::string& alloc_conf = "", bool stdout_to_pipe = true) {
+// Runs `tessera <argv...>` (a subcommand of this binary) in a child, its stdout on the pipe, or
+// (stdout_to_pipe false: conformance) with --stream-fd naming the pipe.
+ChildOutcome run_subcommand(std::vector<std::string> argv, double timeout, bool idle, bool stdout_to_pipe = true) {
   return run_in_child(
       [&](int fd) {
-        if (!alloc_conf.empty()) setenv("TESSERA_ALLOC_CONF", alloc_conf.c_str(), 1);
         if (stdout_to_pipe) {
           if (dup2(fd, 1) < 0) return static_cast<int>(kExitInternal);
         } else {
@@ -160,17 +159,14 @@ ChecksRun run_checks_in_children(const std::string& so, const Plan& plan, const 
                                  double timeout, uint64_t guard_bytes) {
   ChecksRun run;
   std::error_code ec;
-  std::string alloc_conf;
-  if (const char* a = std::getenv("TESSERA_ALLOC_CONF")) alloc_conf = a;
-  if (guard_bytes > 0)
-    alloc_conf += (alloc_conf.empty() ? "" : ",") + std::string("guard_bytes:") + std::to_string(guard_bytes);
   uint64_t next = 0;
   for (;;) {
-    std::vector<std::string> cargv = {"conformance", "--plugin", so, "--skip", std::to_string(next)};
+    std::vector<std::string> cargv = {"conformance", "--plugin", so, "--skip", std::to_string(next),
+                                      "--guard-bytes", std::to_string(guard_bytes)};
     for (const std::string& d : plan.devices) cargv.insert(cargv.end(), {"--device", d});
     for (const std::string& o : plan.ops) cargv.insert(cargv.end(), {"--op", o});
     cargv.insert(cargv.end(), extra.begin(), extra.end());
-    ChildOutcome child = run_subcommand(cargv, timeout, true, alloc_conf, false);
+    ChildOutcome child = run_subcommand(cargv, timeout, true, false);
     // Read the stream: DEVICE, STAGED, BEGIN k OP DEV, RESULT {...}, END k.
     std::istringstream in(child.output);
     std::string line, staged, cur_op, cur_dev;

@@ -102,11 +102,12 @@ std::vector<PluginFile> resolve_dependencies(const PluginFile& target, const std
 
 // Copies a plugin and its manifest into dir with sane modes; returns the new .so path.
 std::string copy_plugin(const std::string& so, const std::string& manifest, const fs::path& dir,
-                        std::map<std::string, std::string>* origin) {
+                        std::map<std::string, std::string>* origin, TempDir& tmp) {
   fs::path dst = dir / fs::path(so).filename();
   for (int k = 1; fs::exists(dst); ++k)  // two dependencies with one file name
     dst = dir / (std::to_string(k) + "_" + fs::path(so).filename().string());
   fs::copy_file(so, dst);
+  tmp.add_file(dst.string());
   fs::permissions(dst, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
                            fs::perms::others_exec);
   (*origin)[dst.string()] = so;
@@ -114,6 +115,7 @@ std::string copy_plugin(const std::string& so, const std::string& manifest, cons
     fs::path mdst = dst;
     mdst.replace_extension(".json");
     fs::copy_file(manifest, mdst);
+    tmp.add_file(mdst.string());
     fs::permissions(mdst,
                     fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
   }
@@ -368,17 +370,13 @@ int cmd_check_plugin(int argc, char** argv) {
       return s;
     }());
 
-  // Private directories for the copies.
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = (fs::path(tmp && *tmp ? tmp : "/tmp") / "tessera-check-XXXXXX").string();
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) {
-    std::fprintf(stderr, "tessera check-plugin: cannot create a directory from %s: %s\n", templ.c_str(),
-                 std::strerror(errno));
+  // Private directories for the copies, removed on every exit (signals included).
+  TempDir base_dir;
+  if (!base_dir.create("tessera-check")) {
+    std::fprintf(stderr, "tessera check-plugin: cannot create a temporary directory: %s\n", std::strerror(errno));
     return kExitInternal;
   }
-  fs::path base = buf.data();
+  fs::path base = base_dir.path();
   ChildPlan plan;
   plan.plugin_dir = (base / "plugin").string();
   plan.deps_dir = (base / "deps").string();
@@ -389,19 +387,18 @@ int cmd_check_plugin(int argc, char** argv) {
                               fs::perms::others_read | fs::perms::others_exec);
     for (const std::string& d : {plan.plugin_dir, plan.deps_dir}) {
       fs::create_directory(d);
+      base_dir.add_file(d);
       fs::permissions(d, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
                              fs::perms::others_exec);
     }
-    plan.plugin_so = copy_plugin(so.string(), target.manifest, plan.plugin_dir, &origin);
-    for (const PluginFile& d : deps) copy_plugin(d.so, d.manifest, plan.deps_dir, &origin);
+    plan.plugin_so = copy_plugin(so.string(), target.manifest, plan.plugin_dir, &origin, base_dir);
+    for (const PluginFile& d : deps) copy_plugin(d.so, d.manifest, plan.deps_dir, &origin, base_dir);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tessera check-plugin: cannot prepare the check: %s\n", e.what());
-    fs::remove_all(base, ec);
     return kExitInternal;
   }
 
   ChildOutcome child = run_in_child([&](int fd) { return child_main(fd, plan); }, timeout);
-  fs::remove_all(base, ec);
   Report r = parse_child_output(child.output);
 
   std::string status, message;

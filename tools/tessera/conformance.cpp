@@ -58,6 +58,8 @@ int cmd_conformance(int argc, char** argv) {
   specs.push_back({"--stream-fd", true, "(for certify) write results as lines to this file descriptor"});
   specs.push_back({"--skip", true, "(for certify) start at this op/device pair"});
   specs.push_back({"--smoke", false, "only the first sample's forward check per op and dtype"});
+  specs.push_back({"--guard-bytes", true,
+                   "canary bytes around every allocation, checked after every kernel (default 4096; 0: off)"});
   specs.push_back({"--help", false, "this help"});
   Args args;
   if (!parse_args("conformance", argc, argv, 2, specs, &args)) return kExitUsage;
@@ -118,6 +120,19 @@ int cmd_conformance(int argc, char** argv) {
     const char* env_path = std::getenv("TESSERA_PLUGIN_PATH");
     std::string rest = args.values.count("--plugin-path") ? args.value("--plugin-path") : (env_path ? env_path : "");
     session_args.values["--plugin-path"] = staging.path() + (rest.empty() ? "" : ":" + rest);
+  }
+  // Guard mode: a kernel that writes outside its tensors fails its check instead of corrupting
+  // the heap unnoticed (or killing the run later with no op named).
+  uint64_t guard = 4096;
+  if (args.values.count("--guard-bytes") && (!parse_u64("--guard-bytes", &guard) || guard % 64 != 0)) {
+    if (guard % 64 != 0) std::fprintf(stderr, "tessera conformance: --guard-bytes must be a multiple of 64\n");
+    return kExitUsage;
+  }
+  if (guard > 0) {
+    const char* env_conf = std::getenv("TESSERA_ALLOC_CONF");
+    std::string conf = args.values.count("--alloc-conf") ? args.value("--alloc-conf") : (env_conf ? env_conf : "");
+    if (conf.find("guard_bytes") == std::string::npos)
+      session_args.values["--alloc-conf"] = conf + (conf.empty() ? "" : ",") + "guard_bytes:" + std::to_string(guard);
   }
   RuntimeSession session;
   if (!session.open(session_args)) return kExitInternal;
