@@ -7,6 +7,7 @@
 #include "tessera/ext_graphs.h"
 #include "tessera/ext_pinned_host.h"
 #include "tessera/ext_dispatch_trace.h"
+#include "tessera/ext_collectives.h"
 
 #include <stddef.h>
 
@@ -775,6 +776,84 @@ _Static_assert(_Generic(((tsr_dispatch_trace_t*)0)->flags, uint32_t: 1, default:
 PIN(tsr_dispatch_trace_t, set_observer, 16, 8);
 _Static_assert(_Generic(((tsr_dispatch_trace_t*)0)->set_observer, tsr_status_t (*)(tsr_runtime_t *, tsr_dispatch_observer_fn_t, void *): 1, default: 0), "tsr_dispatch_trace_t.set_observer is tsr_status_t (*)(tsr_runtime_t *, tsr_dispatch_observer_fn_t, void *)");
 
+/* tsr_comm_group_options_t */
+PIN_RECORD(tsr_comm_group_options_t, 56, 8);
+PIN(tsr_comm_group_options_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_comm_group_options_t*)0)->struct_size, size_t: 1, default: 0), "tsr_comm_group_options_t.struct_size is size_t");
+PIN(tsr_comm_group_options_t, devices, 8, 8);
+_Static_assert(_Generic(((tsr_comm_group_options_t*)0)->devices, const tsr_device_t *: 1, default: 0), "tsr_comm_group_options_t.devices is const tsr_device_t *");
+PIN(tsr_comm_group_options_t, num_devices, 16, 4);
+_Static_assert(_Generic(((tsr_comm_group_options_t*)0)->num_devices, int32_t: 1, default: 0), "tsr_comm_group_options_t.num_devices is int32_t");
+PIN(tsr_comm_group_options_t, rank, 20, 4);
+_Static_assert(_Generic(((tsr_comm_group_options_t*)0)->rank, int32_t: 1, default: 0), "tsr_comm_group_options_t.rank is int32_t");
+PIN(tsr_comm_group_options_t, world_size, 24, 4);
+_Static_assert(_Generic(((tsr_comm_group_options_t*)0)->world_size, int32_t: 1, default: 0), "tsr_comm_group_options_t.world_size is int32_t");
+PIN(tsr_comm_group_options_t, reserved, 28, 4);
+_Static_assert(_Generic(((tsr_comm_group_options_t*)0)->reserved, int32_t: 1, default: 0), "tsr_comm_group_options_t.reserved is int32_t");
+PIN(tsr_comm_group_options_t, rendezvous, 32, 8);
+_Static_assert(_Generic(((tsr_comm_group_options_t*)0)->rendezvous, const char *: 1, default: 0), "tsr_comm_group_options_t.rendezvous is const char *");
+PIN(tsr_comm_group_options_t, engine, 40, 8);
+_Static_assert(_Generic(((tsr_comm_group_options_t*)0)->engine, const char *: 1, default: 0), "tsr_comm_group_options_t.engine is const char *");
+PIN(tsr_comm_group_options_t, timeout_seconds, 48, 8);
+_Static_assert(_Generic(((tsr_comm_group_options_t*)0)->timeout_seconds, double: 1, default: 0), "tsr_comm_group_options_t.timeout_seconds is double");
+
+/* tsr_comm_group_info_t */
+PIN_RECORD(tsr_comm_group_info_t, 40, 8);
+PIN(tsr_comm_group_info_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_comm_group_info_t*)0)->struct_size, size_t: 1, default: 0), "tsr_comm_group_info_t.struct_size is size_t");
+PIN(tsr_comm_group_info_t, world_size, 8, 4);
+_Static_assert(_Generic(((tsr_comm_group_info_t*)0)->world_size, int32_t: 1, default: 0), "tsr_comm_group_info_t.world_size is int32_t");
+PIN(tsr_comm_group_info_t, rank, 12, 4);
+_Static_assert(_Generic(((tsr_comm_group_info_t*)0)->rank, int32_t: 1, default: 0), "tsr_comm_group_info_t.rank is int32_t");
+PIN(tsr_comm_group_info_t, num_local, 16, 4);
+_Static_assert(_Generic(((tsr_comm_group_info_t*)0)->num_local, int32_t: 1, default: 0), "tsr_comm_group_info_t.num_local is int32_t");
+PIN(tsr_comm_group_info_t, reserved, 20, 4);
+_Static_assert(_Generic(((tsr_comm_group_info_t*)0)->reserved, int32_t: 1, default: 0), "tsr_comm_group_info_t.reserved is int32_t");
+PIN(tsr_comm_group_info_t, engine, 24, 8);
+_Static_assert(_Generic(((tsr_comm_group_info_t*)0)->engine, const char *: 1, default: 0), "tsr_comm_group_info_t.engine is const char *");
+PIN(tsr_comm_group_info_t, timeout_seconds, 32, 8);
+_Static_assert(_Generic(((tsr_comm_group_info_t*)0)->timeout_seconds, double: 1, default: 0), "tsr_comm_group_info_t.timeout_seconds is double");
+
+/* tsr_collective_args_t */
+PIN_RECORD(tsr_collective_args_t, 40, 8);
+PIN(tsr_collective_args_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_collective_args_t*)0)->struct_size, size_t: 1, default: 0), "tsr_collective_args_t.struct_size is size_t");
+PIN(tsr_collective_args_t, kind, 8, 4);
+_Static_assert(_Generic(((tsr_collective_args_t*)0)->kind, tsr_collective_kind_t: 1, default: 0), "tsr_collective_args_t.kind is tsr_collective_kind_t");
+PIN(tsr_collective_args_t, op, 12, 4);
+_Static_assert(_Generic(((tsr_collective_args_t*)0)->op, tsr_reduce_op_t: 1, default: 0), "tsr_collective_args_t.op is tsr_reduce_op_t");
+PIN(tsr_collective_args_t, root, 16, 4);
+_Static_assert(_Generic(((tsr_collective_args_t*)0)->root, int32_t: 1, default: 0), "tsr_collective_args_t.root is int32_t");
+PIN(tsr_collective_args_t, num_tensors, 20, 4);
+_Static_assert(_Generic(((tsr_collective_args_t*)0)->num_tensors, int32_t: 1, default: 0), "tsr_collective_args_t.num_tensors is int32_t");
+PIN(tsr_collective_args_t, inputs, 24, 8);
+_Static_assert(_Generic(((tsr_collective_args_t*)0)->inputs, tsr_tensor_t *const *: 1, default: 0), "tsr_collective_args_t.inputs is tsr_tensor_t *const *");
+PIN(tsr_collective_args_t, outputs, 32, 8);
+_Static_assert(_Generic(((tsr_collective_args_t*)0)->outputs, tsr_tensor_t *const *: 1, default: 0), "tsr_collective_args_t.outputs is tsr_tensor_t *const *");
+
+/* tsr_collectives_t */
+PIN_RECORD(tsr_collectives_t, 80, 8);
+PIN(tsr_collectives_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_collectives_t*)0)->struct_size, size_t: 1, default: 0), "tsr_collectives_t.struct_size is size_t");
+PIN(tsr_collectives_t, flags, 8, 4);
+_Static_assert(_Generic(((tsr_collectives_t*)0)->flags, uint32_t: 1, default: 0), "tsr_collectives_t.flags is uint32_t");
+PIN(tsr_collectives_t, group_create, 16, 8);
+_Static_assert(_Generic(((tsr_collectives_t*)0)->group_create, tsr_status_t (*)(tsr_runtime_t *, const tsr_comm_group_options_t *, tsr_comm_group_t **): 1, default: 0), "tsr_collectives_t.group_create is tsr_status_t (*)(tsr_runtime_t *, const tsr_comm_group_options_t *, tsr_comm_group_t **)");
+PIN(tsr_collectives_t, group_split, 24, 8);
+_Static_assert(_Generic(((tsr_collectives_t*)0)->group_split, tsr_status_t (*)(tsr_comm_group_t *, const int32_t *, int32_t, tsr_comm_group_t **): 1, default: 0), "tsr_collectives_t.group_split is tsr_status_t (*)(tsr_comm_group_t *, const int32_t *, int32_t, tsr_comm_group_t **)");
+PIN(tsr_collectives_t, group_release, 32, 8);
+_Static_assert(_Generic(((tsr_collectives_t*)0)->group_release, void (*)(tsr_comm_group_t *): 1, default: 0), "tsr_collectives_t.group_release is void (*)(tsr_comm_group_t *)");
+PIN(tsr_collectives_t, group_info, 40, 8);
+_Static_assert(_Generic(((tsr_collectives_t*)0)->group_info, tsr_status_t (*)(const tsr_comm_group_t *, tsr_comm_group_info_t *): 1, default: 0), "tsr_collectives_t.group_info is tsr_status_t (*)(const tsr_comm_group_t *, tsr_comm_group_info_t *)");
+PIN(tsr_collectives_t, collective, 48, 8);
+_Static_assert(_Generic(((tsr_collectives_t*)0)->collective, tsr_status_t (*)(tsr_comm_group_t *, const tsr_collective_args_t *, tsr_comm_work_t **): 1, default: 0), "tsr_collectives_t.collective is tsr_status_t (*)(tsr_comm_group_t *, const tsr_collective_args_t *, tsr_comm_work_t **)");
+PIN(tsr_collectives_t, work_wait, 56, 8);
+_Static_assert(_Generic(((tsr_collectives_t*)0)->work_wait, tsr_status_t (*)(tsr_comm_work_t *, double): 1, default: 0), "tsr_collectives_t.work_wait is tsr_status_t (*)(tsr_comm_work_t *, double)");
+PIN(tsr_collectives_t, work_query, 64, 8);
+_Static_assert(_Generic(((tsr_collectives_t*)0)->work_query, tsr_status_t (*)(tsr_comm_work_t *, int32_t *): 1, default: 0), "tsr_collectives_t.work_query is tsr_status_t (*)(tsr_comm_work_t *, int32_t *)");
+PIN(tsr_collectives_t, work_release, 72, 8);
+_Static_assert(_Generic(((tsr_collectives_t*)0)->work_release, void (*)(tsr_comm_work_t *): 1, default: 0), "tsr_collectives_t.work_release is void (*)(tsr_comm_work_t *)");
+
 /* enum values */
 PIN_ENUM(TSR_OK, 0);
 PIN_ENUM(TSR_CANCELLED, 1);
@@ -832,5 +911,19 @@ PIN_ENUM(TSR_ARG_DTYPE, 6);
 PIN_ENUM(TSR_ARG_DEVICE, 7);
 PIN_ENUM(TSR_ARG_SCALAR, 8);
 PIN_ENUM(TSR_ARG_TENSOR_LIST, 9);
+PIN_ENUM(TSR_REDUCE_SUM, 0);
+PIN_ENUM(TSR_REDUCE_AVG, 1);
+PIN_ENUM(TSR_REDUCE_MAX, 2);
+PIN_ENUM(TSR_REDUCE_MIN, 3);
+PIN_ENUM(TSR_REDUCE_PROD, 4);
+PIN_ENUM(TSR_COLLECTIVE_ALL_REDUCE, 0);
+PIN_ENUM(TSR_COLLECTIVE_REDUCE, 1);
+PIN_ENUM(TSR_COLLECTIVE_BROADCAST, 2);
+PIN_ENUM(TSR_COLLECTIVE_ALL_GATHER, 3);
+PIN_ENUM(TSR_COLLECTIVE_REDUCE_SCATTER, 4);
+PIN_ENUM(TSR_COLLECTIVE_ALL_TO_ALL, 5);
+PIN_ENUM(TSR_COLLECTIVE_SEND, 6);
+PIN_ENUM(TSR_COLLECTIVE_RECV, 7);
+PIN_ENUM(TSR_COLLECTIVE_BARRIER, 8);
 
 int main(void) { return 0; }

@@ -4,6 +4,7 @@
 #include "tessera/ext_graphs.h"
 #include "tessera/ext_pinned_host.h"
 #include "tessera/ext_dispatch_trace.h"
+#include "tessera/ext_collectives.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ int main(void) {
   puts("#include \"tessera/ext_graphs.h\"");
   puts("#include \"tessera/ext_pinned_host.h\"");
   puts("#include \"tessera/ext_dispatch_trace.h\"");
+  puts("#include \"tessera/ext_collectives.h\"");
   puts("");
   puts("#include <stddef.h>");
   puts("");
@@ -792,6 +794,84 @@ int main(void) {
   FIELD(tsr_dispatch_trace_t, set_observer);
   TYPE(tsr_dispatch_trace_t, set_observer, "((tsr_dispatch_trace_t*)0)->set_observer", "tsr_status_t (*)(tsr_runtime_t *, tsr_dispatch_observer_fn_t, void *)");
 
+  puts("\n/* tsr_comm_group_options_t */");
+  RECORD(tsr_comm_group_options_t);
+  FIELD(tsr_comm_group_options_t, struct_size);
+  TYPE(tsr_comm_group_options_t, struct_size, "((tsr_comm_group_options_t*)0)->struct_size", "size_t");
+  FIELD(tsr_comm_group_options_t, devices);
+  TYPE(tsr_comm_group_options_t, devices, "((tsr_comm_group_options_t*)0)->devices", "const tsr_device_t *");
+  FIELD(tsr_comm_group_options_t, num_devices);
+  TYPE(tsr_comm_group_options_t, num_devices, "((tsr_comm_group_options_t*)0)->num_devices", "int32_t");
+  FIELD(tsr_comm_group_options_t, rank);
+  TYPE(tsr_comm_group_options_t, rank, "((tsr_comm_group_options_t*)0)->rank", "int32_t");
+  FIELD(tsr_comm_group_options_t, world_size);
+  TYPE(tsr_comm_group_options_t, world_size, "((tsr_comm_group_options_t*)0)->world_size", "int32_t");
+  FIELD(tsr_comm_group_options_t, reserved);
+  TYPE(tsr_comm_group_options_t, reserved, "((tsr_comm_group_options_t*)0)->reserved", "int32_t");
+  FIELD(tsr_comm_group_options_t, rendezvous);
+  TYPE(tsr_comm_group_options_t, rendezvous, "((tsr_comm_group_options_t*)0)->rendezvous", "const char *");
+  FIELD(tsr_comm_group_options_t, engine);
+  TYPE(tsr_comm_group_options_t, engine, "((tsr_comm_group_options_t*)0)->engine", "const char *");
+  FIELD(tsr_comm_group_options_t, timeout_seconds);
+  TYPE(tsr_comm_group_options_t, timeout_seconds, "((tsr_comm_group_options_t*)0)->timeout_seconds", "double");
+
+  puts("\n/* tsr_comm_group_info_t */");
+  RECORD(tsr_comm_group_info_t);
+  FIELD(tsr_comm_group_info_t, struct_size);
+  TYPE(tsr_comm_group_info_t, struct_size, "((tsr_comm_group_info_t*)0)->struct_size", "size_t");
+  FIELD(tsr_comm_group_info_t, world_size);
+  TYPE(tsr_comm_group_info_t, world_size, "((tsr_comm_group_info_t*)0)->world_size", "int32_t");
+  FIELD(tsr_comm_group_info_t, rank);
+  TYPE(tsr_comm_group_info_t, rank, "((tsr_comm_group_info_t*)0)->rank", "int32_t");
+  FIELD(tsr_comm_group_info_t, num_local);
+  TYPE(tsr_comm_group_info_t, num_local, "((tsr_comm_group_info_t*)0)->num_local", "int32_t");
+  FIELD(tsr_comm_group_info_t, reserved);
+  TYPE(tsr_comm_group_info_t, reserved, "((tsr_comm_group_info_t*)0)->reserved", "int32_t");
+  FIELD(tsr_comm_group_info_t, engine);
+  TYPE(tsr_comm_group_info_t, engine, "((tsr_comm_group_info_t*)0)->engine", "const char *");
+  FIELD(tsr_comm_group_info_t, timeout_seconds);
+  TYPE(tsr_comm_group_info_t, timeout_seconds, "((tsr_comm_group_info_t*)0)->timeout_seconds", "double");
+
+  puts("\n/* tsr_collective_args_t */");
+  RECORD(tsr_collective_args_t);
+  FIELD(tsr_collective_args_t, struct_size);
+  TYPE(tsr_collective_args_t, struct_size, "((tsr_collective_args_t*)0)->struct_size", "size_t");
+  FIELD(tsr_collective_args_t, kind);
+  TYPE(tsr_collective_args_t, kind, "((tsr_collective_args_t*)0)->kind", "tsr_collective_kind_t");
+  FIELD(tsr_collective_args_t, op);
+  TYPE(tsr_collective_args_t, op, "((tsr_collective_args_t*)0)->op", "tsr_reduce_op_t");
+  FIELD(tsr_collective_args_t, root);
+  TYPE(tsr_collective_args_t, root, "((tsr_collective_args_t*)0)->root", "int32_t");
+  FIELD(tsr_collective_args_t, num_tensors);
+  TYPE(tsr_collective_args_t, num_tensors, "((tsr_collective_args_t*)0)->num_tensors", "int32_t");
+  FIELD(tsr_collective_args_t, inputs);
+  TYPE(tsr_collective_args_t, inputs, "((tsr_collective_args_t*)0)->inputs", "tsr_tensor_t *const *");
+  FIELD(tsr_collective_args_t, outputs);
+  TYPE(tsr_collective_args_t, outputs, "((tsr_collective_args_t*)0)->outputs", "tsr_tensor_t *const *");
+
+  puts("\n/* tsr_collectives_t */");
+  RECORD(tsr_collectives_t);
+  FIELD(tsr_collectives_t, struct_size);
+  TYPE(tsr_collectives_t, struct_size, "((tsr_collectives_t*)0)->struct_size", "size_t");
+  FIELD(tsr_collectives_t, flags);
+  TYPE(tsr_collectives_t, flags, "((tsr_collectives_t*)0)->flags", "uint32_t");
+  FIELD(tsr_collectives_t, group_create);
+  TYPE(tsr_collectives_t, group_create, "((tsr_collectives_t*)0)->group_create", "tsr_status_t (*)(tsr_runtime_t *, const tsr_comm_group_options_t *, tsr_comm_group_t **)");
+  FIELD(tsr_collectives_t, group_split);
+  TYPE(tsr_collectives_t, group_split, "((tsr_collectives_t*)0)->group_split", "tsr_status_t (*)(tsr_comm_group_t *, const int32_t *, int32_t, tsr_comm_group_t **)");
+  FIELD(tsr_collectives_t, group_release);
+  TYPE(tsr_collectives_t, group_release, "((tsr_collectives_t*)0)->group_release", "void (*)(tsr_comm_group_t *)");
+  FIELD(tsr_collectives_t, group_info);
+  TYPE(tsr_collectives_t, group_info, "((tsr_collectives_t*)0)->group_info", "tsr_status_t (*)(const tsr_comm_group_t *, tsr_comm_group_info_t *)");
+  FIELD(tsr_collectives_t, collective);
+  TYPE(tsr_collectives_t, collective, "((tsr_collectives_t*)0)->collective", "tsr_status_t (*)(tsr_comm_group_t *, const tsr_collective_args_t *, tsr_comm_work_t **)");
+  FIELD(tsr_collectives_t, work_wait);
+  TYPE(tsr_collectives_t, work_wait, "((tsr_collectives_t*)0)->work_wait", "tsr_status_t (*)(tsr_comm_work_t *, double)");
+  FIELD(tsr_collectives_t, work_query);
+  TYPE(tsr_collectives_t, work_query, "((tsr_collectives_t*)0)->work_query", "tsr_status_t (*)(tsr_comm_work_t *, int32_t *)");
+  FIELD(tsr_collectives_t, work_release);
+  TYPE(tsr_collectives_t, work_release, "((tsr_collectives_t*)0)->work_release", "void (*)(tsr_comm_work_t *)");
+
   puts("\n/* enum values */");
   ENUM(TSR_OK);
   ENUM(TSR_CANCELLED);
@@ -849,6 +929,20 @@ int main(void) {
   ENUM(TSR_ARG_DEVICE);
   ENUM(TSR_ARG_SCALAR);
   ENUM(TSR_ARG_TENSOR_LIST);
+  ENUM(TSR_REDUCE_SUM);
+  ENUM(TSR_REDUCE_AVG);
+  ENUM(TSR_REDUCE_MAX);
+  ENUM(TSR_REDUCE_MIN);
+  ENUM(TSR_REDUCE_PROD);
+  ENUM(TSR_COLLECTIVE_ALL_REDUCE);
+  ENUM(TSR_COLLECTIVE_REDUCE);
+  ENUM(TSR_COLLECTIVE_BROADCAST);
+  ENUM(TSR_COLLECTIVE_ALL_GATHER);
+  ENUM(TSR_COLLECTIVE_REDUCE_SCATTER);
+  ENUM(TSR_COLLECTIVE_ALL_TO_ALL);
+  ENUM(TSR_COLLECTIVE_SEND);
+  ENUM(TSR_COLLECTIVE_RECV);
+  ENUM(TSR_COLLECTIVE_BARRIER);
   puts("\nint main(void) { return 0; }");
   return 0;
 }

@@ -4,6 +4,7 @@
 #include "tessera/ext_graphs.h"
 #include "tessera/ext_pinned_host.h"
 #include "tessera/ext_dispatch_trace.h"
+#include "tessera/ext_collectives.h"
 
 #include <stddef.h>
 

@@ -1,0 +1,262 @@
+// The in-process engine: every member of the group is a device of this process whose memory the
+// host reads (the cpu device type, TESSERA_CPU_DEVICES=N virtual devices), and one collective
+// call carries every member's tensors. So a collective is plain loops over the members' memory:
+// all arguments are checked first (nothing is written when they do not match), then the result
+// is computed into a scratch buffer and copied out, so in-place and aliasing members are safe.
+//
+// Floating reductions accumulate in a wider type (float for f16/bf16, double for f32) and round
+// once per element; integers wrap around like the tensors' own arithmetic;
+// bool SUM/MAX are "or", MIN/PROD "and". MAX and MIN propagate NaN, as torch.maximum does.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "group.hpp"
+#include "tessera/dtype.hpp"
+
+namespace fabric {
+namespace {
+
+struct View {
+  tsr_tensor_t* t = nullptr;
+  char* data = nullptr;
+  int64_t numel = 0;
+  int32_t dtype = 0;
+  std::string desc;  // "float32 [3, 4] on cpu:1"
+};
+
+std::string shape_str(const tsr_tensor_t* t) {
+  const tsr_api_t* a = api();
+  int32_t nd = a->tensor_ndim(t);
+  const int64_t* s = a->tensor_sizes(t);
+  std::string r = "[";
+  for (int32_t i = 0; i < nd; ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+// The accumulator: float for f16/bf16 (as the CPU backend computes them), double for f32/f64,
+// the type itself for integers and bool.
+template <class T>
+using acc_t = std::conditional_t<tsr::is_reduced_float<T>::value, float,
+                                 std::conditional_t<std::is_floating_point_v<T>, double, T>>;
+
+template <class T>
+acc_t<T> load(const char* p, int64_t i) {
+  T v;
+  std::memcpy(&v, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return static_cast<acc_t<T>>(v);
+}
+
+template <class T>
+T combine(T a, T b, tsr_reduce_op_t op) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return (op == TSR_REDUCE_SUM || op == TSR_REDUCE_MAX || op == TSR_REDUCE_AVG) ? (a || b) : (a && b);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    switch (op) {
+      case TSR_REDUCE_MAX:
+        return std::isnan(a) || std::isnan(b) ? NAN : (a > b ? a : b);
+      case TSR_REDUCE_MIN:
+        return std::isnan(a) || std::isnan(b) ? NAN : (a < b ? a : b);
+      case TSR_REDUCE_PROD:
+        return a * b;
+      default:
+        return a + b;
+    }
+  } else {  // integers: wrap around, as the tensors' own arithmetic does
+    using U = std::make_unsigned_t<T>;
+    switch (op) {
+      case TSR_REDUCE_MAX:
+        return a > b ? a : b;
+      case TSR_REDUCE_MIN:
+        return a < b ? a : b;
+      case TSR_REDUCE_PROD:
+        return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+      default:
+        return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    }
+  }
+}
+
+// out[j] = op over the members of in[m][offset + j], j < k, as T.
+template <class T>
+void reduce_into(const std::vector<View>& in, int64_t offset, int64_t k, tsr_reduce_op_t op, std::vector<char>* out) {
+  out->resize(static_cast<size_t>(k) * sizeof(T));
+  const int64_t n = static_cast<int64_t>(in.size());
+  for (int64_t j = 0; j < k; ++j) {
+    acc_t<T> acc = load<T>(in[0].data, offset + j);
+    for (int64_t m = 1; m < n; ++m) acc = combine<acc_t<T>>(acc, load<T>(in[static_cast<size_t>(m)].data, offset + j), op);
+    if (op == TSR_REDUCE_AVG) {
+      if constexpr (std::is_same_v<T, bool>) {
+      } else if constexpr (std::is_floating_point_v<acc_t<T>>) {
+        acc = acc / static_cast<acc_t<T>>(n);
+      } else {
+        acc = static_cast<acc_t<T>>(acc / static_cast<acc_t<T>>(n));
+      }
+    }
+    T v = static_cast<T>(acc);  // one rounding (f16/bf16 from float, f32 from double)
+    std::memcpy(out->data() + j * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+  }
+}
+
+void reduce_dispatch(int32_t dtype, const std::vector<View>& in, int64_t offset, int64_t k, tsr_reduce_op_t op,
+                     std::vector<char>* out) {
+  tsr::dispatch_all(dtype, "fabric reduce", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce_into<T>(in, offset, k, op, out);
+  });
+}
+
+class InProcessEngine final : public Engine {
+ public:
+  explicit InProcessEngine(tsr_comm_group_s* g) : g_(g) {
+    for (const tsr_device_t& d : g->members)
+      if (d.type != TSR_DEVICE_TYPE_CPU)
+        fail(TSR_UNIMPLEMENTED, "group_create: the in-process engine reduces in host memory, and " +
+                                    device_str(g->runtime, d) +
+                                    " is not a cpu device (GPU groups need the nccl engine, not built here)");
+  }
+  const char* name() const override { return "inprocess"; }
+
+  void run(const tsr_collective_args_t& a) override {
+    const char* what = kind_name(a.kind);
+    const int32_t n = static_cast<int32_t>(g_->members.size());
+    if (a.kind == TSR_COLLECTIVE_BARRIER) return;  // every member is this call
+    if (a.kind == TSR_COLLECTIVE_SEND || a.kind == TSR_COLLECTIVE_RECV)
+      fail(TSR_UNIMPLEMENTED, std::string(what) +
+                                  ": point to point pairs members of different processes; every member of an "
+                                  "in-process group is here (copy the tensor with .to(device) instead)");
+    if (a.kind < TSR_COLLECTIVE_ALL_REDUCE || a.kind > TSR_COLLECTIVE_BARRIER)
+      fail(TSR_INVALID_ARGUMENT, "collective: unknown kind " + std::to_string(static_cast<int>(a.kind)));
+    if (a.num_tensors != n)
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": " + std::to_string(a.num_tensors) +
+                                     " tensors for a group with " + std::to_string(n) +
+                                     " members in this process (one tensor per member, in rank order)");
+    const bool reducing = a.kind == TSR_COLLECTIVE_ALL_REDUCE || a.kind == TSR_COLLECTIVE_REDUCE ||
+                          a.kind == TSR_COLLECTIVE_REDUCE_SCATTER;
+    if (reducing && (a.op < TSR_REDUCE_SUM || a.op > TSR_REDUCE_PROD))
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": unknown reduce op " + std::to_string(static_cast<int>(a.op)));
+    const bool rooted = a.kind == TSR_COLLECTIVE_REDUCE || a.kind == TSR_COLLECTIVE_BROADCAST;
+    if (rooted && (a.root < 0 || a.root >= n))
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": root " + std::to_string(a.root) + " is not a rank of a group of " +
+                                     std::to_string(n));
+    std::vector<View> in = views(a.inputs, "input", what, true);
+    const bool has_out = a.kind == TSR_COLLECTIVE_ALL_GATHER || a.kind == TSR_COLLECTIVE_REDUCE_SCATTER ||
+                         a.kind == TSR_COLLECTIVE_ALL_TO_ALL;
+    std::vector<View> out;
+    if (has_out) {
+      out = views(a.outputs, "output", what, false);
+      if (out[0].dtype != in[0].dtype)
+        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the output of rank 0 is " + out[0].desc +
+                                       " but the input is " + in[0].desc + " (same dtype needed)");
+    }
+    const int64_t k = in[0].numel;
+    const size_t isz = static_cast<size_t>(tsr::itemsize(in[0].dtype));
+    auto need = [&](int64_t want, const char* of) {
+      if (out[0].numel != want)
+        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the output of rank 0 is " + out[0].desc + " but needs " +
+                                       std::to_string(want) + " elements (" + of + ")");
+    };
+    switch (a.kind) {
+      case TSR_COLLECTIVE_ALL_REDUCE:
+      case TSR_COLLECTIVE_REDUCE: {
+        std::vector<char> r;
+        reduce_dispatch(in[0].dtype, in, 0, k, a.op, &r);
+        for (int32_t m = 0; m < n; ++m)
+          if (a.kind == TSR_COLLECTIVE_ALL_REDUCE || m == a.root) copy_out(in[m], r.data(), 0, r.size());
+        return;
+      }
+      case TSR_COLLECTIVE_BROADCAST: {
+        std::vector<char> r(in[a.root].data, in[a.root].data + k * static_cast<int64_t>(isz));
+        for (int32_t m = 0; m < n; ++m)
+          if (m != a.root) copy_out(in[m], r.data(), 0, r.size());
+        return;
+      }
+      case TSR_COLLECTIVE_ALL_GATHER: {
+        need(k * n, "world_size x the input's");
+        std::vector<char> r(static_cast<size_t>(k * n) * isz);
+        for (int32_t m = 0; m < n; ++m)
+          if (k) std::memcpy(r.data() + static_cast<size_t>(m * k) * isz, in[m].data, static_cast<size_t>(k) * isz);
+        for (int32_t m = 0; m < n; ++m) copy_out(out[m], r.data(), 0, r.size());
+        return;
+      }
+      case TSR_COLLECTIVE_REDUCE_SCATTER: {
+        if (k % n != 0)
+          fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the input " + in[0].desc +
+                                         " does not split into " + std::to_string(n) + " equal slices");
+        need(k / n, "the input's divided by world_size");
+        std::vector<std::vector<char>> parts(static_cast<size_t>(n));
+        for (int32_t m = 0; m < n; ++m) reduce_dispatch(in[0].dtype, in, m * (k / n), k / n, a.op, &parts[m]);
+        for (int32_t m = 0; m < n; ++m) copy_out(out[m], parts[m].data(), 0, parts[m].size());
+        return;
+      }
+      case TSR_COLLECTIVE_ALL_TO_ALL: {
+        if (k % n != 0)
+          fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the input " + in[0].desc +
+                                         " does not split into " + std::to_string(n) + " equal slices");
+        need(k, "as many as the input");
+        const size_t slice = static_cast<size_t>(k / n) * isz;
+        std::vector<std::vector<char>> res(static_cast<size_t>(n), std::vector<char>(slice * static_cast<size_t>(n)));
+        for (int32_t i = 0; i < n; ++i)    // receiver
+          for (int32_t j = 0; j < n; ++j)  // sender: its slice number i goes to i's slot j
+            if (slice) std::memcpy(res[i].data() + j * slice, in[j].data + i * slice, slice);
+        for (int32_t m = 0; m < n; ++m) copy_out(out[m], res[m].data(), 0, res[m].size());
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+ private:
+  // The members' tensors, checked: present, on their member's device, contiguous, and (inputs)
+  // of one dtype and shape across members.
+  std::vector<View> views(tsr_tensor_t* const* ts, const char* role, const char* what, bool same_shape) {
+    const tsr_api_t* a = api();
+    const size_t n = g_->members.size();
+    if (!ts) fail(TSR_INVALID_ARGUMENT, std::string(what) + ": no " + role + " tensors given");
+    std::vector<View> v(n);
+    for (size_t m = 0; m < n; ++m) {
+      tsr_tensor_t* t = ts[m];
+      if (!t) fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " of rank " + std::to_string(m) + " is NULL");
+      tsr_device_t d = a->tensor_device(t);
+      View& x = v[m];
+      x.t = t;
+      x.dtype = a->tensor_dtype(t);
+      x.numel = a->tensor_numel(t);
+      x.desc = std::string(tsr::dtype_name(x.dtype)) + " " + shape_str(t) + " on " + device_str(g_->runtime, d);
+      const tsr_device_t& want = g_->members[m];
+      if (d.type != want.type || d.index != want.index)
+        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " of rank " + std::to_string(m) + " is " +
+                                       x.desc + " but rank " + std::to_string(m) + " is " +
+                                       device_str(g_->runtime, want));
+      if (!a->tensor_is_contiguous(t))
+        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " of rank " + std::to_string(m) + " (" +
+                                       x.desc + ") is not contiguous (call .contiguous() first)");
+      x.data = static_cast<char*>(a->tensor_data(t));
+      if (m > 0 && x.dtype != v[0].dtype)
+        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": rank 0's " + role + " is " + v[0].desc + " but rank " +
+                                       std::to_string(m) + "'s is " + x.desc + " (dtypes differ)");
+      if (m > 0 && same_shape && shape_str(t) != shape_str(v[0].t))
+        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": rank 0's " + role + " is " + v[0].desc + " but rank " +
+                                       std::to_string(m) + "'s is " + x.desc + " (shapes differ)");
+      if (m > 0 && !same_shape && x.numel != v[0].numel)
+        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": rank 0's " + role + " is " + v[0].desc + " but rank " +
+                                       std::to_string(m) + "'s is " + x.desc + " (sizes differ)");
+    }
+    return v;
+  }
+
+  static void copy_out(const View& v, const char* src, size_t offset, size_t nbytes) {
+    if (nbytes) std::memcpy(v.data + offset, src, nbytes);
+  }
+
+  tsr_comm_group_s* g_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_inprocess_engine(tsr_comm_group_s* group) {
+  return std::make_unique<InProcessEngine>(group);
+}
+
+}  // namespace fabric

@@ -1,0 +1,226 @@
+// The fabric plugin: publishes the tessera.collectives table (abi/tessera/ext_collectives.h).
+// This file is the ABI boundary: argument checks, groups and work handles, and exceptions
+// turned into statuses; the engines (inprocess.cpp) do the communication.
+#include <algorithm>
+#include <cstdio>
+
+#include "group.hpp"
+#include "tessera/plugin.hpp"
+
+namespace fabric {
+
+namespace {
+const tsr_api_t* g_api = nullptr;
+}  // namespace
+
+const tsr_api_t* api() { return g_api; }
+
+tsr_status_t make_status(tsr_code_t code, const std::string& message) {
+  return g_api->status_create(code, message.c_str());
+}
+
+void fail(tsr_code_t code, const std::string& message) { throw Failure{code, message}; }
+
+std::string device_str(tsr_runtime_t* rt, tsr_device_t d) {
+  char buf[64] = {0};
+  if (tsr_status_t st = g_api->device_describe(rt, d, buf, sizeof(buf))) {
+    g_api->status_free(st);
+    return "device " + std::to_string(d.type) + ":" + std::to_string(d.index);
+  }
+  std::string s = buf;
+  return s.substr(0, s.find(' '));  // "cpu:1 (2 threads)" -> "cpu:1"
+}
+
+const char* kind_name(tsr_collective_kind_t kind) {
+  switch (kind) {
+    case TSR_COLLECTIVE_ALL_REDUCE:
+      return "all_reduce";
+    case TSR_COLLECTIVE_REDUCE:
+      return "reduce";
+    case TSR_COLLECTIVE_BROADCAST:
+      return "broadcast";
+    case TSR_COLLECTIVE_ALL_GATHER:
+      return "all_gather";
+    case TSR_COLLECTIVE_REDUCE_SCATTER:
+      return "reduce_scatter";
+    case TSR_COLLECTIVE_ALL_TO_ALL:
+      return "all_to_all";
+    case TSR_COLLECTIVE_SEND:
+      return "send";
+    case TSR_COLLECTIVE_RECV:
+      return "recv";
+    case TSR_COLLECTIVE_BARRIER:
+      return "barrier";
+  }
+  return "collective";
+}
+
+namespace {
+
+template <class F>
+tsr_status_t guarded(const char* what, F&& f) {
+  try {
+    f();
+    return nullptr;
+  } catch (const Failure& e) {
+    return make_status(e.code, e.message);
+  } catch (const std::bad_alloc&) {
+    return make_status(TSR_RESOURCE_EXHAUSTED, std::string(what) + ": out of host memory");
+  } catch (const std::exception& e) {
+    return make_status(TSR_INTERNAL, std::string(what) + ": " + e.what());
+  }
+}
+
+tsr_status_t group_create(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, tsr_comm_group_t** out) {
+  return guarded("group_create", [&] {
+    if (!rt || !o || !out) fail(TSR_INVALID_ARGUMENT, "group_create: runtime, options and out are required");
+    if (o->struct_size < offsetof(tsr_comm_group_options_t, timeout_seconds) + sizeof(double))
+      fail(TSR_INVALID_ARGUMENT, "group_create: options.struct_size " + std::to_string(o->struct_size) +
+                                     " is too small (set it to sizeof(tsr_comm_group_options_t))");
+    if (!o->devices || o->num_devices < 1)
+      fail(TSR_INVALID_ARGUMENT, "group_create: a group needs at least one device (num_devices " +
+                                     std::to_string(o->num_devices) + ")");
+    const int32_t world = o->world_size == 0 ? o->num_devices : o->world_size;
+    if (o->rank < 0 || o->rank + o->num_devices > world)
+      fail(TSR_INVALID_ARGUMENT, "group_create: ranks " + std::to_string(o->rank) + ".." +
+                                     std::to_string(o->rank + o->num_devices - 1) + " do not fit world_size " +
+                                     std::to_string(world));
+    if (!(o->timeout_seconds >= 0))
+      fail(TSR_INVALID_ARGUMENT, "group_create: timeout_seconds must be >= 0 (0 = the default, 300 s)");
+    auto g = std::unique_ptr<tsr_comm_group_s>(new tsr_comm_group_s);
+    g->runtime = rt;
+    g->world_size = world;
+    g->rank = o->rank;
+    g->timeout_seconds = o->timeout_seconds > 0 ? o->timeout_seconds : 300;
+    for (int32_t i = 0; i < o->num_devices; ++i) {
+      tsr_device_t d = o->devices[i];
+      if (d.type < 0 || d.index < 0 || d.index >= g_api->device_count(rt, d.type))
+        fail(TSR_INVALID_ARGUMENT, "group_create: member " + std::to_string(i) + " is " + device_str(rt, d) +
+                                       ", which does not exist");
+      for (const tsr_device_t& m : g->members)
+        if (m.type == d.type && m.index == d.index)
+          fail(TSR_INVALID_ARGUMENT, "group_create: " + device_str(rt, d) + " is listed twice");
+      g->members.push_back(d);
+    }
+    const std::string engine = o->engine ? o->engine : "";
+    if (world != o->num_devices || o->rendezvous)
+      fail(TSR_UNIMPLEMENTED, "group_create: a group across processes (world_size " + std::to_string(world) +
+                                  ", " + std::to_string(o->num_devices) +
+                                  " here) needs the gloo, mpi or nccl engine, which this build of the fabric "
+                                  "backend does not have yet");
+    if (!engine.empty() && engine != "inprocess")
+      fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine +
+                                  "' is not built into the fabric backend (available: inprocess)");
+    g->engine = make_inprocess_engine(g.get());
+    *out = g.release();
+  });
+}
+
+tsr_status_t group_split(tsr_comm_group_t* parent, const int32_t* ranks, int32_t n, tsr_comm_group_t** out) {
+  return guarded("group_split", [&] {
+    if (!parent || !out || (n > 0 && !ranks)) fail(TSR_INVALID_ARGUMENT, "group_split: parent and out are required");
+    if (n < 1) fail(TSR_INVALID_ARGUMENT, "group_split: a subgroup needs at least one rank");
+    *out = nullptr;
+    std::vector<tsr_device_t> members;
+    for (int32_t i = 0; i < n; ++i) {
+      if (ranks[i] < 0 || ranks[i] >= parent->world_size)
+        fail(TSR_INVALID_ARGUMENT, "group_split: rank " + std::to_string(ranks[i]) + " is not in a group of " +
+                                       std::to_string(parent->world_size));
+      if (i > 0 && ranks[i] <= ranks[i - 1])
+        fail(TSR_INVALID_ARGUMENT, "group_split: ranks must be ascending and distinct");
+      int32_t local = ranks[i] - parent->rank;
+      if (local >= 0 && local < static_cast<int32_t>(parent->members.size()))
+        members.push_back(parent->members[static_cast<size_t>(local)]);
+    }
+    if (members.empty()) return;  // none of ours is listed
+    tsr_comm_group_options_t o{};
+    o.struct_size = sizeof(o);
+    o.devices = members.data();
+    o.num_devices = static_cast<int32_t>(members.size());
+    o.timeout_seconds = parent->timeout_seconds;
+    if (tsr_status_t st = group_create(parent->runtime, &o, out)) {
+      Failure f{g_api->status_code(st), g_api->status_message(st)};
+      g_api->status_free(st);
+      throw f;
+    }
+  });
+}
+
+void group_release(tsr_comm_group_t* g) {
+  if (g) g->release();
+}
+
+tsr_status_t group_info(const tsr_comm_group_t* g, tsr_comm_group_info_t* out) {
+  return guarded("group_info", [&] {
+    if (!g || !out) fail(TSR_INVALID_ARGUMENT, "group_info: group and out are required");
+    if (out->struct_size < offsetof(tsr_comm_group_info_t, timeout_seconds) + sizeof(double))
+      fail(TSR_INVALID_ARGUMENT, "group_info: out->struct_size must be sizeof(tsr_comm_group_info_t)");
+    out->world_size = g->world_size;
+    out->rank = g->rank;
+    out->num_local = static_cast<int32_t>(g->members.size());
+    out->reserved = 0;
+    out->engine = g->engine->name();
+    out->timeout_seconds = g->timeout_seconds;
+  });
+}
+
+tsr_status_t collective(tsr_comm_group_t* g, const tsr_collective_args_t* a, tsr_comm_work_t** work) {
+  if (work) *work = nullptr;
+  tsr_status_t st = guarded("collective", [&] {
+    if (!g || !a) fail(TSR_INVALID_ARGUMENT, "collective: group and args are required");
+    if (a->struct_size < offsetof(tsr_collective_args_t, outputs) + sizeof(a->outputs))
+      fail(TSR_INVALID_ARGUMENT, "collective: args.struct_size " + std::to_string(a->struct_size) +
+                                     " is too small (set it to sizeof(tsr_collective_args_t))");
+    g->engine->run(*a);
+  });
+  if (!work) return st;
+  // The in-process engine completes before returning: the work carries the outcome.
+  auto* w = new tsr_comm_work_s;
+  w->group = g;
+  if (g) g->retain();
+  if (st) {
+    w->code = g_api->status_code(st);
+    w->message = g_api->status_message(st);
+    g_api->status_free(st);
+  }
+  w->done.store(true, std::memory_order_release);
+  *work = w;
+  return nullptr;
+}
+
+tsr_status_t work_wait(tsr_comm_work_t* w, double) {
+  if (!w) return make_status(TSR_INVALID_ARGUMENT, "work_wait: work is NULL");
+  if (!w->done.load(std::memory_order_acquire))
+    return make_status(TSR_DEADLINE_EXCEEDED, "work_wait: the collective did not complete in time");
+  return w->code == TSR_OK ? nullptr : make_status(w->code, w->message);
+}
+
+tsr_status_t work_query(tsr_comm_work_t* w, int32_t* done) {
+  if (!w || !done) return make_status(TSR_INVALID_ARGUMENT, "work_query: work and done are required");
+  *done = w->done.load(std::memory_order_acquire) ? 1 : 0;
+  return nullptr;
+}
+
+void work_release(tsr_comm_work_t* w) { delete w; }
+
+const tsr_collectives_t kCollectives = {sizeof(tsr_collectives_t),
+                                        0,
+                                        group_create,
+                                        group_split,
+                                        group_release,
+                                        group_info,
+                                        collective,
+                                        work_wait,
+                                        work_query,
+                                        work_release};
+
+void init(tsr::Registrar& r) {
+  g_api = r.api();
+  r.extension(TSR_COLLECTIVES_EXTENSION, &kCollectives);
+}
+
+}  // namespace
+}  // namespace fabric
+
+TSR_DEFINE_PLUGIN("fabric", TSR_FABRIC_VERSION, "collectives over device groups (in-process engine)", nullptr,
+                  fabric::init, nullptr)
