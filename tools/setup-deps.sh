@@ -6,6 +6,8 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config git
       binutils python3
       # OpenSSL's libcrypto: the SHA-256 of a plugin in `tessera certify`'s certificate.
       libssl-dev
+      # Gloo: the fabric backend's engine for collectives across processes (docs/distributed.md).
+      libgloo-dev
       # clang with its libFuzzer and sanitizer runtimes and OpenMP, for the libFuzzer targets (tools/fuzz.sh).
       clang libclang-rt-dev libomp-dev
       # PyTorch for the parity suite (tests/parity, docs/parity.md), for /usr/bin/python3. Large:

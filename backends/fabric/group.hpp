@@ -63,6 +63,13 @@ namespace fabric {
 // cpu device type, TESSERA_CPU_DEVICES=N): each collective is plain loops over the members'
 // memory, complete when run() returns.
 std::unique_ptr<Engine> make_inprocess_engine(tsr_comm_group_s* group);
+// The engine for one cpu device per process across processes: Gloo over TCP, the processes
+// meeting in the file store `store_dir` under key prefix `prefix` (gloo_engine.cpp).
+std::unique_ptr<Engine> make_gloo_engine(tsr_comm_group_s* group, const std::string& store_dir,
+                                         const std::string& prefix);
+// For group_split of a Gloo group: the subgroup's store prefix (every member of the parent
+// calls this once per split, so the prefixes agree) and the store; "" for other engines.
+std::string gloo_split_prefix(Engine* parent, std::string* store_dir);
 
 // "cpu:1" for messages.
 std::string device_str(tsr_runtime_t* rt, tsr_device_t d);

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "group.hpp"
+#include "reduce_ops.hpp"
 #include "tessera/dtype.hpp"
 
 namespace fabric {
@@ -32,49 +33,6 @@ std::string shape_str(const tsr_tensor_t* t) {
   std::string r = "[";
   for (int32_t i = 0; i < nd; ++i) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + "]";
-}
-
-// The accumulator: float for f16/bf16 (as the CPU backend computes them), double for f32/f64,
-// the type itself for integers and bool.
-template <class T>
-using acc_t = std::conditional_t<tsr::is_reduced_float<T>::value, float,
-                                 std::conditional_t<std::is_floating_point_v<T>, double, T>>;
-
-template <class T>
-acc_t<T> load(const char* p, int64_t i) {
-  T v;
-  std::memcpy(&v, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-  return static_cast<acc_t<T>>(v);
-}
-
-template <class T>
-T combine(T a, T b, tsr_reduce_op_t op) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return (op == TSR_REDUCE_SUM || op == TSR_REDUCE_MAX || op == TSR_REDUCE_AVG) ? (a || b) : (a && b);
-  } else if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-      case TSR_REDUCE_MAX:
-        return std::isnan(a) || std::isnan(b) ? NAN : (a > b ? a : b);
-      case TSR_REDUCE_MIN:
-        return std::isnan(a) || std::isnan(b) ? NAN : (a < b ? a : b);
-      case TSR_REDUCE_PROD:
-        return a * b;
-      default:
-        return a + b;
-    }
-  } else {  // integers: wrap around, as the tensors' own arithmetic does
-    using U = std::make_unsigned_t<T>;
-    switch (op) {
-      case TSR_REDUCE_MAX:
-        return a > b ? a : b;
-      case TSR_REDUCE_MIN:
-        return a < b ? a : b;
-      case TSR_REDUCE_PROD:
-        return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-      default:
-        return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-    }
-  }
 }
 
 // out[j] = op over the members of in[m][offset + j], j < k, as T.

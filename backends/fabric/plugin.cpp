@@ -2,6 +2,7 @@
 // This file is the ABI boundary: argument checks, groups and work handles, and exceptions
 // turned into statuses; the engines (inprocess.cpp) do the communication.
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 #include "group.hpp"
@@ -14,46 +15,6 @@ const tsr_api_t* g_api = nullptr;
 }  // namespace
 
 const tsr_api_t* api() { return g_api; }
-
-tsr_status_t make_status(tsr_code_t code, const std::string& message) {
-  return g_api->status_create(code, message.c_str());
-}
-
-void fail(tsr_code_t code, const std::string& message) { throw Failure{code, message}; }
-
-std::string device_str(tsr_runtime_t* rt, tsr_device_t d) {
-  char buf[64] = {0};
-  if (tsr_status_t st = g_api->device_describe(rt, d, buf, sizeof(buf))) {
-    g_api->status_free(st);
-    return "device " + std::to_string(d.type) + ":" + std::to_string(d.index);
-  }
-  std::string s = buf;
-  return s.substr(0, s.find(' '));  // "cpu:1 (2 threads)" -> "cpu:1"
-}
-
-const char* kind_name(tsr_collective_kind_t kind) {
-  switch (kind) {
-    case TSR_COLLECTIVE_ALL_REDUCE:
-      return "all_reduce";
-    case TSR_COLLECTIVE_REDUCE:
-      return "reduce";
-    case TSR_COLLECTIVE_BROADCAST:
-      return "broadcast";
-    case TSR_COLLECTIVE_ALL_GATHER:
-      return "all_gather";
-    case TSR_COLLECTIVE_REDUCE_SCATTER:
-      return "reduce_scatter";
-    case TSR_COLLECTIVE_ALL_TO_ALL:
-      return "all_to_all";
-    case TSR_COLLECTIVE_SEND:
-      return "send";
-    case TSR_COLLECTIVE_RECV:
-      return "recv";
-    case TSR_COLLECTIVE_BARRIER:
-      return "barrier";
-  }
-  return "collective";
-}
 
 namespace {
 
@@ -71,49 +32,69 @@ tsr_status_t guarded(const char* what, F&& f) {
   }
 }
 
-tsr_status_t group_create(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, tsr_comm_group_t** out) {
-  return guarded("group_create", [&] {
-    if (!rt || !o || !out) fail(TSR_INVALID_ARGUMENT, "group_create: runtime, options and out are required");
-    if (o->struct_size < offsetof(tsr_comm_group_options_t, timeout_seconds) + sizeof(double))
-      fail(TSR_INVALID_ARGUMENT, "group_create: options.struct_size " + std::to_string(o->struct_size) +
-                                     " is too small (set it to sizeof(tsr_comm_group_options_t))");
-    if (!o->devices || o->num_devices < 1)
-      fail(TSR_INVALID_ARGUMENT, "group_create: a group needs at least one device (num_devices " +
-                                     std::to_string(o->num_devices) + ")");
-    const int32_t world = o->world_size == 0 ? o->num_devices : o->world_size;
-    if (o->rank < 0 || o->rank + o->num_devices > world)
-      fail(TSR_INVALID_ARGUMENT, "group_create: ranks " + std::to_string(o->rank) + ".." +
-                                     std::to_string(o->rank + o->num_devices - 1) + " do not fit world_size " +
-                                     std::to_string(world));
-    if (!(o->timeout_seconds >= 0))
-      fail(TSR_INVALID_ARGUMENT, "group_create: timeout_seconds must be >= 0 (0 = the default, 300 s)");
-    auto g = std::unique_ptr<tsr_comm_group_s>(new tsr_comm_group_s);
-    g->runtime = rt;
-    g->world_size = world;
-    g->rank = o->rank;
-    g->timeout_seconds = o->timeout_seconds > 0 ? o->timeout_seconds : 300;
-    for (int32_t i = 0; i < o->num_devices; ++i) {
-      tsr_device_t d = o->devices[i];
-      if (d.type < 0 || d.index < 0 || d.index >= g_api->device_count(rt, d.type))
-        fail(TSR_INVALID_ARGUMENT, "group_create: member " + std::to_string(i) + " is " + device_str(rt, d) +
-                                       ", which does not exist");
-      for (const tsr_device_t& m : g->members)
-        if (m.type == d.type && m.index == d.index)
-          fail(TSR_INVALID_ARGUMENT, "group_create: " + device_str(rt, d) + " is listed twice");
-      g->members.push_back(d);
-    }
-    const std::string engine = o->engine ? o->engine : "";
-    if (world != o->num_devices || o->rendezvous)
-      fail(TSR_UNIMPLEMENTED, "group_create: a group across processes (world_size " + std::to_string(world) +
-                                  ", " + std::to_string(o->num_devices) +
-                                  " here) needs the gloo, mpi or nccl engine, which this build of the fabric "
-                                  "backend does not have yet");
+// Top-level multi-process groups get store prefixes in creation order, which every process
+// follows (all create their groups in the same order, as with torch.distributed).
+std::atomic<uint64_t> g_groups{0};
+
+void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const std::string& split_prefix,
+                  tsr_comm_group_t** out) {
+  if (!rt || !o || !out) fail(TSR_INVALID_ARGUMENT, "group_create: runtime, options and out are required");
+  if (o->struct_size < offsetof(tsr_comm_group_options_t, timeout_seconds) + sizeof(double))
+    fail(TSR_INVALID_ARGUMENT, "group_create: options.struct_size " + std::to_string(o->struct_size) +
+                                   " is too small (set it to sizeof(tsr_comm_group_options_t))");
+  if (!o->devices || o->num_devices < 1)
+    fail(TSR_INVALID_ARGUMENT, "group_create: a group needs at least one device (num_devices " +
+                                   std::to_string(o->num_devices) + ")");
+  const int32_t world = o->world_size == 0 ? o->num_devices : o->world_size;
+  if (o->rank < 0 || o->rank + o->num_devices > world)
+    fail(TSR_INVALID_ARGUMENT, "group_create: ranks " + std::to_string(o->rank) + ".." +
+                                   std::to_string(o->rank + o->num_devices - 1) + " do not fit world_size " +
+                                   std::to_string(world));
+  if (!(o->timeout_seconds >= 0))
+    fail(TSR_INVALID_ARGUMENT, "group_create: timeout_seconds must be >= 0 (0 = the default, 300 s)");
+  auto g = std::unique_ptr<tsr_comm_group_s>(new tsr_comm_group_s);
+  g->runtime = rt;
+  g->world_size = world;
+  g->rank = o->rank;
+  g->timeout_seconds = o->timeout_seconds > 0 ? o->timeout_seconds : 300;
+  for (int32_t i = 0; i < o->num_devices; ++i) {
+    tsr_device_t d = o->devices[i];
+    if (d.type < 0 || d.index < 0 || d.index >= g_api->device_count(rt, d.type))
+      fail(TSR_INVALID_ARGUMENT, "group_create: member " + std::to_string(i) + " is " + device_str(rt, d) +
+                                     ", which does not exist");
+    for (const tsr_device_t& m : g->members)
+      if (m.type == d.type && m.index == d.index)
+        fail(TSR_INVALID_ARGUMENT, "group_create: " + device_str(rt, d) + " is listed twice");
+    g->members.push_back(d);
+  }
+  const std::string engine = o->engine ? o->engine : "";
+  const bool multi = world != o->num_devices || o->rendezvous;
+  if (multi) {
+    if (!engine.empty() && engine != "gloo")
+      fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine +
+                                  "' is not built into the fabric backend (across processes: gloo)");
+    if (o->num_devices != 1)
+      fail(TSR_UNIMPLEMENTED, "group_create: the gloo engine takes one device per process (" +
+                                  std::to_string(o->num_devices) + " given)");
+    const std::string rv = o->rendezvous ? o->rendezvous : "";
+    if (rv.rfind("file://", 0) != 0)
+      fail(rv.rfind("tcp://", 0) == 0 ? TSR_UNIMPLEMENTED : TSR_INVALID_ARGUMENT,
+           "group_create: rendezvous '" + rv +
+               "': this build meets through a shared directory, file:///path (tcp:// is not built yet)");
+    const std::string prefix = split_prefix.empty() ? "g" + std::to_string(g_groups.fetch_add(1)) : split_prefix;
+    g->engine = make_gloo_engine(g.get(), rv.substr(7), prefix);
+  } else {
     if (!engine.empty() && engine != "inprocess")
       fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine +
-                                  "' is not built into the fabric backend (available: inprocess)");
+                                  "' is not built into the fabric backend for a group of one process (available: "
+                                  "inprocess)");
     g->engine = make_inprocess_engine(g.get());
-    *out = g.release();
-  });
+  }
+  *out = g.release();
+}
+
+tsr_status_t group_create(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, tsr_comm_group_t** out) {
+  return guarded("group_create", [&] { create_group(rt, o, "", out); });
 }
 
 tsr_status_t group_split(tsr_comm_group_t* parent, const int32_t* ranks, int32_t n, tsr_comm_group_t** out) {
@@ -132,17 +113,23 @@ tsr_status_t group_split(tsr_comm_group_t* parent, const int32_t* ranks, int32_t
       if (local >= 0 && local < static_cast<int32_t>(parent->members.size()))
         members.push_back(parent->members[static_cast<size_t>(local)]);
     }
-    if (members.empty()) return;  // none of ours is listed
     tsr_comm_group_options_t o{};
     o.struct_size = sizeof(o);
+    o.timeout_seconds = parent->timeout_seconds;
+    std::string store_dir, rendezvous;
+    const std::string prefix = gloo_split_prefix(parent->engine.get(), &store_dir);
+    if (!prefix.empty()) {  // across processes: a new Gloo context among the listed ranks
+      if (members.empty()) return;  // none of ours is listed (the prefix was still taken)
+      for (int32_t i = 0; i < n; ++i)
+        if (ranks[i] == parent->rank) o.rank = i;
+      o.world_size = n;
+      rendezvous = "file://" + store_dir;
+      o.rendezvous = rendezvous.c_str();
+    }
+    if (members.empty()) return;  // none of ours is listed
     o.devices = members.data();
     o.num_devices = static_cast<int32_t>(members.size());
-    o.timeout_seconds = parent->timeout_seconds;
-    if (tsr_status_t st = group_create(parent->runtime, &o, out)) {
-      Failure f{g_api->status_code(st), g_api->status_message(st)};
-      g_api->status_free(st);
-      throw f;
-    }
+    create_group(parent->runtime, &o, prefix, out);
   });
 }
 

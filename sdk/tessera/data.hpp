@@ -11,5 +11,6 @@
 #include "tessera/data/dataset.hpp"
 #include "tessera/data/tensor_dataset.hpp"
 #include "tessera/data/sampler.hpp"
+#include "tessera/data/distributed_sampler.hpp"
 #include "tessera/data/pin_memory.hpp"
 #include "tessera/data/dataloader.hpp"

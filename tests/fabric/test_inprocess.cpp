@@ -9,107 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "reference.hpp"
 #include "tessera/distributed/collectives.hpp"
 #include "tessera/tessera.hpp"
 
 namespace {
 
-namespace dist = tsr::distributed;
-using tsr::Device;
-using tsr::Tensor;
-
-const tsr_dtype_t kDtypes[] = {TSR_F32, TSR_F64, TSR_F16, TSR_BF16, TSR_I32, TSR_I64, TSR_I8, TSR_U8, TSR_BOOL};
-
-bool floating(tsr_dtype_t dt) { return dt == TSR_F32 || dt == TSR_F64 || dt == TSR_F16 || dt == TSR_BF16; }
-
-double tol(tsr_dtype_t dt) {
-  switch (dt) {
-    case TSR_F64:
-      return 1e-12;
-    case TSR_F32:
-      return 1e-6;
-    case TSR_F16:
-      return 2e-3;
-    case TSR_BF16:
-      return 1.6e-2;
-    default:
-      return 0;
-  }
-}
-
-// Random values (never all zero): floats in [-2, 2) away from 0, integers in [1, 3] with a
-// random sign (unsigned: [1, 5]), bools about half true.
-Tensor random_on(int64_t n, tsr_dtype_t dt, int member, uint64_t seed) {
-  std::mt19937_64 rng(seed * 1000003 + static_cast<uint64_t>(member) * 7919 + static_cast<uint64_t>(dt));
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) {
-    if (floating(dt)) {
-      x = std::uniform_real_distribution<double>(0.25, 2.0)(rng) * ((rng() & 1) ? 1 : -1);
-    } else if (dt == TSR_BOOL) {
-      x = static_cast<double>(rng() & 1);
-    } else if (dt == TSR_U8) {
-      x = static_cast<double>(1 + rng() % 5);
-    } else {
-      x = static_cast<double>(1 + rng() % 3) * ((rng() & 1) ? 1 : -1);
-    }
-  }
-  return tsr::from_vector(v, {n}, Device::cpu(member)).to(dt);
-}
-
-std::vector<double> values(const Tensor& t) { return t.to(TSR_F64).to_vector<double>(); }
-
-double combine(double a, double b, dist::ReduceOp op, tsr_dtype_t dt) {
-  if (dt == TSR_BOOL)
-    return (op == dist::ReduceOp::Min || op == dist::ReduceOp::Prod) ? ((a != 0 && b != 0) ? 1 : 0)
-                                                                     : ((a != 0 || b != 0) ? 1 : 0);
-  switch (op) {
-    case dist::ReduceOp::Max:
-      return std::max(a, b);
-    case dist::ReduceOp::Min:
-      return std::min(a, b);
-    case dist::ReduceOp::Prod:
-      return a * b;
-    default:
-      return a + b;
-  }
-}
-
-// Integers wrap around like the tensors' own arithmetic.
-double wrap(double v, tsr_dtype_t dt) {
-  switch (dt) {
-    case TSR_U8:
-      return static_cast<double>(static_cast<uint8_t>(static_cast<int64_t>(v)));
-    case TSR_I8:
-      return static_cast<double>(static_cast<int8_t>(static_cast<int64_t>(v)));
-    case TSR_I32:
-      return static_cast<double>(static_cast<int32_t>(static_cast<int64_t>(v)));
-    default:
-      return v;
-  }
-}
-
-// op over members' values at index j (AVG: the sum divided by n, truncated for integers).
-double reference(const std::vector<std::vector<double>>& vs, size_t j, dist::ReduceOp op, tsr_dtype_t dt) {
-  double acc = vs[0][j];
-  for (size_t m = 1; m < vs.size(); ++m) acc = wrap(combine(acc, vs[m][j], op, dt), dt);
-  if (op == dist::ReduceOp::Avg && dt != TSR_BOOL) {
-    acc /= static_cast<double>(vs.size());
-    if (!floating(dt)) acc = std::trunc(acc);
-  }
-  return acc;
-}
-
-void expect_values(const Tensor& t, const std::vector<double>& want, tsr_dtype_t dt, const std::string& what) {
-  std::vector<double> got = values(t);
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t j = 0; j < got.size(); ++j) {
-    double bound = tol(dt) * (1 + std::fabs(want[j])) * 4;
-    if (!(std::fabs(got[j] - want[j]) <= bound)) {
-      ADD_FAILURE() << what << ": element " << j << " is " << got[j] << ", expected " << want[j];
-      return;
-    }
-  }
-}
+using namespace fabric_test;
 
 std::vector<Device> devices(int world) {
   std::vector<Device> ds;
@@ -124,8 +30,6 @@ std::vector<int64_t> sizes_for(tsr_dtype_t dt, bool large = false) {
   return {0, 1, 7, 1000};
 }
 
-const dist::ReduceOp kOps[] = {dist::ReduceOp::Sum, dist::ReduceOp::Avg, dist::ReduceOp::Max, dist::ReduceOp::Min,
-                               dist::ReduceOp::Prod};
 
 TEST(InProcess, AllReduceAndReduceEveryOpDtypeSizeWorld) {
   for (int world = 1; world <= 4; ++world) {
@@ -334,11 +238,18 @@ TEST(InProcess, GroupsSplitsInfoAndWhatThisEngineCannotDo) {
   o.world_size = 2;
   o.rendezvous = "file:///tmp/nowhere";
   tsr_comm_group_t* mg = nullptr;
-  tsr_status_t st = c->group_create(tsr::runtime(), &o, &mg);
+  tsr_status_t st = c->group_create(tsr::runtime(), &o, &mg);  // a multi-process group: gloo
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(tsr::api()->status_code(st), TSR_UNAVAILABLE);
+  EXPECT_NE(std::string(tsr::api()->status_message(st)).find("/tmp/nowhere does not exist"), std::string::npos)
+      << tsr::api()->status_message(st);
+  tsr::api()->status_free(st);
+  EXPECT_EQ(mg, nullptr);
+  o.rendezvous = "tcp://127.0.0.1:1";
+  st = c->group_create(tsr::runtime(), &o, &mg);
   ASSERT_NE(st, nullptr);
   EXPECT_EQ(tsr::api()->status_code(st), TSR_UNIMPLEMENTED);
   tsr::api()->status_free(st);
-  EXPECT_EQ(mg, nullptr);
   // A work handle keeps the outcome; waiting twice gives it twice.
   tsr_comm_group_t* grp = nullptr;
   o.num_devices = 2;

@@ -195,6 +195,7 @@ bool write_all(int fd, const std::string& s);
 
 int cmd_info(int argc, char** argv);
 int cmd_certify(int argc, char** argv);
+int cmd_launch(int argc, char** argv);
 // `kernels --device D --reach` (kernels_reach.cpp), with the open session's runtime.
 int kernels_reach(const Args& args, tsr_runtime_t* rt, const Inventory& inv);
 int cmd_kernels(int argc, char** argv);

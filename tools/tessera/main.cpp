@@ -27,6 +27,7 @@ const Command kCommands[] = {
     {"conformance", cmd_conformance, "check every op on every loaded device and dtype against a float64 CPU reference"},
     {"certify", cmd_certify, "certify a plugin: check-plugin, then conformance in child processes with guard bytes; JSON certificate"},
     {"new-plugin", cmd_new_plugin, "generate a buildable out-of-tree plugin project (--device NAME or --ops NAME)"},
+    {"launch", cmd_launch, "start N processes of a program with the environment init_process_group reads (torchrun)"},
     {"train", cmd_train, "train a small GPT on addition (held-out accuracy) or on a text file (--text)"},
     {"version", cmd_version, "print the core and ABI versions"},
     {"help", cmd_help, "this help"},

@@ -4,12 +4,16 @@
 //   tsr::distributed::DeviceGroup g({tsr::Device::cpu(0), tsr::Device::cpu(1)});
 //   g.all_reduce({grad0, grad1}, tsr::distributed::ReduceOp::Avg).wait();
 //
+//   auto pg = tsr::distributed::init_process_group();   // process_group.hpp: one device per process
+//   pg.all_reduce({grad}).wait();
+//
 // One tensor per member of this process, in rank order, on that member's device, contiguous.
 // Errors are tsr::Error (the fabric backend's status: mismatched dtypes or shapes name both
 // ranks). A Work is the handle of an issued collective: wait() rethrows its failure; the
 // tensors must stay alive and untouched until then. A group is used by one thread at a time.
 #pragma once
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -68,9 +72,30 @@ class Work {
   tsr_comm_work_t* w_ = nullptr;
 };
 
-// A group over devices of this process (ranks 0..n-1 in the order given).
+// A group over devices of this process (ranks 0..n-1 in the order given), or, with join(), this
+// process's one device in a group across processes.
 class DeviceGroup {
  public:
+  // This process is `rank` of `world_size`, its member on `device`; the processes meet at
+  // `rendezvous` ("file:///shared/dir"). Blocks until every rank has joined (or the timeout).
+  static DeviceGroup join(Device device, int rank, int world_size, const std::string& rendezvous,
+                          double timeout_s = 0, const char* engine = nullptr) {
+    tsr_runtime_t* rt = runtime();
+    const tsr_collectives_t* c = detail::collectives(rt);
+    tsr_comm_group_options_t o{};
+    o.struct_size = sizeof(o);
+    o.devices = &device.d;
+    o.num_devices = 1;
+    o.rank = rank;
+    o.world_size = world_size;
+    o.rendezvous = rendezvous.c_str();
+    o.engine = engine;
+    o.timeout_seconds = timeout_s;
+    tsr_comm_group_t* g = nullptr;
+    check(c->group_create(rt, &o, &g));
+    return DeviceGroup(rt, c, g);
+  }
+
   explicit DeviceGroup(const std::vector<Device>& devices, double timeout_s = 0, const char* engine = nullptr)
       : rt_(runtime()), c_(detail::collectives(rt_)) {
     std::vector<tsr_device_t> ds;
@@ -129,6 +154,10 @@ class DeviceGroup {
     return issue(TSR_COLLECTIVE_ALL_TO_ALL, ReduceOp::Sum, 0, in, outs);
   }
   Work barrier() const { return issue(TSR_COLLECTIVE_BARRIER, ReduceOp::Sum, 0, {}, {}); }
+  // Point to point across processes: the k-th send to `peer` meets peer's k-th recv from here.
+  Work send(const Tensor& t, int peer) const { return issue(TSR_COLLECTIVE_SEND, ReduceOp::Sum, peer, {t}, {}); }
+  Work recv(const Tensor& t, int peer) const { return issue(TSR_COLLECTIVE_RECV, ReduceOp::Sum, peer, {t}, {t}); }
+  int rank() const { return info().rank; }
   // A subgroup of these ranks (ascending), renumbered 0..n-1.
   DeviceGroup split(const std::vector<int32_t>& ranks) const {
     tsr_comm_group_t* sub = nullptr;

@@ -1,0 +1,401 @@
+// The Gloo engine: one cpu device per process, the processes meeting through a rendezvous store
+// and exchanging over Gloo's TCP transport (Debian's libgloo). Gloo does the communication; this
+// file checks arguments, agrees on them across ranks, and maps Gloo's exceptions to statuses.
+//
+// Built as its own library (tessera_fabric_gloo.so in the plugins' fabric/ subdirectory) that
+// the fabric plugin opens on the first multi-process group (gloo_proxy.cpp), so that a process
+// that never leaves one machine's devices never maps Gloo and what it links (ibverbs, hiredis).
+// Its boundary is C: statuses, never C++ exceptions, cross it.
+//
+// Before every collective the ranks all-gather a small header (kind, op, root, dtype, shapes), so
+// that a rank whose tensor differs is named on every rank and nothing is exchanged: the cost is
+// one extra small all-gather per call, the price of errors that say which rank disagrees.
+// After a failure inside Gloo (a peer died, a timeout) the group is broken: later calls fail at
+// once with the first error, as an NCCL communicator after an error.
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/reduce.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+#include <map>
+
+#include "../group.hpp"
+#include "../reduce_ops.hpp"
+#include "gloo_entry.h"
+
+namespace fabric {
+namespace {
+
+constexpr int kMaxDims = 8;
+constexpr int kHeader = 8 + kMaxDims;  // kind, op, root, dtype, in numel, out numel, ndim, pad, sizes
+
+std::string shape_of(const int64_t* h) {
+  std::string s = "[";
+  for (int64_t d = 0; d < h[6] && d < kMaxDims; ++d) s += (d ? ", " : "") + std::to_string(h[8 + d]);
+  return s + "]";
+}
+
+class GlooEngine {
+ public:
+  GlooEngine(tsr_comm_group_s* g, const std::string& store_dir, const std::string& prefix)
+      : g_(g), store_dir_(store_dir), prefix_(prefix) {
+    const tsr_device_t& d = g->members[0];
+    if (d.type != TSR_DEVICE_TYPE_CPU)
+      fail(TSR_UNIMPLEMENTED, "group_create: the gloo engine exchanges host memory, and " + device_str(g->runtime, d) +
+                                  " is not a cpu device (GPU groups need the nccl engine, not built here)");
+    struct stat st;
+    if (::stat(store_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      fail(TSR_UNAVAILABLE, "group_create: the rendezvous directory " + store_dir +
+                                " does not exist (a file:// rendezvous names a directory every process can reach)");
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(g->timeout_seconds * 1000));
+    try {
+      gloo::transport::tcp::attr attr;
+      const char* host = std::getenv("TESSERA_FABRIC_HOST");  // the address peers reach this process at
+      attr.hostname = host && *host ? host : "127.0.0.1";
+      dev_ = gloo::transport::tcp::CreateDevice(attr);
+      gloo::rendezvous::FileStore file(store_dir);
+      gloo::rendezvous::PrefixStore store(prefix, file);
+      ctx_ = std::make_shared<gloo::rendezvous::Context>(g->rank, g->world_size);
+      ctx_->setTimeout(timeout);
+      ctx_->connectFullMesh(store, dev_);
+    } catch (const std::exception& e) {
+      fail(TSR_UNAVAILABLE, "group_create: rank " + std::to_string(g->rank) + " of " + std::to_string(g->world_size) +
+                                " could not meet the others at file://" + store_dir + " within " +
+                                std::to_string(g->timeout_seconds) + " s: " + e.what());
+    }
+  }
+
+  const std::string& store_dir() const { return store_dir_; }
+  std::string next_split_prefix() { return prefix_ + "/split" + std::to_string(splits_++); }
+
+  void run(const tsr_collective_args_t& a) {
+    const char* what = kind_name(a.kind);
+    if (!broken_.empty())
+      fail(TSR_FAILED_PRECONDITION, std::string(what) + ": the group failed earlier and cannot be used: " + broken_);
+    if (a.kind < TSR_COLLECTIVE_ALL_REDUCE || a.kind > TSR_COLLECTIVE_BARRIER)
+      fail(TSR_INVALID_ARGUMENT, "collective: unknown kind " + std::to_string(static_cast<int>(a.kind)));
+    const int n = g_->world_size, me = g_->rank;
+    if (a.kind != TSR_COLLECTIVE_BARRIER && a.num_tensors != 1)
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": " + std::to_string(a.num_tensors) +
+                                     " tensors for a process with 1 member of the group (one tensor per member)");
+    const bool uses_in = a.kind != TSR_COLLECTIVE_BARRIER && a.kind != TSR_COLLECTIVE_RECV;
+    const bool uses_out = a.kind == TSR_COLLECTIVE_ALL_GATHER || a.kind == TSR_COLLECTIVE_REDUCE_SCATTER ||
+                          a.kind == TSR_COLLECTIVE_ALL_TO_ALL || a.kind == TSR_COLLECTIVE_RECV;
+    tsr_tensor_t* in = uses_in ? checked(a.inputs, "input", what) : nullptr;
+    tsr_tensor_t* out = uses_out ? checked(a.outputs, "output", what) : nullptr;
+    const bool reducing = a.kind == TSR_COLLECTIVE_ALL_REDUCE || a.kind == TSR_COLLECTIVE_REDUCE ||
+                          a.kind == TSR_COLLECTIVE_REDUCE_SCATTER;
+    if (reducing && (a.op < TSR_REDUCE_SUM || a.op > TSR_REDUCE_PROD))
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": unknown reduce op " + std::to_string(static_cast<int>(a.op)));
+    const bool peer = a.kind == TSR_COLLECTIVE_SEND || a.kind == TSR_COLLECTIVE_RECV;
+    if ((peer || a.kind == TSR_COLLECTIVE_REDUCE || a.kind == TSR_COLLECTIVE_BROADCAST) &&
+        (a.root < 0 || a.root >= n || (peer && a.root == me)))
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": " + (peer ? "peer " : "root ") + std::to_string(a.root) +
+                                     " is not " + (peer ? "another" : "a") + " rank of a group of " + std::to_string(n));
+    const tsr_api_t* api = fabric::api();
+    tsr_tensor_t* main = in ? in : out;
+    const int32_t dtype = main ? api->tensor_dtype(main) : 0;
+    if (in && out && api->tensor_dtype(out) != dtype)
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the output is " + desc(out) + " but the input is " + desc(in) +
+                                     " (same dtype needed)");
+    const int64_t k_in = in ? api->tensor_numel(in) : 0, k_out = out ? api->tensor_numel(out) : 0;
+    const size_t isz = main ? static_cast<size_t>(tsr::itemsize(dtype)) : 1;
+    char* pin = in ? static_cast<char*>(api->tensor_data(in)) : nullptr;
+    char* pout = out ? static_cast<char*>(api->tensor_data(out)) : nullptr;
+    try {
+      if (peer) return point_to_point(a, in ? pin : pout, static_cast<size_t>(in ? k_in : k_out) * isz);
+      agree(a, what, in ? in : out, dtype, k_in, k_out);  // throws INVALID_ARGUMENT on every rank alike
+      const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(g_->timeout_seconds * 1000));
+      switch (a.kind) {
+        case TSR_COLLECTIVE_ALL_REDUCE: {
+          if (k_in == 0) return;
+          gloo::AllreduceOptions o(ctx_);
+          typed(dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            o.setOutput(reinterpret_cast<T*>(pin), static_cast<size_t>(k_in));
+          });
+          o.setReduceFunction(pairwise(dtype, a.op));
+          o.setTag(tag_++);
+          o.setTimeout(timeout);
+          gloo::allreduce(o);
+          if (a.op == TSR_REDUCE_AVG) divide_dispatch(dtype, pin, k_in, n);
+          return;
+        }
+        case TSR_COLLECTIVE_REDUCE: {
+          if (k_in == 0) return;
+          std::vector<char> scratch(pin, pin + static_cast<size_t>(k_in) * isz);  // only the root's changes
+          gloo::ReduceOptions o(ctx_);
+          typed(dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            o.setInput(reinterpret_cast<T*>(scratch.data()), static_cast<size_t>(k_in));
+            o.setOutput(reinterpret_cast<T*>(scratch.data()), static_cast<size_t>(k_in));
+          });
+          o.setRoot(a.root);
+          o.setReduceFunction(pairwise(dtype, a.op));
+          o.setTag(tag_++);
+          o.setTimeout(timeout);
+          gloo::reduce(o);
+          if (me == a.root) {
+            if (a.op == TSR_REDUCE_AVG) divide_dispatch(dtype, scratch.data(), k_in, n);
+            std::memcpy(pin, scratch.data(), scratch.size());
+          }
+          return;
+        }
+        case TSR_COLLECTIVE_BROADCAST: {
+          if (k_in == 0) return;
+          gloo::BroadcastOptions o(ctx_);
+          typed(dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            if (me == a.root) o.setInput(reinterpret_cast<T*>(pin), static_cast<size_t>(k_in));
+            o.setOutput(reinterpret_cast<T*>(pin), static_cast<size_t>(k_in));
+          });
+          o.setRoot(a.root);
+          o.setTag(tag_++);
+          o.setTimeout(timeout);
+          gloo::broadcast(o);
+          return;
+        }
+        case TSR_COLLECTIVE_ALL_GATHER: {
+          if (k_in == 0) return;
+          gloo::AllgatherOptions o(ctx_);
+          typed(dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            o.setInput(reinterpret_cast<T*>(pin), static_cast<size_t>(k_in));
+            o.setOutput(reinterpret_cast<T*>(pout), static_cast<size_t>(k_out));
+          });
+          o.setTag(tag_++);
+          o.setTimeout(timeout);
+          gloo::allgather(o);
+          return;
+        }
+        case TSR_COLLECTIVE_REDUCE_SCATTER: {  // an all_reduce of the whole input, then our slice
+          if (k_in == 0) return;
+          std::vector<char> scratch(pin, pin + static_cast<size_t>(k_in) * isz);
+          gloo::AllreduceOptions o(ctx_);
+          typed(dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            o.setOutput(reinterpret_cast<T*>(scratch.data()), static_cast<size_t>(k_in));
+          });
+          o.setReduceFunction(pairwise(dtype, a.op));
+          o.setTag(tag_++);
+          o.setTimeout(timeout);
+          gloo::allreduce(o);
+          char* mine = scratch.data() + static_cast<size_t>(me) * static_cast<size_t>(k_out) * isz;
+          if (a.op == TSR_REDUCE_AVG) divide_dispatch(dtype, mine, k_out, n);
+          std::memcpy(pout, mine, static_cast<size_t>(k_out) * isz);
+          return;
+        }
+        case TSR_COLLECTIVE_ALL_TO_ALL: {
+          if (k_in == 0) return;
+          gloo::AlltoallOptions o(ctx_);
+          typed(dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            o.setInput(reinterpret_cast<T*>(pin), static_cast<size_t>(k_in));
+            o.setOutput(reinterpret_cast<T*>(pout), static_cast<size_t>(k_out));
+          });
+          o.setTag(tag_++);
+          o.setTimeout(timeout);
+          gloo::alltoall(o);
+          return;
+        }
+        case TSR_COLLECTIVE_BARRIER: {
+          gloo::BarrierOptions o(ctx_);
+          o.setTag(tag_++);
+          o.setTimeout(timeout);
+          gloo::barrier(o);
+          return;
+        }
+        default:
+          return;
+      }
+    } catch (const gloo::Exception& e) {
+      const std::string m = e.what();
+      const bool timed_out = m.find("imed out") != std::string::npos || m.find("imeout") != std::string::npos;
+      broken_ = std::string(what) + " on rank " + std::to_string(me) + ": " + m;
+      fail(timed_out ? TSR_DEADLINE_EXCEEDED : TSR_UNAVAILABLE,
+           std::string(what) + ": rank " + std::to_string(me) + " of " + std::to_string(n) + " failed " +
+               (timed_out ? "after waiting " + std::to_string(g_->timeout_seconds) + " s for the others"
+                          : "to reach a peer (did a rank exit or crash?)") +
+               ": " + m);
+    }
+  }
+
+ private:
+  template <class F>
+  static void typed(int32_t dtype, F&& f) {
+    tsr::dispatch_all(dtype, "fabric gloo", std::forward<F>(f));
+  }
+
+  std::string desc(tsr_tensor_t* t) const {
+    const tsr_api_t* api = fabric::api();
+    std::string s = std::string(tsr::dtype_name(api->tensor_dtype(t))) + " [";
+    const int64_t* sz = api->tensor_sizes(t);
+    for (int32_t d = 0; d < api->tensor_ndim(t); ++d) s += (d ? ", " : "") + std::to_string(sz[d]);
+    return s + "]";
+  }
+
+  tsr_tensor_t* checked(tsr_tensor_t* const* ts, const char* role, const char* what) const {
+    const tsr_api_t* api = fabric::api();
+    if (!ts || !ts[0]) fail(TSR_INVALID_ARGUMENT, std::string(what) + ": no " + role + " tensor given");
+    tsr_tensor_t* t = ts[0];
+    tsr_device_t d = api->tensor_device(t);
+    const tsr_device_t& want = g_->members[0];
+    if (d.type != want.type || d.index != want.index)
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " " + desc(t) + " is on " +
+                                     device_str(g_->runtime, d) + " but this rank's device is " +
+                                     device_str(g_->runtime, want));
+    if (!api->tensor_is_contiguous(t))
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " " + desc(t) +
+                                     " is not contiguous (call .contiguous() first)");
+    if (api->tensor_ndim(t) > kMaxDims)
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": more than 8 dimensions (" + desc(t) + ")");
+    return t;
+  }
+
+  // Every rank all-gathers every rank's header; a difference is the same error on every rank.
+  void agree(const tsr_collective_args_t& a, const char* what, tsr_tensor_t* t, int32_t dtype, int64_t k_in,
+             int64_t k_out) {
+    const int n = g_->world_size;
+    std::vector<int64_t> mine(kHeader, 0), all(static_cast<size_t>(kHeader * n), 0);
+    mine[0] = a.kind;
+    mine[1] = a.op;
+    mine[2] = a.root;
+    mine[3] = dtype;
+    mine[4] = k_in;
+    mine[5] = k_out;
+    if (t) {
+      const tsr_api_t* api = fabric::api();
+      mine[6] = api->tensor_ndim(t);
+      for (int32_t d = 0; d < mine[6]; ++d) mine[8 + d] = api->tensor_sizes(t)[d];
+    }
+    gloo::AllgatherOptions o(ctx_);
+    o.setInput(mine.data(), mine.size());
+    o.setOutput(all.data(), all.size());
+    o.setTag(tag_++);
+    o.setTimeout(std::chrono::milliseconds(static_cast<int64_t>(g_->timeout_seconds * 1000)));
+    gloo::allgather(o);
+    const bool reducing = a.kind == TSR_COLLECTIVE_ALL_REDUCE || a.kind == TSR_COLLECTIVE_REDUCE ||
+                          a.kind == TSR_COLLECTIVE_REDUCE_SCATTER;
+    const int64_t* r0 = all.data();
+    for (int r = 1; r < n; ++r) {
+      const int64_t* h = all.data() + static_cast<size_t>(r) * kHeader;
+      auto who = [&](const int64_t* x, int rank) {
+        return "rank " + std::to_string(rank) + " called " + kind_name(static_cast<tsr_collective_kind_t>(x[0])) +
+               " with " + tsr::dtype_name(static_cast<int32_t>(x[3])) + " " + shape_of(x);
+      };
+      std::string diff;
+      if (h[0] != r0[0])
+        diff = "different collectives";
+      else if (h[3] != r0[3])
+        diff = "dtypes differ";
+      else if (std::memcmp(h + 6, r0 + 6, sizeof(int64_t) * (2 + kMaxDims)) != 0 || h[4] != r0[4] || h[5] != r0[5])
+        diff = "shapes differ";
+      else if (reducing && h[1] != r0[1])
+        diff = "reduce ops differ (" + std::to_string(r0[1]) + " and " + std::to_string(h[1]) + ")";
+      else if ((a.kind == TSR_COLLECTIVE_REDUCE || a.kind == TSR_COLLECTIVE_BROADCAST) && h[2] != r0[2])
+        diff = "roots differ (" + std::to_string(r0[2]) + " and " + std::to_string(h[2]) + ")";
+      if (!diff.empty())
+        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the ranks disagree: " + who(r0, 0) + " but " + who(h, r) +
+                                       " (" + diff + ")");
+    }
+    if (a.kind == TSR_COLLECTIVE_ALL_GATHER && k_out != k_in * n)
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the output has " + std::to_string(k_out) + " elements but needs " +
+                                     std::to_string(k_in * n) + " (world_size x the input's)");
+    if (a.kind == TSR_COLLECTIVE_REDUCE_SCATTER && k_in != k_out * n)
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the input has " + std::to_string(k_in) + " elements but needs " +
+                                     std::to_string(k_out * n) + " (world_size x the output's)");
+    if (a.kind == TSR_COLLECTIVE_ALL_TO_ALL && (k_in != k_out || k_in % n != 0))
+      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": input and output need the same number of elements, a multiple "
+                                                     "of world_size (" +
+                                     std::to_string(k_in) + " and " + std::to_string(k_out) + ")");
+  }
+
+  // SEND / RECV: the k-th send from A to B meets B's k-th receive from A (slot from the pair and k).
+  void point_to_point(const tsr_collective_args_t& a, char* data, size_t nbytes) {
+    const int me = g_->rank, peer = a.root;
+    const bool sending = a.kind == TSR_COLLECTIVE_SEND;
+    const int src = sending ? me : peer, dst = sending ? peer : me;
+    uint64_t& count = (sending ? sent_ : received_)[peer];
+    const uint64_t slot = (static_cast<uint64_t>(src) << 48) | (static_cast<uint64_t>(dst) << 32) | (count++ & 0xffffffffu);
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(g_->timeout_seconds * 1000));
+    std::vector<char> empty(1);
+    auto buf = ctx_->createUnboundBuffer(nbytes ? data : empty.data(), nbytes);
+    bool ok;
+    if (sending) {
+      buf->send(peer, slot);
+      ok = buf->waitSend(timeout);
+    } else {
+      buf->recv(peer, slot);
+      ok = buf->waitRecv(timeout);
+    }
+    if (!ok) {
+      broken_ = std::string(kind_name(a.kind)) + " timed out";
+      fail(TSR_DEADLINE_EXCEEDED, std::string(kind_name(a.kind)) + ": rank " + std::to_string(me) + " waited " +
+                                      std::to_string(g_->timeout_seconds) + " s for rank " + std::to_string(peer));
+    }
+  }
+
+  tsr_comm_group_s* g_;
+  std::string store_dir_, prefix_;
+  std::shared_ptr<gloo::transport::Device> dev_;
+  std::shared_ptr<gloo::rendezvous::Context> ctx_;
+  uint32_t tag_ = 1;
+  uint64_t splits_ = 0;
+  std::map<int, uint64_t> sent_, received_;
+  std::string broken_;
+};
+
+const tsr_api_t* g_api = nullptr;
+
+template <class F>
+tsr_status_t guarded(F&& f) {
+  try {
+    f();
+    return nullptr;
+  } catch (const Failure& e) {
+    return make_status(e.code, e.message);
+  } catch (const std::exception& e) {
+    return make_status(TSR_INTERNAL, std::string("fabric gloo engine: ") + e.what());
+  }
+}
+
+}  // namespace
+
+const tsr_api_t* api() { return g_api; }
+
+}  // namespace fabric
+
+extern "C" {
+
+TSR_FABRIC_GLOO_EXPORT tsr_status_t tsr_fabric_gloo_create(const tsr_api_t* api, tsr_comm_group_s* group,
+                                                            const char* store_dir, const char* prefix, void** out) {
+  fabric::g_api = api;
+  return fabric::guarded([&] { *out = new fabric::GlooEngine(group, store_dir, prefix); });
+}
+
+TSR_FABRIC_GLOO_EXPORT tsr_status_t tsr_fabric_gloo_run(void* engine, const tsr_collective_args_t* args) {
+  return fabric::guarded([&] { static_cast<fabric::GlooEngine*>(engine)->run(*args); });
+}
+
+TSR_FABRIC_GLOO_EXPORT void tsr_fabric_gloo_split_prefix(void* engine, char* prefix, size_t prefix_len,
+                                                         char* store_dir, size_t store_dir_len) {
+  auto* e = static_cast<fabric::GlooEngine*>(engine);
+  std::snprintf(prefix, prefix_len, "%s", e->next_split_prefix().c_str());
+  std::snprintf(store_dir, store_dir_len, "%s", e->store_dir().c_str());
+}
+
+TSR_FABRIC_GLOO_EXPORT void tsr_fabric_gloo_destroy(void* engine) { delete static_cast<fabric::GlooEngine*>(engine); }
+
+}  // extern "C"

@@ -1,0 +1,94 @@
+// The Gloo engine as the fabric plugin sees it: a proxy that opens tessera_fabric_gloo.so (in the
+// fabric/ subdirectory beside the plugin) on the first multi-process group and forwards to its C
+// entry points (gloo/gloo_entry.h). A process that never creates such a group never maps Gloo.
+#include <dlfcn.h>
+
+#include <mutex>
+
+#include "gloo/gloo_entry.h"
+#include "group.hpp"
+
+namespace fabric {
+namespace {
+
+struct GlooLib {
+  tsr_fabric_gloo_create_fn create = nullptr;
+  tsr_fabric_gloo_run_fn run = nullptr;
+  tsr_fabric_gloo_split_prefix_fn split_prefix = nullptr;
+  tsr_fabric_gloo_destroy_fn destroy = nullptr;
+};
+
+// Loaded once, never closed (like every plugin library).
+const GlooLib& gloo_lib() {
+  static std::once_flag once;
+  static GlooLib lib;
+  static std::string error;
+  std::call_once(once, [] {
+    Dl_info info;
+    if (!dladdr(reinterpret_cast<void*>(&gloo_lib), &info) || !info.dli_fname) {
+      error = "cannot find the fabric plugin's own file (dladdr failed)";
+      return;
+    }
+    std::string dir = info.dli_fname;
+    dir = dir.substr(0, dir.rfind('/') + 1);
+    const std::string path = dir + "fabric/tessera_fabric_gloo.so";
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      error = "cannot load the gloo engine " + path + ": " + (e ? e : "dlopen failed");
+      return;
+    }
+    lib.create = reinterpret_cast<tsr_fabric_gloo_create_fn>(dlsym(h, "tsr_fabric_gloo_create"));
+    lib.run = reinterpret_cast<tsr_fabric_gloo_run_fn>(dlsym(h, "tsr_fabric_gloo_run"));
+    lib.split_prefix = reinterpret_cast<tsr_fabric_gloo_split_prefix_fn>(dlsym(h, "tsr_fabric_gloo_split_prefix"));
+    lib.destroy = reinterpret_cast<tsr_fabric_gloo_destroy_fn>(dlsym(h, "tsr_fabric_gloo_destroy"));
+    if (!lib.create || !lib.run || !lib.split_prefix || !lib.destroy) {
+      lib = GlooLib{};
+      error = path + " lacks the engine's entry points";
+    }
+  });
+  if (!lib.create) fail(TSR_UNAVAILABLE, "group_create: " + error);
+  return lib;
+}
+
+[[noreturn]] void rethrow(tsr_status_t st) {
+  Failure f{api()->status_code(st), api()->status_message(st)};
+  api()->status_free(st);
+  throw f;
+}
+
+class GlooProxy final : public Engine {
+ public:
+  GlooProxy(tsr_comm_group_s* g, const std::string& store_dir, const std::string& prefix) : lib_(gloo_lib()) {
+    if (tsr_status_t st = lib_.create(api(), g, store_dir.c_str(), prefix.c_str(), &engine_)) rethrow(st);
+  }
+  ~GlooProxy() override { lib_.destroy(engine_); }
+  const char* name() const override { return "gloo"; }
+  void run(const tsr_collective_args_t& a) override {
+    if (tsr_status_t st = lib_.run(engine_, &a)) rethrow(st);
+  }
+  std::string split_prefix(std::string* store_dir) {
+    char prefix[512] = {0}, dir[4096] = {0};
+    lib_.split_prefix(engine_, prefix, sizeof(prefix), dir, sizeof(dir));
+    *store_dir = dir;
+    return prefix;
+  }
+
+ private:
+  const GlooLib& lib_;
+  void* engine_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_gloo_engine(tsr_comm_group_s* group, const std::string& store_dir,
+                                         const std::string& prefix) {
+  return std::make_unique<GlooProxy>(group, store_dir, prefix);
+}
+
+std::string gloo_split_prefix(Engine* parent, std::string* store_dir) {
+  auto* g = dynamic_cast<GlooProxy*>(parent);
+  return g ? g->split_prefix(store_dir) : "";
+}
+
+}  // namespace fabric
