@@ -2,11 +2,11 @@
 //
 //   tessera launch -n 2 -- tessera_data_parallel_mlp [--epochs N] [--seed S] [--check MIN_ACCURACY]
 //
-// Every rank builds the same MLP (then takes rank 0's weights by broadcast, as
-// DistributedDataParallel does), reads its share of each global batch of 24 points
-// (DistributedSampler: rank r gets every R-th index of the epoch's permutation, so the R local
-// batches of a step are exactly the one-process batch), averages the gradients with all_reduce
-// after backward, and steps Adam. The result equals one process training on the whole batch, up to
+// Every rank builds the MLP and wraps it in DistributedDataParallel (which broadcasts rank 0's
+// weights), reads its share of each global batch of 24 points (DistributedSampler: rank r gets
+// every R-th index of the epoch's permutation, so the R local batches of a step are exactly the
+// one-process batch), and calls ddp.backward(loss), which averages the gradients over the ranks
+// in 25 MiB buckets, before Adam steps. The result equals one process training on the whole batch, up to
 // float rounding: the last line prints a checksum of the weights to compare (tests/fabric does).
 // Alone (no launcher) it is rank 0 of 1.
 #include <cmath>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tessera/data.hpp"
+#include "tessera/distributed/ddp.hpp"
 #include "tessera/distributed/process_group.hpp"
 #include "tessera/nn.hpp"
 #include "tessera/optim.hpp"
@@ -73,8 +74,8 @@ int main(int argc, char** argv) {
     auto model = std::make_shared<tsr::nn::Sequential>(std::vector<std::shared_ptr<tsr::nn::Module>>{
         std::make_shared<Linear>(2, 64), std::make_shared<ReLU>(), std::make_shared<Linear>(64, 64),
         std::make_shared<ReLU>(), std::make_shared<Linear>(64, classes)});
+    dist::DistributedDataParallel ddp(model, pg);  // every rank starts from rank 0's weights
     std::vector<Tensor> params = model->parameters();
-    for (Tensor& p : params) pg.broadcast({p}, 0).wait();  // every rank starts from rank 0's weights
     tsr::optim::AdamOptions adam;
     adam.lr = 1e-2;
     tsr::optim::Adam optimizer(params, adam);
@@ -90,10 +91,9 @@ int main(int argc, char** argv) {
                                                            mine.begin() + static_cast<int64_t>(s) + local_batch),
                                       {local_batch});
         optimizer.zero_grad();
-        Tensor loss = tsr::nn::cross_entropy((*model)(tsr::index_select(x_train, 0, idx)),
+        Tensor loss = tsr::nn::cross_entropy(ddp(tsr::index_select(x_train, 0, idx)),
                                              tsr::index_select(y_train, 0, idx));
-        loss.backward();
-        for (Tensor& p : params) pg.all_reduce({p.grad()}, dist::ReduceOp::Avg).wait();
+        ddp.backward(loss);  // gradients averaged over the ranks
         optimizer.step();
         Tensor l = loss.detach().clone();
         pg.all_reduce({l}, dist::ReduceOp::Avg).wait();  // the global batch's loss, for the log

@@ -6,6 +6,8 @@
 //   all       every collective x reduce op x dtype x size, send/recv around a ring, a subgroup
 //   mismatch  rank 1 passes a different shape: every rank gets INVALID_ARGUMENT naming both
 //   die       rank 1 exits between two all_reduces: the others fail within the timeout, then at once
+//   ddp       DistributedDataParallel on world_size shards of a batch equals one model trained here
+//             alone on the whole batch (plain and no_sync steps); unused parameters; bad shapes
 // Every run ends by itself: the parent kills children still running after a time limit.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -22,6 +24,8 @@
 #include <vector>
 
 #include "reference.hpp"
+#include "tessera/distributed/ddp.hpp"
+#include "tessera/nn.hpp"
 
 extern char** environ;
 
@@ -226,6 +230,111 @@ struct Child {
   }
 };
 
+// Models with rank-specific initial weights, so that only DDP's broadcast makes them agree.
+std::shared_ptr<tsr::nn::Sequential> small_model(uint64_t seed, int64_t hidden = 5) {
+  tsr::manual_seed(seed);
+  using tsr::nn::Linear, tsr::nn::Tanh;
+  return std::make_shared<tsr::nn::Sequential>(std::vector<std::shared_ptr<tsr::nn::Module>>{
+      std::make_shared<Linear>(3, hidden), std::make_shared<Tanh>(), std::make_shared<Linear>(hidden, 2)});
+}
+
+struct DdpChild : Child {
+  bool close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, const std::string& what) {
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!same(a[i], values(b[i]), TSR_F32, what + " parameter " + std::to_string(i))) return false;
+    return true;
+  }
+  bool scenario_ddp() {
+    // Equivalence: R ranks on shards of a global batch == one model on the whole batch.
+    auto model = small_model(100 + static_cast<uint64_t>(rank));
+    dist::DeviceGroup pg = dist::DeviceGroup::join(Device::cpu(0), rank, world, "file://" + dir, timeout);
+    dist::DistributedDataParallel ddp(model, pg);
+    auto ref = small_model(7);
+    std::vector<Tensor> mp = model->parameters(), rp = ref->parameters();
+    {
+      tsr::NoGradGuard no_grad;
+      for (size_t i = 0; i < mp.size(); ++i) rp[i].copy_(mp[i]);  // rank 0's weights, by broadcast
+    }
+    const int64_t local = 4, global = local * world;
+    auto step = [&](int s, bool sync) {
+      Tensor x = random_on(global * 3, TSR_F32, 1000 + s, 1, Device::cpu(0)).reshape({global, 3});
+      Tensor y = random_on(global * 2, TSR_F32, 2000 + s, 1, Device::cpu(0)).reshape({global, 2});
+      Tensor lx = x.narrow(0, rank * local, local), ly = y.narrow(0, rank * local, local);
+      if (sync) {
+        ddp.backward(tsr::nn::mse_loss(ddp(lx), ly));
+      } else {
+        auto guard = ddp.no_sync();
+        ddp.backward(tsr::nn::mse_loss(ddp(lx), ly));
+      }
+      tsr::nn::mse_loss((*ref)(x), y).backward();
+    };
+    auto sgd = [&](std::vector<Tensor>& ps) {
+      tsr::NoGradGuard no_grad;
+      for (Tensor& p : ps) {
+        p.copy_(tsr::sub(p, tsr::mul(p.grad(), 0.1)));
+        p.set_grad(Tensor());
+      }
+    };
+    for (int s = 0; s < 3; ++s) {  // plain steps
+      step(s, true);
+      if (!close(gradients(mp), gradients(rp), "step " + std::to_string(s) + " gradient")) return false;
+      sgd(mp);
+      sgd(rp);
+    }
+    step(10, false);  // accumulate locally, then a synced step: the average of both micro-batches' sum
+    step(11, true);
+    if (!close(gradients(mp), gradients(rp), "no_sync accumulation gradient")) return false;
+    sgd(mp);
+    sgd(rp);
+    if (!close(mp, rp, "weights after the steps")) return false;
+    // An unused parameter: only rank 0 runs the last layer; everybody still finishes, and its
+    // gradient is rank 0's divided by world_size.
+    auto m2 = small_model(300 + static_cast<uint64_t>(rank));
+    dist::DistributedDataParallel d2(m2, pg);
+    Tensor x = random_on(4 * 3, TSR_F32, 3000, 1, Device::cpu(0)).reshape({4, 3});
+    auto& layers = *m2;
+    Tensor h = layers[1]->forward(layers[0]->forward(x));
+    Tensor out = rank == 0 ? layers[2]->forward(h) : h;
+    Tensor local_grad;
+    {
+      Tensor loss = tsr::sum(tsr::mul(out, out));
+      if (rank == 0) {
+        std::vector<Tensor> w = {m2->parameters()[2]};
+        local_grad = tsr::autograd::grad({loss}, w, {}, true)[0];
+      }
+      d2.backward(loss);
+    }
+    Tensor w2grad = m2->parameters()[2].grad();
+    if (!w2grad.defined()) {
+      failure = "the unused parameter got no gradient";
+      return false;
+    }
+    if (rank == 0 && !same(w2grad, values(tsr::div(local_grad, double(world))), TSR_F32, "unused parameter"))
+      return false;
+    // Parameters whose shapes differ across ranks are refused at construction, naming both.
+    if (world > 1) {
+      auto bad = small_model(5, 5 + (rank == 1 ? 1 : 0));
+      try {
+        dist::DistributedDataParallel d3(bad, pg);
+        failure = "different parameter shapes were accepted";
+        return false;
+      } catch (const tsr::Error& e) {
+        std::string m = e.what();
+        if (m.find("parameter '0.weight'") == std::string::npos || m.find("rank 1 called broadcast with float32 [6, 3]") == std::string::npos) {
+          failure = "unexpected error: " + m;
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+  static std::vector<Tensor> gradients(const std::vector<Tensor>& ps) {
+    std::vector<Tensor> g;
+    for (const Tensor& p : ps) g.push_back(p.grad());
+    return g;
+  }
+};
+
 int child_main(int argc, char** argv) {
   if (argc < 7) return 2;
   Child c;
@@ -234,6 +343,22 @@ int child_main(int argc, char** argv) {
   c.world = std::atoi(argv[4]);
   c.dir = argv[5];
   c.timeout = std::atof(argv[6]);
+  if (scenario == "ddp") {
+    DdpChild d;
+    d.rank = c.rank;
+    d.world = c.world;
+    d.dir = c.dir;
+    d.timeout = c.timeout;
+    bool good = false;
+    try {
+      good = d.scenario_ddp();
+    } catch (const std::exception& e) {
+      d.failure = std::string("threw: ") + e.what();
+    }
+    if (!good) std::fprintf(stderr, "rank %d of %d (ddp): %s\n", d.rank, d.world, d.failure.c_str());
+    std::fflush(nullptr);
+    return good ? 0 : 1;
+  }
   bool good = c.ok(c.join(), "group_create");
   if (good) {
     good = scenario == "all" ? c.scenario_all() : scenario == "mismatch" ? c.scenario_mismatch() : c.scenario_die();
@@ -338,6 +463,14 @@ TEST(Gloo, ADeadRankFailsTheOthersWithinTheTimeout) {
   EXPECT_EQ(codes[0], 0);
   EXPECT_EQ(codes[1], 7);  // the rank that died
   EXPECT_EQ(codes[2], 0);
+}
+
+TEST(Gloo, DistributedDataParallelEqualsOneProcessOnTheWholeBatch) {
+  REQUIRE_GLOO();
+  for (int world : {1, 2, 3}) {
+    std::vector<int> codes = run_world("ddp", world, 60, 240);
+    for (int r = 0; r < world; ++r) EXPECT_EQ(codes[r], 0) << "world " << world << " rank " << r;
+  }
 }
 
 TEST(Gloo, WrongRendezvousIsAClearError) {
