@@ -2,7 +2,8 @@
 # Data-parallel equivalence through `tessera launch`: the example trains the same MLP with 1, 2
 # and 3 processes on the same global batch (gradients averaged with the Gloo engine); the final
 # weights must agree to float rounding, and every run must learn (held-out accuracy >= 0.85).
-# Also: a failing rank stops the job with its status. Prints "data_parallel: OK" on success.
+# Also `tessera train` on 1 and 2 processes (the same losses step by step), and a failing rank
+# stops the job with its status. Prints "data_parallel: OK" on success.
 #   data_parallel.sh TESSERA_CLI EXAMPLE
 set -euo pipefail
 cli="$1" example="$2"
@@ -19,6 +20,23 @@ for n in 2 3; do
   awk -v a="${sum[1]}" -v b="${sum[$n]}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-4 * (a < 0 ? -a : a)) }' ||
     { echo "data_parallel: FAILED: checksum ${sum[$n]} with $n processes, ${sum[1]} with one"; exit 1; }
 done
+# `tessera train` launched on 2 processes follows the one-process run: the same losses step by
+# step (same global batch, gradients averaged), to float rounding.
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/tessera-dp.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+OMP_NUM_THREADS=1 "$cli" train --steps 30 --quiet --out "$tmp/one" >/dev/null ||
+  { echo "data_parallel: FAILED: tessera train alone"; exit 1; }
+"$cli" launch -n 2 -- "$cli" train --steps 30 --quiet --out "$tmp/two" >"$tmp/two.log" 2>&1 ||
+  { cat "$tmp/two.log"; echo "data_parallel: FAILED: tessera train on 2 processes"; exit 1; }
+python3 - "$tmp/one/log.json" "$tmp/two/log.json" <<'PY' || { echo "data_parallel: FAILED: the train losses differ"; exit 1; }
+import json, sys
+a = [r["loss"] for r in json.load(open(sys.argv[1]))["log"]]
+b = [r["loss"] for r in json.load(open(sys.argv[2]))["log"]]
+assert len(a) == len(b) == 30, (len(a), len(b))
+worst = max(abs(x - y) / abs(x) for x, y in zip(a, b))
+print("tessera train, 1 vs 2 processes: 30 losses, largest relative difference %.2e" % worst)
+sys.exit(0 if worst < 1e-4 else 1)
+PY
 # A rank that fails stops the others, and the launcher exits with its status.
 set +e
 "$cli" launch -n 3 -- sh -c 'if [ "$RANK" = 1 ]; then exit 5; fi; sleep 60' >/dev/null 2>&1

@@ -1,6 +1,7 @@
 // `tessera launch -n N [--timeout S] -- PROGRAM ARGS...`: starts N local processes of PROGRAM
 // (torchrun's role) with the environment init_process_group reads (RANK, LOCAL_RANK,
-// WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, TESSERA_INIT_METHOD=file://<a private directory>),
+// WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, TESSERA_INIT_METHOD=file://<a private directory>,
+// and OMP_NUM_THREADS = cores / N unless set),
 // forwards their output line by line with a "[rank i] " prefix, and when one rank fails (exits
 // non-zero or dies of a signal) stops the others (SIGTERM, then SIGKILL after 5 s) and exits
 // with that rank's status (128 + N for signal N). The rendezvous directory is removed on every
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -139,6 +141,8 @@ int cmd_launch(int argc, char** argv) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const long threads_each = std::max(1L, (cores > 0 ? cores : 1) / n);
   std::vector<Rank> ranks(static_cast<size_t>(n));
   for (long r = 0; r < n; ++r) {
     int fds[2];
@@ -161,6 +165,9 @@ int cmd_launch(int argc, char** argv) {
     env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(n));
     env.push_back("MASTER_ADDR=127.0.0.1");
     env.push_back("TESSERA_INIT_METHOD=file://" + rendezvous.path());
+    // N processes share this machine's cores: as torchrun, give each its share of OpenMP
+    // threads unless the caller chose (N processes x all cores each would oversubscribe).
+    if (!std::getenv("OMP_NUM_THREADS")) env.push_back("OMP_NUM_THREADS=" + std::to_string(threads_each));
     std::vector<char*> envp, av;
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);

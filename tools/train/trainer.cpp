@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -16,6 +17,8 @@
 #include "progress.hpp"
 #include "svg_plot.hpp"
 #include "tessera/checkpoint.hpp"
+#include "tessera/distributed/ddp.hpp"
+#include "tessera/distributed/process_group.hpp"
 #include "tessera/optim.hpp"
 #include "text_task.hpp"
 
@@ -280,6 +283,28 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
       throw UsageError("the checkpoint is at step " + std::to_string(step) + ", already at --steps " +
                        std::to_string(cfg.steps) + " (pass a larger --steps to continue)");
   }
+  // Data parallelism when started by `tessera launch -n N` (WORLD_SIZE > 1): every rank takes
+  // rank 0's weights (DistributedDataParallel), trains on its slice of each global batch (the
+  // batch stays --batch-size, so the run is the one-process run up to float rounding), and
+  // averages gradients after backward. Rank 0 alone reports, evaluates and writes files.
+  const char* world_env = std::getenv("WORLD_SIZE");
+  const int world = world_env ? std::atoi(world_env) : 1;
+  std::optional<tsr::distributed::DeviceGroup> pg;
+  std::unique_ptr<tsr::distributed::DistributedDataParallel> ddp;
+  int rank = 0;
+  if (world > 1) {
+    if (!(dev == tsr::Device::cpu()))
+      throw UsageError("data-parallel training across processes runs on the CPU (the Gloo engine); " + dev.str() +
+                       " needs the NCCL engine, which is not built yet (pass --device cpu)");
+    if (cfg.batch_size % world != 0)
+      throw UsageError("--batch-size " + std::to_string(cfg.batch_size) + " does not split over " +
+                       std::to_string(world) + " processes");
+    pg.emplace(tsr::distributed::init_process_group());
+    rank = pg->rank();
+    ddp = std::make_unique<tsr::distributed::DistributedDataParallel>(model, *pg);
+    if (rank != 0) out = err = nullptr;
+  }
+  const int64_t local_batch = cfg.batch_size / world;
   res.config = cfg;
   res.device = dev.str();
   res.parameters = model->num_parameters();
@@ -302,13 +327,25 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
   for (; step < end; ++step) {
     auto t0 = Clock::now();
     Batch b = task->batch(step, cfg.batch_size, dev);
+    if (pg) {  // this rank's slice of the global batch
+      b.x = b.x.narrow(0, rank * local_batch, local_batch);
+      b.y = b.y.narrow(0, rank * local_batch, local_batch);
+    }
     double lr = opt.lr();
     tsr::Tensor loss = model->loss(model->forward(b.x), b.y);
     opt.zero_grad();
-    loss.backward();
+    if (ddp)
+      ddp->backward(loss);
+    else
+      loss.backward();
     if (cfg.grad_clip > 0) tsr::optim::clip_grad_norm_(model->parameters(), cfg.grad_clip);
     opt.step();
     sched.step();
+    if (pg) {  // the global batch's loss, for the log
+      tsr::Tensor l = loss.detach().clone();
+      pg->all_reduce({l}, tsr::distributed::ReduceOp::Avg).wait();
+      loss = l;
+    }
     double loss_v = loss.item<float>();  // synchronizes: the step time below is real
     double dt = std::chrono::duration<double>(Clock::now() - t0).count();
     train_seconds += dt;
@@ -317,7 +354,7 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
                                         std::to_string(step + 1) + " (try a lower --lr)");
     res.history.push_back({step + 1, loss_v, lr, static_cast<double>(tokens_per_step) / dt});
     progress.update(step + 1, loss_v, lr, static_cast<double>(tokens_per_step) / dt);
-    if (o.eval_every > 0 && (step + 1) % o.eval_every == 0 && step + 1 < cfg.steps) {
+    if (rank == 0 && o.eval_every > 0 && (step + 1) % o.eval_every == 0 && step + 1 < cfg.steps) {
       EvalResult ev = task->evaluate(*model, dev);
       char buf[160];
       std::snprintf(buf, sizeof(buf), "step %lld: %s %.4f", static_cast<long long>(step + 1), ev.metric_name.c_str(),
@@ -339,6 +376,7 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
     res.final_loss = s / static_cast<double>(k);
   }
 
+  if (rank != 0) return res;  // rank 0 evaluates, reports and writes the files
   EvalResult ev = task->evaluate(*model, dev);
   res.metric_name = ev.metric_name;
   res.metric = ev.metric;
