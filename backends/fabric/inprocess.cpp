@@ -1,12 +1,14 @@
 // The in-process engine: every member of the group is a device of this process whose memory the
 // host reads (the cpu device type, TESSERA_CPU_DEVICES=N virtual devices), and one collective
 // call carries every member's tensors. So a collective is plain loops over the members' memory:
-// all arguments are checked first (nothing is written when they do not match), then the result
-// is computed into a scratch buffer and copied out, so in-place and aliasing members are safe.
+// all arguments are checked first (nothing is written when they do not match), then reductions
+// run chunk by chunk straight into the destinations, the other collectives through a scratch
+// copy, so in-place calls are safe.
 //
 // Floating reductions accumulate in a wider type (float for f16/bf16, double for f32) and round
 // once per element; integers wrap around like the tensors' own arithmetic;
 // bool SUM/MAX are "or", MIN/PROD "and". MAX and MIN propagate NaN, as torch.maximum does.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -35,32 +37,39 @@ std::string shape_str(const tsr_tensor_t* t) {
   return r + "]";
 }
 
-// out[j] = op over the members of in[m][offset + j], j < k, as T.
-template <class T>
-void reduce_into(const std::vector<View>& in, int64_t offset, int64_t k, tsr_reduce_op_t op, std::vector<char>* out) {
-  out->resize(static_cast<size_t>(k) * sizeof(T));
-  const int64_t n = static_cast<int64_t>(in.size());
-  for (int64_t j = 0; j < k; ++j) {
-    acc_t<T> acc = load<T>(in[0].data, offset + j);
-    for (int64_t m = 1; m < n; ++m) acc = combine<acc_t<T>>(acc, load<T>(in[static_cast<size_t>(m)].data, offset + j), op);
-    if (op == TSR_REDUCE_AVG) {
-      if constexpr (std::is_same_v<T, bool>) {
-      } else if constexpr (std::is_floating_point_v<acc_t<T>>) {
-        acc = acc / static_cast<acc_t<T>>(n);
-      } else {
-        acc = static_cast<acc_t<T>>(acc / static_cast<acc_t<T>>(n));
-      }
+// dest[j] = op over the members of in[m][offset + j], j < k, as T, for every dest. Chunked: a
+// chunk of every member is reduced into accumulators that stay in cache, then stored to each
+// destination, so nothing is allocated and each byte is read and written once. In place is
+// safe: a chunk is read whole before it is written. The op is a template argument so that the
+// inner loop vectorizes.
+template <class T, tsr_reduce_op_t OP>
+void reduce_to(const std::vector<View>& in, int64_t offset, int64_t k, bool avg, const std::vector<char*>& dests) {
+  using A = acc_t<T>;
+  constexpr int64_t kChunk = 2048;
+  A acc[kChunk];
+  T res[kChunk];
+  const size_t n = in.size();
+  for (int64_t c = 0; c < k; c += kChunk) {
+    const int64_t len = std::min(kChunk, k - c);
+    const T* p0 = reinterpret_cast<const T*>(in[0].data) + offset + c;
+    for (int64_t j = 0; j < len; ++j) acc[j] = static_cast<A>(p0[j]);
+    for (size_t m = 1; m < n; ++m) {
+      const T* pm = reinterpret_cast<const T*>(in[m].data) + offset + c;
+      for (int64_t j = 0; j < len; ++j) acc[j] = combine_op<A, OP>(acc[j], static_cast<A>(pm[j]));
     }
-    T v = static_cast<T>(acc);  // one rounding (f16/bf16 from float, f32 from double)
-    std::memcpy(out->data() + j * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+    if constexpr (!std::is_same_v<T, bool>)
+      if (avg)
+        for (int64_t j = 0; j < len; ++j) acc[j] = static_cast<A>(acc[j] / static_cast<A>(n));
+    for (int64_t j = 0; j < len; ++j) res[j] = static_cast<T>(acc[j]);  // one rounding
+    for (char* d : dests) std::memcpy(reinterpret_cast<T*>(d) + c, res, static_cast<size_t>(len) * sizeof(T));
   }
 }
 
 void reduce_dispatch(int32_t dtype, const std::vector<View>& in, int64_t offset, int64_t k, tsr_reduce_op_t op,
-                     std::vector<char>* out) {
+                     const std::vector<char*>& dests) {
   tsr::dispatch_all(dtype, "fabric reduce", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    reduce_into<T>(in, offset, k, op, out);
+    with_op(op, [&](auto o) { reduce_to<T, decltype(o)::value>(in, offset, k, op == TSR_REDUCE_AVG, dests); });
   });
 }
 
@@ -117,10 +126,10 @@ class InProcessEngine final : public Engine {
     switch (a.kind) {
       case TSR_COLLECTIVE_ALL_REDUCE:
       case TSR_COLLECTIVE_REDUCE: {
-        std::vector<char> r;
-        reduce_dispatch(in[0].dtype, in, 0, k, a.op, &r);
+        std::vector<char*> dests;
         for (int32_t m = 0; m < n; ++m)
-          if (a.kind == TSR_COLLECTIVE_ALL_REDUCE || m == a.root) copy_out(in[m], r.data(), 0, r.size());
+          if (a.kind == TSR_COLLECTIVE_ALL_REDUCE || m == a.root) dests.push_back(in[m].data);
+        reduce_dispatch(in[0].dtype, in, 0, k, a.op, dests);
         return;
       }
       case TSR_COLLECTIVE_BROADCAST: {
@@ -142,9 +151,8 @@ class InProcessEngine final : public Engine {
           fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the input " + in[0].desc +
                                          " does not split into " + std::to_string(n) + " equal slices");
         need(k / n, "the input's divided by world_size");
-        std::vector<std::vector<char>> parts(static_cast<size_t>(n));
-        for (int32_t m = 0; m < n; ++m) reduce_dispatch(in[0].dtype, in, m * (k / n), k / n, a.op, &parts[m]);
-        for (int32_t m = 0; m < n; ++m) copy_out(out[m], parts[m].data(), 0, parts[m].size());
+        // Outputs never alias inputs here (their sizes differ), so each slice goes straight out.
+        for (int32_t m = 0; m < n; ++m) reduce_dispatch(in[0].dtype, in, m * (k / n), k / n, a.op, {out[m].data});
         return;
       }
       case TSR_COLLECTIVE_ALL_TO_ALL: {

@@ -58,6 +58,27 @@ T combine(T a, T b, tsr_reduce_op_t op) {
   }
 }
 
+// combine() with the op fixed at compile time, so that the loops below vectorize.
+template <class T, tsr_reduce_op_t OP>
+TSR_ALWAYS_INLINE T combine_op(T a, T b) {
+  return combine<T>(a, b, OP);
+}
+
+// Calls f(std::integral_constant<tsr_reduce_op_t, OP>) for the run-time op (AVG reduces as SUM).
+template <class F>
+void with_op(tsr_reduce_op_t op, F&& f) {
+  switch (op) {
+    case TSR_REDUCE_MAX:
+      return f(std::integral_constant<tsr_reduce_op_t, TSR_REDUCE_MAX>{});
+    case TSR_REDUCE_MIN:
+      return f(std::integral_constant<tsr_reduce_op_t, TSR_REDUCE_MIN>{});
+    case TSR_REDUCE_PROD:
+      return f(std::integral_constant<tsr_reduce_op_t, TSR_REDUCE_PROD>{});
+    default:
+      return f(std::integral_constant<tsr_reduce_op_t, TSR_REDUCE_SUM>{});
+  }
+}
+
 // Divides n elements at p by `count` in place (AVG after a SUM): floats in the accumulator type,
 // integers truncated toward zero, bool unchanged.
 template <class T>
@@ -81,19 +102,21 @@ inline void divide_dispatch(int32_t dtype, void* p, int64_t n, int64_t count) {
 // out[j] = a[j] op b[j] for n elements (out may alias a or b): gloo's reduce function type. AVG
 // reduces as SUM (the engine divides afterwards).
 inline std::function<void(void*, const void*, const void*, size_t)> pairwise(int32_t dtype, tsr_reduce_op_t op) {
-  const tsr_reduce_op_t eff = op == TSR_REDUCE_AVG ? TSR_REDUCE_SUM : op;
-  return tsr::dispatch_all(dtype, "fabric reduce",
-                           [&](auto tag) -> std::function<void(void*, const void*, const void*, size_t)> {
-                             using T = typename decltype(tag)::type;
-                             return [eff](void* out, const void* a, const void* b, size_t n) {
-                               for (size_t j = 0; j < n; ++j) {
-                                 acc_t<T> r = combine<acc_t<T>>(load<T>(static_cast<const char*>(a), j),
-                                                               load<T>(static_cast<const char*>(b), j), eff);
-                                 T v = static_cast<T>(r);
-                                 std::memcpy(static_cast<char*>(out) + j * sizeof(T), &v, sizeof(T));
-                               }
-                             };
-                           });
+  std::function<void(void*, const void*, const void*, size_t)> fn;
+  tsr::dispatch_all(dtype, "fabric reduce", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    with_op(op, [&](auto o) {
+      constexpr tsr_reduce_op_t OP = decltype(o)::value;
+      fn = [](void* out, const void* a, const void* b, size_t n) {
+        const T* pa = static_cast<const T*>(a);
+        const T* pb = static_cast<const T*>(b);
+        T* po = static_cast<T*>(out);
+        for (size_t j = 0; j < n; ++j)
+          po[j] = static_cast<T>(combine_op<acc_t<T>, OP>(static_cast<acc_t<T>>(pa[j]), static_cast<acc_t<T>>(pb[j])));
+      };
+    });
+  });
+  return fn;
 }
 
 }  // namespace fabric

@@ -1,0 +1,121 @@
+// tessera_allreduce_bench: all-reduce bus bandwidth of the fabric backend's engines, as
+// nccl-tests defines it (busbw = algbw x 2(n-1)/n, algbw = bytes / time), against memcpy
+// bandwidth measured in the same run.
+//
+//   tessera_allreduce_bench [--max-mib M] [--iters K]           in-process, 2 and 4 virtual CPU devices
+//   tessera launch -n 2 -- tessera_allreduce_bench --gloo       the Gloo engine across processes
+//
+// Sizes run from 4 KiB to --max-mib (default 64 MiB) by factors of 4, float32, sum. Each figure
+// is the median of K timed calls after one warm-up; memcpy copies the same number of bytes.
+// Rank 0 prints. The numbers are for comparing engines and sizes on one machine in one run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tessera/distributed/process_group.hpp"
+#include "tessera/tessera.hpp"
+
+namespace dist = tsr::distributed;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+template <class F>
+double median_seconds(int iters, F&& f) {
+  f();  // warm-up
+  std::vector<double> t;
+  for (int i = 0; i < iters; ++i) {
+    auto a = Clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(Clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+double memcpy_gbs(size_t bytes, int iters) {
+  std::vector<char> a(bytes, 1), b(bytes, 0);
+  double s = median_seconds(iters, [&] {
+    std::memcpy(b.data(), a.data(), bytes);
+    asm volatile("" : : "r"(b.data()) : "memory");
+  });
+  return static_cast<double>(bytes) / s / 1e9;
+}
+
+double busbw(size_t bytes, int n, double seconds) {
+  return static_cast<double>(bytes) / seconds / 1e9 * 2.0 * (n - 1) / n;
+}
+
+std::string size_str(size_t b) {
+  char buf[32];
+  if (b >= (1u << 20))
+    std::snprintf(buf, sizeof(buf), "%zu MiB", b >> 20);
+  else
+    std::snprintf(buf, sizeof(buf), "%zu KiB", b >> 10);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  size_t max_bytes = size_t(64) << 20;
+  int iters = 10;
+  bool gloo = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--max-mib") && i + 1 < argc)
+      max_bytes = static_cast<size_t>(std::atol(argv[++i])) << 20;
+    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--gloo"))
+      gloo = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--max-mib M] [--iters K] [--gloo]\n", argv[0]);
+      return 2;
+    }
+  }
+  try {
+    if (gloo) {
+      dist::DeviceGroup pg = dist::init_process_group();
+      const int n = pg.size(), rank = pg.rank();
+      if (rank == 0)
+        std::printf("all_reduce (sum, float32), gloo engine, %d processes on this machine\n%10s %14s %14s %12s\n", n,
+                    "size", "busbw GB/s", "memcpy GB/s", "busbw/memcpy");
+      for (size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
+        tsr::Tensor t = tsr::ones({static_cast<int64_t>(bytes / 4)});
+        double s = median_seconds(iters, [&] { pg.all_reduce({t}).wait(); });
+        double mc = memcpy_gbs(bytes, iters);
+        if (rank == 0)
+          std::printf("%10s %14.3f %14.3f %12.3f\n", size_str(bytes).c_str(), busbw(bytes, n, s), mc,
+                      busbw(bytes, n, s) / mc);
+      }
+      return 0;
+    }
+    setenv("TESSERA_CPU_DEVICES", "4", 0);  // before the runtime is created
+    std::printf("all_reduce (sum, float32), in-process engine, virtual CPU devices\n%10s %14s %14s %14s %12s\n",
+                "size", "busbw n=2", "busbw n=4", "memcpy GB/s", "n=4/memcpy");
+    for (size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
+      double bw[2];
+      int k = 0;
+      for (int n : {2, 4}) {
+        std::vector<tsr::Device> ds;
+        std::vector<tsr::Tensor> ts;
+        for (int i = 0; i < n; ++i) {
+          ds.push_back(tsr::Device::cpu(i));
+          ts.push_back(tsr::ones({static_cast<int64_t>(bytes / 4)}, TSR_F32, ds.back()));
+        }
+        dist::DeviceGroup g(ds);
+        bw[k++] = busbw(bytes, n, median_seconds(iters, [&] { g.all_reduce(ts).wait(); }));
+      }
+      double mc = memcpy_gbs(bytes, iters);
+      std::printf("%10s %14.3f %14.3f %14.3f %12.3f\n", size_str(bytes).c_str(), bw[0], bw[1], mc, bw[1] / mc);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
