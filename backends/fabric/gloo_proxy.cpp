@@ -59,18 +59,18 @@ const GlooLib& gloo_lib() {
 
 class GlooProxy final : public Engine {
  public:
-  GlooProxy(tsr_comm_group_s* g, const std::string& store_dir, const std::string& prefix) : lib_(gloo_lib()) {
-    if (tsr_status_t st = lib_.create(api(), g, store_dir.c_str(), prefix.c_str(), &engine_)) rethrow(st);
+  GlooProxy(tsr_comm_group_s* g, const std::string& rendezvous, const std::string& prefix) : lib_(gloo_lib()) {
+    if (tsr_status_t st = lib_.create(api(), g, rendezvous.c_str(), prefix.c_str(), &engine_)) rethrow(st);
   }
   ~GlooProxy() override { lib_.destroy(engine_); }
   const char* name() const override { return "gloo"; }
   void run(const tsr_collective_args_t& a) override {
     if (tsr_status_t st = lib_.run(engine_, &a)) rethrow(st);
   }
-  std::string split_prefix(std::string* store_dir) {
-    char prefix[512] = {0}, dir[4096] = {0};
-    lib_.split_prefix(engine_, prefix, sizeof(prefix), dir, sizeof(dir));
-    *store_dir = dir;
+  std::string split_prefix(std::string* rendezvous) {
+    char prefix[512] = {0}, url[4096] = {0};
+    lib_.split_prefix(engine_, prefix, sizeof(prefix), url, sizeof(url));
+    *rendezvous = url;
     return prefix;
   }
 
@@ -81,14 +81,14 @@ class GlooProxy final : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_gloo_engine(tsr_comm_group_s* group, const std::string& store_dir,
+std::unique_ptr<Engine> make_gloo_engine(tsr_comm_group_s* group, const std::string& rendezvous,
                                          const std::string& prefix) {
-  return std::make_unique<GlooProxy>(group, store_dir, prefix);
+  return std::make_unique<GlooProxy>(group, rendezvous, prefix);
 }
 
-std::string gloo_split_prefix(Engine* parent, std::string* store_dir) {
+std::string gloo_split_prefix(Engine* parent, std::string* rendezvous) {
   auto* g = dynamic_cast<GlooProxy*>(parent);
-  return g ? g->split_prefix(store_dir) : "";
+  return g ? g->split_prefix(rendezvous) : "";
 }
 
 }  // namespace fabric

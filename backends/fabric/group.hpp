@@ -64,12 +64,13 @@ namespace fabric {
 // memory, complete when run() returns.
 std::unique_ptr<Engine> make_inprocess_engine(tsr_comm_group_s* group);
 // The engine for one cpu device per process across processes: Gloo over TCP, the processes
-// meeting in the file store `store_dir` under key prefix `prefix` (gloo_engine.cpp).
-std::unique_ptr<Engine> make_gloo_engine(tsr_comm_group_s* group, const std::string& store_dir,
+// meeting at `rendezvous` ("file:///dir" or "tcp://host:port") under key prefix `prefix`
+// (gloo/gloo_engine.cpp, loaded by gloo_proxy.cpp).
+std::unique_ptr<Engine> make_gloo_engine(tsr_comm_group_s* group, const std::string& rendezvous,
                                          const std::string& prefix);
 // For group_split of a Gloo group: the subgroup's store prefix (every member of the parent
-// calls this once per split, so the prefixes agree) and the store; "" for other engines.
-std::string gloo_split_prefix(Engine* parent, std::string* store_dir);
+// calls this once per split, so the prefixes agree) and the rendezvous; "" for other engines.
+std::string gloo_split_prefix(Engine* parent, std::string* rendezvous);
 
 // "cpu:1" for messages.
 std::string device_str(tsr_runtime_t* rt, tsr_device_t d);

@@ -77,12 +77,12 @@ void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const st
       fail(TSR_UNIMPLEMENTED, "group_create: the gloo engine takes one device per process (" +
                                   std::to_string(o->num_devices) + " given)");
     const std::string rv = o->rendezvous ? o->rendezvous : "";
-    if (rv.rfind("file://", 0) != 0)
-      fail(rv.rfind("tcp://", 0) == 0 ? TSR_UNIMPLEMENTED : TSR_INVALID_ARGUMENT,
-           "group_create: rendezvous '" + rv +
-               "': this build meets through a shared directory, file:///path (tcp:// is not built yet)");
+    if (rv.rfind("file://", 0) != 0 && rv.rfind("tcp://", 0) != 0)
+      fail(TSR_INVALID_ARGUMENT, "group_create: rendezvous '" + rv +
+                                     "' is neither file:///shared/dir (one machine) nor tcp://host:port (rank 0 "
+                                     "listens there)");
     const std::string prefix = split_prefix.empty() ? "g" + std::to_string(g_groups.fetch_add(1)) : split_prefix;
-    g->engine = make_gloo_engine(g.get(), rv.substr(7), prefix);
+    g->engine = make_gloo_engine(g.get(), rv, prefix);
   } else {
     if (!engine.empty() && engine != "inprocess")
       fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine +
@@ -116,14 +116,13 @@ tsr_status_t group_split(tsr_comm_group_t* parent, const int32_t* ranks, int32_t
     tsr_comm_group_options_t o{};
     o.struct_size = sizeof(o);
     o.timeout_seconds = parent->timeout_seconds;
-    std::string store_dir, rendezvous;
-    const std::string prefix = gloo_split_prefix(parent->engine.get(), &store_dir);
+    std::string rendezvous;
+    const std::string prefix = gloo_split_prefix(parent->engine.get(), &rendezvous);
     if (!prefix.empty()) {  // across processes: a new Gloo context among the listed ranks
       if (members.empty()) return;  // none of ours is listed (the prefix was still taken)
       for (int32_t i = 0; i < n; ++i)
         if (ranks[i] == parent->rank) o.rank = i;
       o.world_size = n;
-      rendezvous = "file://" + store_dir;
       o.rendezvous = rendezvous.c_str();
     }
     if (members.empty()) return;  // none of ours is listed
@@ -209,5 +208,5 @@ void init(tsr::Registrar& r) {
 }  // namespace
 }  // namespace fabric
 
-TSR_DEFINE_PLUGIN("fabric", TSR_FABRIC_VERSION, "collectives over device groups (in-process engine)", nullptr,
+TSR_DEFINE_PLUGIN("fabric", TSR_FABRIC_VERSION, "collectives over device groups (in-process and Gloo engines)", nullptr,
                   fabric::init, nullptr)

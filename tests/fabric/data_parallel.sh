@@ -16,7 +16,19 @@ for n in 1 2 3; do
   sum[$n]="$(echo "$out" | sed -n 's/.*weights checksum: //p')"
   [[ -n "${sum[$n]}" ]] || { echo "$out"; echo "data_parallel: FAILED: no checksum from $n processes"; exit 1; }
 done
-for n in 2 3; do
+# Two "machines" (both here, 127.0.0.1) of one process each, meeting at a tcp:// rendezvous.
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+node1_log="$(mktemp)"
+"$cli" launch -n 1 --nnodes 2 --node-rank 1 --master "127.0.0.1:$port" --timeout 300 -- "$example" --epochs 5 \
+  >"$node1_log" 2>&1 &
+node1=$!
+out="$("$cli" launch -n 1 --nnodes 2 --node-rank 0 --master "127.0.0.1:$port" --timeout 300 -- "$example" --epochs 5)" ||
+  { echo "$out"; cat "$node1_log"; echo "data_parallel: FAILED: two nodes (node 0)"; exit 1; }
+wait "$node1" || { cat "$node1_log"; echo "data_parallel: FAILED: two nodes (node 1)"; exit 1; }
+rm -f "$node1_log"
+sum[nodes]="$(echo "$out" | sed -n 's/.*weights checksum: //p')"
+echo "two nodes over tcp://: weights checksum ${sum[nodes]}"
+for n in 2 3 nodes; do
   awk -v a="${sum[1]}" -v b="${sum[$n]}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-4 * (a < 0 ? -a : a)) }' ||
     { echo "data_parallel: FAILED: checksum ${sum[$n]} with $n processes, ${sum[1]} with one"; exit 1; }
 done

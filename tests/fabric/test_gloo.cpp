@@ -9,8 +9,11 @@
 //   ddp       DistributedDataParallel on world_size shards of a batch equals one model trained here
 //             alone on the whole batch (plain and no_sync steps); unused parameters; bad shapes
 // Every run ends by itself: the parent kills children still running after a time limit.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,7 +57,7 @@ struct Child {
     o.num_devices = 1;
     o.rank = rank;
     o.world_size = world;
-    std::string rv = "file://" + dir;
+    std::string rv = dir.rfind("tcp://", 0) == 0 ? dir : "file://" + dir;  // DIR may be a tcp:// URL
     o.rendezvous = rv.c_str();
     o.timeout_seconds = timeout;
     return table()->group_create(tsr::runtime(), &o, &group);
@@ -247,7 +250,8 @@ struct DdpChild : Child {
   bool scenario_ddp() {
     // Equivalence: R ranks on shards of a global batch == one model on the whole batch.
     auto model = small_model(100 + static_cast<uint64_t>(rank));
-    dist::DeviceGroup pg = dist::DeviceGroup::join(Device::cpu(0), rank, world, "file://" + dir, timeout);
+    dist::DeviceGroup pg = dist::DeviceGroup::join(Device::cpu(0), rank, world,
+                                                   dir.rfind("tcp://", 0) == 0 ? dir : "file://" + dir, timeout);
     dist::DistributedDataParallel ddp(model, pg);
     auto ref = small_model(7);
     std::vector<Tensor> mp = model->parameters(), rp = ref->parameters();
@@ -373,13 +377,33 @@ int child_main(int argc, char** argv) {
 
 std::string g_self;
 
-// Starts `world` children and returns their exit statuses (-1: killed after `limit_s`).
-std::vector<int> run_world(const std::string& scenario, int world, double timeout, double limit_s) {
+// A TCP port nobody listens on now (the kernel's choice; taken again moments later by rank 0).
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof(a);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Starts `world` children and returns their exit statuses (-1: killed after `limit_s`). They
+// meet in a private directory, or at `url` (tcp://) when given.
+std::vector<int> run_world(const std::string& scenario, int world, double timeout, double limit_s,
+                           const std::string& url = "") {
   char tmpl[] = "/tmp/tessera-gloo-test-XXXXXX";
   std::string dir = mkdtemp(tmpl);
+  const std::string where = url.empty() ? dir : url;
   std::vector<pid_t> pids;
   for (int r = 0; r < world; ++r) {
-    std::vector<std::string> args = {g_self, "--child", scenario, std::to_string(r), std::to_string(world), dir,
+    std::vector<std::string> args = {g_self, "--child", scenario, std::to_string(r), std::to_string(world), where,
                                      std::to_string(timeout)};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
@@ -471,6 +495,28 @@ TEST(Gloo, DistributedDataParallelEqualsOneProcessOnTheWholeBatch) {
     std::vector<int> codes = run_world("ddp", world, 60, 240);
     for (int r = 0; r < world; ++r) EXPECT_EQ(codes[r], 0) << "world " << world << " rank " << r;
   }
+}
+
+// Across machines the processes meet at tcp://host:port, where rank 0 serves the store; here all
+// on 127.0.0.1 with a port the kernel picked.
+TEST(Gloo, TcpRendezvous) {
+  REQUIRE_GLOO();
+  const int port = free_port();
+  ASSERT_GT(port, 0);
+  std::vector<int> codes = run_world("all", 3, 60, 240, "tcp://127.0.0.1:" + std::to_string(port));
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
+  // Nobody serving: a clear error after the timeout, not a hang.
+  Child c;
+  c.world = 2;
+  c.rank = 1;
+  c.timeout = 1;
+  c.dir = "tcp://127.0.0.1:" + std::to_string(free_port());
+  tsr_status_t st = c.join();
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(tsr::api()->status_code(st), TSR_UNAVAILABLE);
+  EXPECT_NE(std::string(tsr::api()->status_message(st)).find("cannot reach the rendezvous server"), std::string::npos)
+      << tsr::api()->status_message(st);
+  tsr::api()->status_free(st);
 }
 
 TEST(Gloo, WrongRendezvousIsAClearError) {

@@ -5,7 +5,8 @@
 // forwards their output line by line with a "[rank i] " prefix, and when one rank fails (exits
 // non-zero or dies of a signal) stops the others (SIGTERM, then SIGKILL after 5 s) and exits
 // with that rank's status (128 + N for signal N). The rendezvous directory is removed on every
-// exit. Several machines (--nnodes) need a tcp:// rendezvous, which this build does not have.
+// exit. Several machines: the same command on each with --nnodes K --node-rank R --master
+// ADDR:PORT (ranks R*N .. R*N+N-1; node 0's rank 0 serves the tcp:// rendezvous at ADDR:PORT).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -83,7 +84,9 @@ int cmd_launch(int argc, char** argv) {
       {"-n", true, "number of processes (ranks) on this machine"},
       {"--nproc-per-node", true, "the same as -n"},
       {"--timeout", true, "seconds the whole job may run before every rank is stopped (default: no limit)"},
-      {"--nnodes", true, "machines in the job (more than 1 needs a tcp:// rendezvous: not in this build)"},
+      {"--nnodes", true, "machines in the job (default 1); more need --node-rank and --master"},
+      {"--node-rank", true, "this machine's number, 0..nnodes-1"},
+      {"--master", true, "ADDR:PORT where node 0's rank 0 serves the rendezvous (tcp://)"},
       {"--help", false, "this help"},
   };
   Args args;
@@ -91,7 +94,7 @@ int cmd_launch(int argc, char** argv) {
   if (args.has("--help") || dashes < 0 || dashes + 1 >= argc) {
     std::FILE* to = args.has("--help") ? stdout : stderr;
     std::fprintf(to,
-                 "usage: tessera launch -n N [options] -- PROGRAM [ARGS...]\n\n"
+                 "usage: tessera launch -n N [--nnodes K --node-rank R --master ADDR:PORT] -- PROGRAM [ARGS...]\n\n"
                  "Starts N processes of PROGRAM on this machine with RANK, LOCAL_RANK, WORLD_SIZE,\n"
                  "LOCAL_WORLD_SIZE, MASTER_ADDR and TESSERA_INIT_METHOD set (init_process_group reads\n"
                  "them), prefixes their output with [rank i], and stops them all when one fails, exiting\n"
@@ -111,12 +114,25 @@ int cmd_launch(int argc, char** argv) {
     std::fprintf(stderr, "tessera launch: -n needs a number of processes from 1 to 256, got '%s'\n", nval.c_str());
     return kExitUsage;
   }
-  if (args.values.count("--nnodes") && args.value("--nnodes") != "1") {
-    std::fprintf(stderr,
-                 "tessera launch: --nnodes %s: a job across machines needs a tcp:// rendezvous, which this build "
-                 "does not have yet (one machine: file://)\n",
-                 args.value("--nnodes").c_str());
-    return kExitUsage;
+  long nnodes = 1, node_rank = 0;
+  std::string init_method;  // "" = a private file:// directory (one machine)
+  if (args.values.count("--nnodes")) {
+    nnodes = std::strtol(args.value("--nnodes").c_str(), &end, 10);
+    if (*end || nnodes < 1) {
+      std::fprintf(stderr, "tessera launch: --nnodes needs a positive number\n");
+      return kExitUsage;
+    }
+  }
+  if (nnodes > 1 || args.values.count("--master")) {
+    node_rank = std::strtol(args.value("--node-rank", "x").c_str(), &end, 10);
+    if (*end || node_rank < 0 || node_rank >= nnodes || !args.values.count("--master")) {
+      std::fprintf(stderr,
+                   "tessera launch: a job over %ld machines needs --node-rank (0..%ld) and --master ADDR:PORT "
+                   "(node 0's address, reachable from every machine)\n",
+                   nnodes, nnodes - 1);
+      return kExitUsage;
+    }
+    init_method = "tcp://" + args.value("--master");
   }
   double limit = 0;
   if (args.values.count("--timeout")) {
@@ -159,12 +175,13 @@ int cmd_launch(int argc, char** argv) {
         continue;
       env.push_back(kv);
     }
-    env.push_back("RANK=" + std::to_string(r));
+    env.push_back("RANK=" + std::to_string(node_rank * n + r));
     env.push_back("LOCAL_RANK=" + std::to_string(r));
-    env.push_back("WORLD_SIZE=" + std::to_string(n));
+    env.push_back("WORLD_SIZE=" + std::to_string(nnodes * n));
     env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(n));
-    env.push_back("MASTER_ADDR=127.0.0.1");
-    env.push_back("TESSERA_INIT_METHOD=file://" + rendezvous.path());
+    env.push_back("MASTER_ADDR=" + (init_method.empty() ? std::string("127.0.0.1")
+                                                        : args.value("--master").substr(0, args.value("--master").rfind(':'))));
+    env.push_back("TESSERA_INIT_METHOD=" + (init_method.empty() ? "file://" + rendezvous.path() : init_method));
     // N processes share this machine's cores: as torchrun, give each its share of OpenMP
     // threads unless the caller chose (N processes x all cores each would oversubscribe).
     if (!std::getenv("OMP_NUM_THREADS")) env.push_back("OMP_NUM_THREADS=" + std::to_string(threads_each));

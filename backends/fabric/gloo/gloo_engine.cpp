@@ -13,6 +13,7 @@
 // After a failure inside Gloo (a peer died, a timeout) the group is broken: later calls fail at
 // once with the first error, as an NCCL communicator after an error.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -30,10 +31,12 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 #include <map>
+#include <mutex>
 
 #include "../group.hpp"
 #include "../reduce_ops.hpp"
 #include "gloo_entry.h"
+#include "tcp_store.hpp"
 
 namespace fabric {
 namespace {
@@ -47,37 +50,74 @@ std::string shape_of(const int64_t* h) {
   return s + "]";
 }
 
+// The tcp:// servers this process runs (as rank 0), one per address, kept while a group uses it.
+std::shared_ptr<TcpStoreServer> server_for(const std::string& url, const std::string& host, int port) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<TcpStoreServer>> servers;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto s = servers[url].lock()) return s;
+  auto s = std::make_shared<TcpStoreServer>(host, port);
+  servers[url] = s;
+  return s;
+}
+
 class GlooEngine {
  public:
-  GlooEngine(tsr_comm_group_s* g, const std::string& store_dir, const std::string& prefix)
-      : g_(g), store_dir_(store_dir), prefix_(prefix) {
+  // `rendezvous` is "file:///dir" (one machine) or "tcp://host:port" (rank 0 serves the store).
+  GlooEngine(tsr_comm_group_s* g, const std::string& rendezvous, const std::string& prefix)
+      : g_(g), rendezvous_(rendezvous), prefix_(prefix) {
     const tsr_device_t& d = g->members[0];
     if (d.type != TSR_DEVICE_TYPE_CPU)
       fail(TSR_UNIMPLEMENTED, "group_create: the gloo engine exchanges host memory, and " + device_str(g->runtime, d) +
                                   " is not a cpu device (GPU groups need the nccl engine, not built here)");
-    struct stat st;
-    if (::stat(store_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      fail(TSR_UNAVAILABLE, "group_create: the rendezvous directory " + store_dir +
-                                " does not exist (a file:// rendezvous names a directory every process can reach)");
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(g->timeout_seconds * 1000));
+    std::string self_host = "127.0.0.1";  // where peers reach this process, unless told otherwise
+    std::unique_ptr<gloo::rendezvous::Store> base;
+    try {
+      if (rendezvous.rfind("file://", 0) == 0) {
+        const std::string dir = rendezvous.substr(7);
+        struct stat st;
+        if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+          fail(TSR_UNAVAILABLE, "group_create: the rendezvous directory " + dir +
+                                    " does not exist (a file:// rendezvous names a directory every process can reach)");
+        base = std::make_unique<gloo::rendezvous::FileStore>(dir);
+      } else {
+        std::string host;
+        int port = 0;
+        if (!parse_tcp_url(rendezvous, &host, &port))
+          fail(TSR_INVALID_ARGUMENT, "group_create: rendezvous '" + rendezvous + "' is not tcp://host:port");
+        // The top-level group's rank 0 serves (once per address and process); subgroups meet
+        // through the same server under their own prefix.
+        if (g->rank == 0 && prefix.find("/split") == std::string::npos) server_ = server_for(rendezvous, host, port);
+        base = std::make_unique<TcpStore>(host, port, timeout);
+        if (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+          char name[256] = {0};
+          if (gethostname(name, sizeof(name) - 1) == 0) self_host = name;
+        }
+      }
+    } catch (const Failure&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(TSR_UNAVAILABLE, "group_create: rank " + std::to_string(g->rank) + " cannot reach the rendezvous " +
+                                rendezvous + ": " + e.what());
+    }
     try {
       gloo::transport::tcp::attr attr;
-      const char* host = std::getenv("TESSERA_FABRIC_HOST");  // the address peers reach this process at
-      attr.hostname = host && *host ? host : "127.0.0.1";
+      const char* host = std::getenv("TESSERA_FABRIC_HOST");
+      attr.hostname = host && *host ? host : self_host;
       dev_ = gloo::transport::tcp::CreateDevice(attr);
-      gloo::rendezvous::FileStore file(store_dir);
-      gloo::rendezvous::PrefixStore store(prefix, file);
+      gloo::rendezvous::PrefixStore store(prefix, *base);
       ctx_ = std::make_shared<gloo::rendezvous::Context>(g->rank, g->world_size);
       ctx_->setTimeout(timeout);
       ctx_->connectFullMesh(store, dev_);
     } catch (const std::exception& e) {
       fail(TSR_UNAVAILABLE, "group_create: rank " + std::to_string(g->rank) + " of " + std::to_string(g->world_size) +
-                                " could not meet the others at file://" + store_dir + " within " +
+                                " could not meet the others at " + rendezvous + " within " +
                                 std::to_string(g->timeout_seconds) + " s: " + e.what());
     }
   }
 
-  const std::string& store_dir() const { return store_dir_; }
+  const std::string& rendezvous() const { return rendezvous_; }
   std::string next_split_prefix() { return prefix_ + "/split" + std::to_string(splits_++); }
 
   void run(const tsr_collective_args_t& a) {
@@ -348,7 +388,8 @@ class GlooEngine {
   }
 
   tsr_comm_group_s* g_;
-  std::string store_dir_, prefix_;
+  std::string rendezvous_, prefix_;
+  std::shared_ptr<TcpStoreServer> server_;
   std::shared_ptr<gloo::transport::Device> dev_;
   std::shared_ptr<gloo::rendezvous::Context> ctx_;
   uint32_t tag_ = 1;
@@ -380,9 +421,9 @@ const tsr_api_t* api() { return g_api; }
 extern "C" {
 
 TSR_FABRIC_GLOO_EXPORT tsr_status_t tsr_fabric_gloo_create(const tsr_api_t* api, tsr_comm_group_s* group,
-                                                            const char* store_dir, const char* prefix, void** out) {
+                                                            const char* rendezvous, const char* prefix, void** out) {
   fabric::g_api = api;
-  return fabric::guarded([&] { *out = new fabric::GlooEngine(group, store_dir, prefix); });
+  return fabric::guarded([&] { *out = new fabric::GlooEngine(group, rendezvous, prefix); });
 }
 
 TSR_FABRIC_GLOO_EXPORT tsr_status_t tsr_fabric_gloo_run(void* engine, const tsr_collective_args_t* args) {
@@ -390,10 +431,10 @@ TSR_FABRIC_GLOO_EXPORT tsr_status_t tsr_fabric_gloo_run(void* engine, const tsr_
 }
 
 TSR_FABRIC_GLOO_EXPORT void tsr_fabric_gloo_split_prefix(void* engine, char* prefix, size_t prefix_len,
-                                                         char* store_dir, size_t store_dir_len) {
+                                                         char* rendezvous, size_t rendezvous_len) {
   auto* e = static_cast<fabric::GlooEngine*>(engine);
   std::snprintf(prefix, prefix_len, "%s", e->next_split_prefix().c_str());
-  std::snprintf(store_dir, store_dir_len, "%s", e->store_dir().c_str());
+  std::snprintf(rendezvous, rendezvous_len, "%s", e->rendezvous().c_str());
 }
 
 TSR_FABRIC_GLOO_EXPORT void tsr_fabric_gloo_destroy(void* engine) { delete static_cast<fabric::GlooEngine*>(engine); }

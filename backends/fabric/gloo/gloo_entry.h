@@ -13,13 +13,14 @@ struct tsr_comm_group_s;
 
 extern "C" {
 // A Gloo context for `group` (one cpu device per process; rank and world size from the group),
-// the processes meeting in the file store `store_dir` under `prefix`. *out: the engine.
+// the processes meeting at `rendezvous` ("file:///dir" or "tcp://host:port") under `prefix`.
+// *out: the engine.
 typedef tsr_status_t (*tsr_fabric_gloo_create_fn)(const tsr_api_t* api, tsr_comm_group_s* group,
-                                                  const char* store_dir, const char* prefix, void** out);
+                                                  const char* rendezvous, const char* prefix, void** out);
 typedef tsr_status_t (*tsr_fabric_gloo_run_fn)(void* engine, const tsr_collective_args_t* args);
 // The next subgroup's store prefix (every member of the parent calls it once per split) and
-// the store directory.
-typedef void (*tsr_fabric_gloo_split_prefix_fn)(void* engine, char* prefix, size_t prefix_len, char* store_dir,
-                                                size_t store_dir_len);
+// the rendezvous URL.
+typedef void (*tsr_fabric_gloo_split_prefix_fn)(void* engine, char* prefix, size_t prefix_len, char* rendezvous,
+                                                size_t rendezvous_len);
 typedef void (*tsr_fabric_gloo_destroy_fn)(void* engine);
 }
