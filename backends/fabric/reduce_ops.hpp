@@ -106,8 +106,9 @@ inline std::function<void(void*, const void*, const void*, size_t)> pairwise(int
   tsr::dispatch_all(dtype, "fabric reduce", [&](auto tag) {
     using T = typename decltype(tag)::type;
     with_op(op, [&](auto o) {
-      constexpr tsr_reduce_op_t OP = decltype(o)::value;
+      using Op = decltype(o);  // a type: the inner lambda needs no capture to use it
       fn = [](void* out, const void* a, const void* b, size_t n) {
+        constexpr tsr_reduce_op_t OP = Op::value;
         const T* pa = static_cast<const T*>(a);
         const T* pb = static_cast<const T*>(b);
         T* po = static_cast<T*>(out);
