@@ -1,6 +1,7 @@
 // The fabric plugin: publishes the tessera.collectives table (abi/tessera/ext_collectives.h).
 // This file is the ABI boundary: argument checks, groups and work handles, and exceptions
-// turned into statuses; the engines (inprocess.cpp) do the communication.
+// turned into statuses; the engines do the communication (inprocess.cpp in this library,
+// gloo/ in tessera_fabric_gloo.so, which gloo_proxy.cpp opens on first use).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>

@@ -3,7 +3,8 @@
 // directory and talk over TCP on 127.0.0.1 (ports picked by the kernel). Each child checks its
 // own results against the float64 reference of every rank's inputs (which every rank can
 // generate) and exits 0 when all match. Scenarios:
-//   all       every collective x reduce op x dtype x size, send/recv around a ring, a subgroup
+//   all       every collective x reduce op x dtype x size (0, 1, 7, 1000; 1M float32 all_reduce),
+//             send/recv around a ring, a subgroup
 //   mismatch  rank 1 passes a different shape: every rank gets INVALID_ARGUMENT naming both
 //   die       rank 1 exits between two all_reduces: the others fail within the timeout, then at once
 //   ddp       DistributedDataParallel on world_size shards of a batch equals one model trained here
@@ -157,6 +158,16 @@ struct Child {
           if (!same(from, pv[prev], dt, "recv " + what)) return false;
         }
       }
+    {  // a gradient-bucket size: 1M float32 (4 MiB), summed
+      const int64_t k = int64_t(1) << 20;
+      Tensor t = random_on(k, TSR_F32, rank, 77, Device::cpu(0));
+      auto vs = all_inputs(k, TSR_F32, 77);
+      std::vector<double> want(static_cast<size_t>(k));
+      for (size_t j = 0; j < want.size(); ++j) want[j] = reference(vs, j, dist::ReduceOp::Sum, TSR_F32);
+      if (!ok(issue(TSR_COLLECTIVE_ALL_REDUCE, dist::ReduceOp::Sum, 0, t, {}), "all_reduce of 1M float32") ||
+          !same(t, want, TSR_F32, "all_reduce of 1M float32"))
+        return false;
+    }
     if (!ok(issue(TSR_COLLECTIVE_BARRIER, dist::ReduceOp::Sum, 0, {}, {}), "barrier")) return false;
     // A subgroup of the odd ranks; the others are not in it.
     if (world < 2) return true;
