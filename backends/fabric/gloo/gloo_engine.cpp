@@ -70,7 +70,6 @@ class GlooEngine {
     if (d.type != TSR_DEVICE_TYPE_CPU)
       fail(TSR_UNIMPLEMENTED, "group_create: the gloo engine exchanges host memory, and " + device_str(g->runtime, d) +
                                   " is not a cpu device (GPU groups need the nccl engine, not built here)");
-    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(g->timeout_seconds * 1000));
     std::string self_host = "127.0.0.1";  // where peers reach this process, unless told otherwise
     std::unique_ptr<gloo::rendezvous::Store> base;
     try {
@@ -89,7 +88,7 @@ class GlooEngine {
         // The top-level group's rank 0 serves (once per address and process); subgroups meet
         // through the same server under their own prefix.
         if (g->rank == 0 && prefix.find("/split") == std::string::npos) server_ = server_for(rendezvous, host, port);
-        base = std::make_unique<TcpStore>(host, port, timeout);
+        base = std::make_unique<TcpStore>(host, port, timeout());
         if (host != "127.0.0.1" && host != "localhost" && host != "::1") {
           char name[256] = {0};
           if (gethostname(name, sizeof(name) - 1) == 0) self_host = name;
@@ -108,7 +107,7 @@ class GlooEngine {
       dev_ = gloo::transport::tcp::CreateDevice(attr);
       gloo::rendezvous::PrefixStore store(prefix, *base);
       ctx_ = std::make_shared<gloo::rendezvous::Context>(g->rank, g->world_size);
-      ctx_->setTimeout(timeout);
+      ctx_->setTimeout(timeout());
       ctx_->connectFullMesh(store, dev_);
     } catch (const std::exception& e) {
       fail(TSR_UNAVAILABLE, "group_create: rank " + std::to_string(g->rank) + " of " + std::to_string(g->world_size) +
@@ -157,35 +156,17 @@ class GlooEngine {
     try {
       if (peer) return point_to_point(a, in ? pin : pout, static_cast<size_t>(in ? k_in : k_out) * isz);
       agree(a, what, in ? in : out, dtype, k_in, k_out);  // throws INVALID_ARGUMENT on every rank alike
-      const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(g_->timeout_seconds * 1000));
+      if (k_in == 0 && a.kind != TSR_COLLECTIVE_BARRIER) return;  // every rank agreed on the size
       switch (a.kind) {
-        case TSR_COLLECTIVE_ALL_REDUCE: {
-          if (k_in == 0) return;
-          gloo::AllreduceOptions o(ctx_);
-          typed(dtype, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            o.setOutput(reinterpret_cast<T*>(pin), static_cast<size_t>(k_in));
-          });
-          o.setReduceFunction(pairwise(dtype, a.op));
-          o.setTag(tag_++);
-          o.setTimeout(timeout);
-          gloo::allreduce(o);
-          if (a.op == TSR_REDUCE_AVG) divide_dispatch(dtype, pin, k_in, n);
+        case TSR_COLLECTIVE_ALL_REDUCE:
+          all_reduce(dtype, pin, k_in, a.op);
           return;
-        }
         case TSR_COLLECTIVE_REDUCE: {
-          if (k_in == 0) return;
           std::vector<char> scratch(pin, pin + static_cast<size_t>(k_in) * isz);  // only the root's changes
           gloo::ReduceOptions o(ctx_);
-          typed(dtype, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            o.setInput(reinterpret_cast<T*>(scratch.data()), static_cast<size_t>(k_in));
-            o.setOutput(reinterpret_cast<T*>(scratch.data()), static_cast<size_t>(k_in));
-          });
+          prepare(o, dtype, scratch.data(), k_in, scratch.data(), k_in);
           o.setRoot(a.root);
           o.setReduceFunction(pairwise(dtype, a.op));
-          o.setTag(tag_++);
-          o.setTimeout(timeout);
           gloo::reduce(o);
           if (me == a.root) {
             if (a.op == TSR_REDUCE_AVG) divide_dispatch(dtype, scratch.data(), k_in, n);
@@ -194,66 +175,36 @@ class GlooEngine {
           return;
         }
         case TSR_COLLECTIVE_BROADCAST: {
-          if (k_in == 0) return;
           gloo::BroadcastOptions o(ctx_);
-          typed(dtype, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            if (me == a.root) o.setInput(reinterpret_cast<T*>(pin), static_cast<size_t>(k_in));
-            o.setOutput(reinterpret_cast<T*>(pin), static_cast<size_t>(k_in));
-          });
+          prepare(o, dtype, me == a.root ? pin : nullptr, k_in, pin, k_in);
           o.setRoot(a.root);
-          o.setTag(tag_++);
-          o.setTimeout(timeout);
           gloo::broadcast(o);
           return;
         }
         case TSR_COLLECTIVE_ALL_GATHER: {
-          if (k_in == 0) return;
           gloo::AllgatherOptions o(ctx_);
-          typed(dtype, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            o.setInput(reinterpret_cast<T*>(pin), static_cast<size_t>(k_in));
-            o.setOutput(reinterpret_cast<T*>(pout), static_cast<size_t>(k_out));
-          });
-          o.setTag(tag_++);
-          o.setTimeout(timeout);
+          prepare(o, dtype, pin, k_in, pout, k_out);
           gloo::allgather(o);
           return;
         }
         case TSR_COLLECTIVE_REDUCE_SCATTER: {  // an all_reduce of the whole input, then our slice
-          if (k_in == 0) return;
           std::vector<char> scratch(pin, pin + static_cast<size_t>(k_in) * isz);
-          gloo::AllreduceOptions o(ctx_);
-          typed(dtype, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            o.setOutput(reinterpret_cast<T*>(scratch.data()), static_cast<size_t>(k_in));
-          });
-          o.setReduceFunction(pairwise(dtype, a.op));
-          o.setTag(tag_++);
-          o.setTimeout(timeout);
-          gloo::allreduce(o);
+          all_reduce(dtype, scratch.data(), k_in, a.op == TSR_REDUCE_AVG ? TSR_REDUCE_SUM : a.op);
           char* mine = scratch.data() + static_cast<size_t>(me) * static_cast<size_t>(k_out) * isz;
-          if (a.op == TSR_REDUCE_AVG) divide_dispatch(dtype, mine, k_out, n);
+          if (a.op == TSR_REDUCE_AVG) divide_dispatch(dtype, mine, k_out, n);  // only our slice
           std::memcpy(pout, mine, static_cast<size_t>(k_out) * isz);
           return;
         }
         case TSR_COLLECTIVE_ALL_TO_ALL: {
-          if (k_in == 0) return;
           gloo::AlltoallOptions o(ctx_);
-          typed(dtype, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            o.setInput(reinterpret_cast<T*>(pin), static_cast<size_t>(k_in));
-            o.setOutput(reinterpret_cast<T*>(pout), static_cast<size_t>(k_out));
-          });
-          o.setTag(tag_++);
-          o.setTimeout(timeout);
+          prepare(o, dtype, pin, k_in, pout, k_out);
           gloo::alltoall(o);
           return;
         }
         case TSR_COLLECTIVE_BARRIER: {
           gloo::BarrierOptions o(ctx_);
           o.setTag(tag_++);
-          o.setTimeout(timeout);
+          o.setTimeout(timeout());
           gloo::barrier(o);
           return;
         }
@@ -273,9 +224,30 @@ class GlooEngine {
   }
 
  private:
-  template <class F>
-  static void typed(int32_t dtype, F&& f) {
-    tsr::dispatch_all(dtype, "fabric gloo", std::forward<F>(f));
+  std::chrono::milliseconds timeout() const {
+    return std::chrono::milliseconds(static_cast<int64_t>(g_->timeout_seconds * 1000));
+  }
+
+  // A Gloo options object's buffers (typed: Gloo counts elements by sizeof(T); a null one is
+  // left unset), its tag (unique per collective, in call order on every rank) and timeout.
+  template <class Opts>
+  void prepare(Opts& o, int32_t dtype, char* in, int64_t k_in, char* out, int64_t k_out) {
+    tsr::dispatch_all(dtype, "fabric gloo", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if (in) o.setInput(reinterpret_cast<T*>(in), static_cast<size_t>(k_in));
+      if (out) o.setOutput(reinterpret_cast<T*>(out), static_cast<size_t>(k_out));
+    });
+    o.setTag(tag_++);
+    o.setTimeout(timeout());
+  }
+
+  // In place over k elements at p (AVG: the sum, then divided here).
+  void all_reduce(int32_t dtype, char* p, int64_t k, tsr_reduce_op_t op) {
+    gloo::AllreduceOptions o(ctx_);
+    prepare(o, dtype, nullptr, 0, p, k);
+    o.setReduceFunction(pairwise(dtype, op));
+    gloo::allreduce(o);
+    if (op == TSR_REDUCE_AVG) divide_dispatch(dtype, p, k, g_->world_size);
   }
 
   std::string desc(tsr_tensor_t* t) const {
@@ -324,7 +296,7 @@ class GlooEngine {
     o.setInput(mine.data(), mine.size());
     o.setOutput(all.data(), all.size());
     o.setTag(tag_++);
-    o.setTimeout(std::chrono::milliseconds(static_cast<int64_t>(g_->timeout_seconds * 1000)));
+    o.setTimeout(timeout());
     gloo::allgather(o);
     const bool reducing = a.kind == TSR_COLLECTIVE_ALL_REDUCE || a.kind == TSR_COLLECTIVE_REDUCE ||
                           a.kind == TSR_COLLECTIVE_REDUCE_SCATTER;
@@ -369,16 +341,15 @@ class GlooEngine {
     const int src = sending ? me : peer, dst = sending ? peer : me;
     uint64_t& count = (sending ? sent_ : received_)[peer];
     const uint64_t slot = (static_cast<uint64_t>(src) << 48) | (static_cast<uint64_t>(dst) << 32) | (count++ & 0xffffffffu);
-    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(g_->timeout_seconds * 1000));
     std::vector<char> empty(1);
     auto buf = ctx_->createUnboundBuffer(nbytes ? data : empty.data(), nbytes);
     bool ok;
     if (sending) {
       buf->send(peer, slot);
-      ok = buf->waitSend(timeout);
+      ok = buf->waitSend(timeout());
     } else {
       buf->recv(peer, slot);
-      ok = buf->waitRecv(timeout);
+      ok = buf->waitRecv(timeout());
     }
     if (!ok) {
       broken_ = std::string(kind_name(a.kind)) + " timed out";
