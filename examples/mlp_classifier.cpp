@@ -19,27 +19,10 @@
 #include "tessera/data.hpp"
 #include "tessera/nn.hpp"
 #include "tessera/optim.hpp"
+#include "spirals.hpp"
 #include "tessera/tessera.hpp"
 
 using tsr::Tensor;
-
-// n points per class on `classes` spiral arms: radius r in (0, 1], angle proportional to r
-// plus the arm's offset, with Gaussian noise.
-static std::pair<Tensor, Tensor> spirals(int64_t n, int64_t classes, uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::normal_distribution<double> noise(0.0, 0.2);
-  std::vector<float> xy;
-  std::vector<int64_t> label;
-  for (int64_t c = 0; c < classes; ++c)
-    for (int64_t i = 0; i < n; ++i) {
-      double r = double(i + 1) / double(n);
-      double angle = 8.0 * r + 2.0 * 3.14159265358979 * double(c) / double(classes) + noise(g) * r;
-      xy.push_back(float(r * std::cos(angle)));
-      xy.push_back(float(r * std::sin(angle)));
-      label.push_back(c);
-    }
-  return {tsr::from_vector(xy, {n * classes, 2}), tsr::from_vector(label, {n * classes})};
-}
 
 static double accuracy(tsr::nn::Module& model, const Tensor& x, const Tensor& y) {
   tsr::NoGradGuard no_grad;

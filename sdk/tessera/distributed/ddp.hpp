@@ -39,7 +39,7 @@ class DistributedDataParallel {
  public:
   DistributedDataParallel(std::shared_ptr<nn::Module> module, const DeviceGroup& group,
                           size_t bucket_bytes = size_t(25) << 20)
-      : module_(std::move(module)), group_(group), state_(std::make_shared<State>()) {
+      : module_(std::move(module)), group_(group) {
     NoGradGuard no_grad;
     for (auto& [name, p] : module_->named_parameters()) {
       try {
@@ -61,31 +61,31 @@ class DistributedDataParallel {
       const Tensor& p = *it;
       if (!p.requires_grad()) continue;
       const size_t bytes = static_cast<size_t>(p.numel()) * static_cast<size_t>(itemsize(p.dtype()));
-      if (state_->buckets.empty() || state_->buckets.back().bytes + bytes > bucket_bytes ||
-          state_->buckets.back().dtype != p.dtype() || !(state_->buckets.back().device == p.device()))
-        state_->buckets.push_back(Bucket{{}, {}, 0, 0, p.dtype(), p.device(), Tensor()});
-      Bucket& b = state_->buckets.back();
+      if (buckets_.empty() || buckets_.back().bytes + bytes > bucket_bytes ||
+          buckets_.back().dtype != p.dtype() || !(buckets_.back().device == p.device()))
+        buckets_.push_back(Bucket{{}, {}, 0, 0, p.dtype(), p.device(), Tensor()});
+      Bucket& b = buckets_.back();
       b.params.push_back(p);
       b.offsets.push_back(b.numel);
       b.numel += p.numel();
       b.bytes += bytes;
     }
-    for (Bucket& b : state_->buckets) b.flat = zeros({b.numel}, b.dtype, b.device);
+    for (Bucket& b : buckets_) b.flat = zeros({b.numel}, b.dtype, b.device);
   }
   DistributedDataParallel(const DistributedDataParallel&) = delete;
   DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
 
   Tensor operator()(const Tensor& x) { return (*module_)(x); }
   nn::Module& module() { return *module_; }
-  size_t num_buckets() const { return state_->buckets.size(); }
+  size_t num_buckets() const { return buckets_.size(); }
 
   // loss.backward(), then every bucket not yet reduced during backward is reduced; afterwards
   // every parameter's .grad is the average over the ranks (under no_sync: the local sum).
   void backward(const Tensor& loss) {
     loss.backward();
-    if (state_->no_sync) return;
+    if (no_sync_) return;
     NoGradGuard no_grad;
-    for (Bucket& b : state_->buckets) {
+    for (Bucket& b : buckets_) {
       for (size_t i = 0; i < b.params.size(); ++i) {
         Tensor g = b.params[i].grad();
         Tensor slot = b.flat.narrow(0, b.offsets[i], b.params[i].numel());
@@ -110,8 +110,8 @@ class DistributedDataParallel {
   // While the guard lives, backward accumulates gradients locally without communicating.
   class NoSync {
    public:
-    explicit NoSync(DistributedDataParallel& d) : d_(d) { d_.state_->no_sync = true; }
-    ~NoSync() { d_.state_->no_sync = false; }
+    explicit NoSync(DistributedDataParallel& d) : d_(d) { d_.no_sync_ = true; }
+    ~NoSync() { d_.no_sync_ = false; }
     NoSync(const NoSync&) = delete;
     NoSync& operator=(const NoSync&) = delete;
 
@@ -130,14 +130,10 @@ class DistributedDataParallel {
     Device device;
     Tensor flat;
   };
-  struct State {
-    std::vector<Bucket> buckets;
-    bool no_sync = false;
-  };
-
   std::shared_ptr<nn::Module> module_;
   const DeviceGroup& group_;
-  std::shared_ptr<State> state_;
+  std::vector<Bucket> buckets_;
+  bool no_sync_ = false;
 };
 
 }  // namespace tsr::distributed
