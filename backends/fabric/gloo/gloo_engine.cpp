@@ -12,7 +12,10 @@
 // one extra small all-gather per call, the price of errors that say which rank disagrees.
 // After a failure inside Gloo (a peer died, a timeout) the group is broken: later calls fail at
 // once with the first error, as an NCCL communicator after an error.
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -49,6 +52,38 @@ std::string shape_of(const int64_t* h) {
   for (int64_t d = 0; d < h[6] && d < kMaxDims; ++d) s += (d ? ", " : "") + std::to_string(h[8 + d]);
   return s + "]";
 }
+
+// Gloo writes to sockets without MSG_NOSIGNAL: when a peer has died, the write raises SIGPIPE,
+// whose default action ends the process (a surviving rank would die instead of getting
+// UNAVAILABLE). While Gloo runs on a thread we block SIGPIPE there, so the write fails with
+// EPIPE, which Gloo reports; a SIGPIPE left pending by it is consumed before the mask is
+// restored. Gloo's I/O thread, created under the block, inherits it.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &s, &old_);
+  }
+  ~SigpipeBlocked() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (sigismember(&pending, SIGPIPE) && !sigismember(&old_, SIGPIPE)) {
+      sigset_t s;
+      sigemptyset(&s);
+      sigaddset(&s, SIGPIPE);
+      const timespec zero = {0, 0};
+      sigtimedwait(&s, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t old_;
+};
 
 // The tcp:// servers this process runs (as rank 0), one per address, kept while a group uses it.
 std::shared_ptr<TcpStoreServer> server_for(const std::string& url, const std::string& host, int port) {
@@ -101,6 +136,7 @@ class GlooEngine {
                                 rendezvous + ": " + e.what());
     }
     try {
+      SigpipeBlocked no_sigpipe;  // also for Gloo's I/O thread, created here
       gloo::transport::tcp::attr attr;
       const char* host = std::getenv("TESSERA_FABRIC_HOST");
       attr.hostname = host && *host ? host : self_host;
@@ -154,6 +190,7 @@ class GlooEngine {
     char* pin = in ? static_cast<char*>(api->tensor_data(in)) : nullptr;
     char* pout = out ? static_cast<char*>(api->tensor_data(out)) : nullptr;
     try {
+      SigpipeBlocked no_sigpipe;
       if (peer) return point_to_point(a, in ? pin : pout, static_cast<size_t>(in ? k_in : k_out) * isz);
       agree(a, what, in ? in : out, dtype, k_in, k_out);  // throws INVALID_ARGUMENT on every rank alike
       if (k_in == 0 && a.kind != TSR_COLLECTIVE_BARRIER) return;  // every rank agreed on the size
