@@ -36,9 +36,13 @@
  * output tensors unchanged when it fails before the exchange starts.
  * Ordering and threads: every member calls the same collectives in the same order. A group is
  * used by one thread at a time (as an NCCL communicator); different groups may be used
- * concurrently. Work completes in call order. On devices with streams a collective is enqueued
- * on each member device's current stream and the work completes when it has run there; on
- * devices without streams it has completed when `collective` returns.
+ * concurrently. Work completes in call order. How it completes depends on the engine (group_info
+ * names it): on devices with streams (nccl) a collective is enqueued on each member device's
+ * current stream and the work completes when it has run there; across processes without
+ * streams (gloo, mpi) it runs on the group's communication thread and completes while the
+ * caller goes on (so communication overlaps computation: check with work_query / work_wait
+ * before reading the outputs); in one process without streams (inprocess) it has completed when
+ * `collective` returns. (Before the fabric backend of ABI 1.5, gloo completed before returning.)
  * Versioning: structs grow by appending and carry struct_size; check TSR_COLLECTIVES_HAS before
  * using a table entry added later than these. Since 1.4 (the table appeared while the ABI was
  * 1.4; it grows by its own struct_size, see abi/CHANGES.md).
@@ -146,8 +150,11 @@ typedef struct tsr_collectives_t {
                               tsr_comm_group_t** out);
   void (*group_release)(tsr_comm_group_t* group); /* NULL is a no-op */
   tsr_status_t (*group_info)(const tsr_comm_group_t* group, tsr_comm_group_info_t* out);
-  /* Issues one collective; a work handle in *work (or NULL when work is NULL: then the call
-   * waits for completion itself and returns the collective's status). */
+  /* Issues one collective; a work handle in *work. When work is NULL the call waits for
+   * completion itself and returns the collective's status, except on stream engines (nccl),
+   * where the result is ordered on the members' current streams like any kernel's and the
+   * status covers the enqueueing only. A collective refused before it was issued (bad
+   * arguments) still returns a work handle, which reports the refusal. */
   tsr_status_t (*collective)(tsr_comm_group_t* group, const tsr_collective_args_t* args,
                              tsr_comm_work_t** work);
   /* Waits up to timeout_seconds (< 0: the group's timeout) and returns the collective's status

@@ -64,8 +64,10 @@ class GlooProxy final : public Engine {
   }
   ~GlooProxy() override { lib_.destroy(engine_); }
   const char* name() const override { return "gloo"; }
-  void run(const tsr_collective_args_t& a) override {
+  Mode mode() const override { return Mode::worker; }
+  std::unique_ptr<Completion> run(const tsr_collective_args_t& a) override {
     if (tsr_status_t st = lib_.run(engine_, &a)) rethrow(st);
+    return nullptr;
   }
   std::string split_prefix(std::string* rendezvous) {
     char prefix[512] = {0}, url[4096] = {0};

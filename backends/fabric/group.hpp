@@ -3,8 +3,12 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tessera/ext_collectives.h"
@@ -23,12 +27,72 @@ struct Failure {
 };
 [[noreturn]] void fail(tsr_code_t code, const std::string& message);
 
+// What a collective enqueued on device streams leaves behind (Engine::Mode::stream): tells when
+// the enqueued work has run on every member's stream. Both throw Failure on a device or
+// communication error (the group is then broken).
+class Completion {
+ public:
+  virtual ~Completion() = default;
+  virtual bool query() = 0;                       // true once the work has run
+  virtual bool wait(double timeout_seconds) = 0;  // true once run; false when the time ran out
+};
+
 class Engine {
  public:
+  // How an engine's collectives complete, which decides what the plugin does around run():
+  //   inline  run() completes the collective before returning (in-process memory loops);
+  //   worker  run() blocks on other processes (Gloo, MPI): the plugin calls it on the group's
+  //           communication thread, in call order, and the caller's work handle completes when
+  //           it returns, so communication overlaps the caller's computation;
+  //   stream  run() enqueues on the members' current streams (NCCL) and returns a Completion.
+  enum class Mode { inline_, worker, stream };
   virtual ~Engine() = default;
   virtual const char* name() const = 0;
-  // Runs (or enqueues) one collective for this process's members; throws Failure.
-  virtual void run(const tsr_collective_args_t& args) = 0;
+  virtual Mode mode() const { return Mode::inline_; }
+  // Runs (inline, worker) or enqueues (stream) one collective for this process's members;
+  // throws Failure. Stream engines return the Completion; the others return nullptr.
+  virtual std::unique_ptr<Completion> run(const tsr_collective_args_t& args) = 0;
+};
+
+}  // namespace fabric
+
+namespace fabric {
+
+// The outcome of one issued collective, shared by the caller's work handle and whoever completes
+// it (the communication thread, or a stream engine's Completion).
+struct WorkState {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;         // under mu
+  tsr_code_t code = TSR_OK;  // under mu; valid once done
+  std::string message;
+  std::unique_ptr<Completion> completion;  // stream engines: asked until it reports done
+
+  void finish(tsr_code_t c, std::string m);
+  // Waits up to timeout_seconds (< 0: for ever); true once done.
+  bool wait(double timeout_seconds);
+  bool query();
+};
+
+// The communication thread of a group whose engine blocks on other processes: runs the group's
+// collectives one after another in call order, each completing its WorkState. The arguments are
+// copied when queued (the tensors stay borrowed: the caller keeps them alive until the work
+// completes, as the ABI says). Destroying it drains the queue and joins the thread.
+class Worker {
+ public:
+  explicit Worker(Engine* engine);
+  ~Worker();
+  std::shared_ptr<WorkState> enqueue(const tsr_collective_args_t& args);
+
+ private:
+  struct Job;
+  void loop();
+  Engine* engine_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Job>> queue_;  // under mu_
+  bool stop_ = false;                       // under mu_
+  std::thread thread_;
 };
 
 }  // namespace fabric
@@ -40,6 +104,7 @@ struct tsr_comm_group_s {
   int32_t world_size = 0, rank = 0;
   double timeout_seconds = 300;
   std::unique_ptr<fabric::Engine> engine;
+  std::unique_ptr<fabric::Worker> worker;  // worker-mode engines; destroyed (drained) before the engine
 
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
   void release() {
@@ -49,9 +114,7 @@ struct tsr_comm_group_s {
 
 struct tsr_comm_work_s {
   tsr_comm_group_s* group = nullptr;  // a reference, so the group outlives its work
-  std::atomic<bool> done{false};
-  tsr_code_t code = TSR_OK;  // the collective's outcome, valid once done
-  std::string message;
+  std::shared_ptr<fabric::WorkState> state;
   ~tsr_comm_work_s() {
     if (group) group->release();
   }

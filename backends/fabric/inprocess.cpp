@@ -84,7 +84,13 @@ class InProcessEngine final : public Engine {
   }
   const char* name() const override { return "inprocess"; }
 
-  void run(const tsr_collective_args_t& a) override {
+  std::unique_ptr<Completion> run(const tsr_collective_args_t& a) override {
+    run_inline(a);
+    return nullptr;
+  }
+
+ private:
+  void run_inline(const tsr_collective_args_t& a) {
     const char* what = kind_name(a.kind);
     const int32_t n = static_cast<int32_t>(g_->members.size());
     if (a.kind == TSR_COLLECTIVE_BARRIER) return;  // every member is this call
@@ -173,7 +179,6 @@ class InProcessEngine final : public Engine {
     }
   }
 
- private:
   // The members' tensors, checked: present, on their member's device, contiguous, and (inputs)
   // of one dtype and shape across members.
   std::vector<View> views(tsr_tensor_t* const* ts, const char* role, const char* what, bool same_shape) {

@@ -84,6 +84,7 @@ void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const st
                                      "listens there)");
     const std::string prefix = split_prefix.empty() ? "g" + std::to_string(g_groups.fetch_add(1)) : split_prefix;
     g->engine = make_gloo_engine(g.get(), rv, prefix);
+    g->worker = std::make_unique<Worker>(g->engine.get());
   } else {
     if (!engine.empty() && engine != "inprocess")
       fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine +
@@ -151,40 +152,64 @@ tsr_status_t group_info(const tsr_comm_group_t* g, tsr_comm_group_info_t* out) {
   });
 }
 
+// Issues one collective the way its engine completes (group.hpp, Engine::Mode). Without a work
+// handle the call waits for the collective itself, except on stream engines, where the result
+// is ordered on the members' streams as any kernel's is.
 tsr_status_t collective(tsr_comm_group_t* g, const tsr_collective_args_t* a, tsr_comm_work_t** work) {
   if (work) *work = nullptr;
+  auto state = std::make_shared<WorkState>();
   tsr_status_t st = guarded("collective", [&] {
     if (!g || !a) fail(TSR_INVALID_ARGUMENT, "collective: group and args are required");
     if (a->struct_size < offsetof(tsr_collective_args_t, outputs) + sizeof(a->outputs))
       fail(TSR_INVALID_ARGUMENT, "collective: args.struct_size " + std::to_string(a->struct_size) +
                                      " is too small (set it to sizeof(tsr_collective_args_t))");
-    g->engine->run(*a);
+    switch (g->engine->mode()) {
+      case Engine::Mode::inline_:
+        g->engine->run(*a);
+        state->finish(TSR_OK, "");
+        break;
+      case Engine::Mode::worker:
+        state = g->worker->enqueue(*a);
+        break;
+      case Engine::Mode::stream:
+        state->completion = g->engine->run(*a);
+        if (!state->completion) state->finish(TSR_OK, "");
+        break;
+    }
   });
-  if (!work) return st;
-  // The in-process engine completes before returning: the work carries the outcome.
+  if (!work) {
+    if (st || !g || g->engine->mode() == Engine::Mode::stream) return st;
+    state->wait(-1);
+    return state->code == TSR_OK ? nullptr : make_status(state->code, state->message);
+  }
+  if (st) {  // refused before it was issued: the work carries the refusal
+    const tsr_code_t code = g_api->status_code(st);
+    std::string message = g_api->status_message(st);
+    g_api->status_free(st);
+    state = std::make_shared<WorkState>();
+    state->finish(code, std::move(message));
+  }
   auto* w = new tsr_comm_work_s;
   w->group = g;
   if (g) g->retain();
-  if (st) {
-    w->code = g_api->status_code(st);
-    w->message = g_api->status_message(st);
-    g_api->status_free(st);
-  }
-  w->done.store(true, std::memory_order_release);
+  w->state = std::move(state);
   *work = w;
   return nullptr;
 }
 
-tsr_status_t work_wait(tsr_comm_work_t* w, double) {
+tsr_status_t work_wait(tsr_comm_work_t* w, double timeout_seconds) {
   if (!w) return make_status(TSR_INVALID_ARGUMENT, "work_wait: work is NULL");
-  if (!w->done.load(std::memory_order_acquire))
-    return make_status(TSR_DEADLINE_EXCEEDED, "work_wait: the collective did not complete in time");
-  return w->code == TSR_OK ? nullptr : make_status(w->code, w->message);
+  const double limit = timeout_seconds < 0 && w->group ? w->group->timeout_seconds : timeout_seconds;
+  if (!w->state->wait(limit))
+    return make_status(TSR_DEADLINE_EXCEEDED, "work_wait: the collective did not complete within " +
+                                                  std::to_string(limit) + " s");
+  std::lock_guard<std::mutex> lock(w->state->mu);
+  return w->state->code == TSR_OK ? nullptr : make_status(w->state->code, w->state->message);
 }
 
 tsr_status_t work_query(tsr_comm_work_t* w, int32_t* done) {
   if (!w || !done) return make_status(TSR_INVALID_ARGUMENT, "work_query: work and done are required");
-  *done = w->done.load(std::memory_order_acquire) ? 1 : 0;
+  *done = w->state->query() ? 1 : 0;
   return nullptr;
 }
 

@@ -41,21 +41,28 @@ inline const tsr_collectives_t* collectives(tsr_runtime_t* rt) {
 }
 }  // namespace detail
 
-// An issued collective. Move-only; releases its handle when destroyed (without waiting).
+// An issued collective. Move-only. It holds references to its tensors until it completes, and
+// destroying it waits for completion (ignoring the outcome): across processes a collective runs
+// on the group's communication thread (abi/tessera/ext_collectives.h), so a discarded Work must
+// not let the tensors go while they are in use. Call wait() to see the outcome.
 class Work {
  public:
   Work() = default;
-  Work(const tsr_collectives_t* c, tsr_comm_work_t* w) : c_(c), w_(w) {}
-  Work(Work&& o) noexcept : c_(o.c_), w_(std::exchange(o.w_, nullptr)) {}
+  Work(const tsr_collectives_t* c, tsr_comm_work_t* w, std::vector<Tensor> keep = {})
+      : c_(c), w_(w), keep_(std::move(keep)) {}
+  Work(Work&& o) noexcept : c_(o.c_), w_(std::exchange(o.w_, nullptr)), keep_(std::move(o.keep_)) {}
   Work& operator=(Work&& o) noexcept {
     std::swap(c_, o.c_);
     std::swap(w_, o.w_);
+    std::swap(keep_, o.keep_);
     return *this;
   }
   Work(const Work&) = delete;
   Work& operator=(const Work&) = delete;
   ~Work() {
-    if (w_) c_->work_release(w_);
+    if (!w_) return;
+    if (tsr_status_t st = c_->work_wait(w_, -1)) api()->status_free(st);
+    c_->work_release(w_);
   }
   // Waits (timeout_s < 0: the group's timeout) and throws the collective's failure, if any.
   void wait(double timeout_s = -1) const {
@@ -70,6 +77,7 @@ class Work {
  private:
   const tsr_collectives_t* c_ = nullptr;
   tsr_comm_work_t* w_ = nullptr;
+  std::vector<Tensor> keep_;  // the collective's tensors, alive while it may still use them
 };
 
 // A group over devices of this process (ranks 0..n-1 in the order given), or, with join(), this
@@ -183,7 +191,9 @@ class DeviceGroup {
     a.outputs = oh.empty() ? nullptr : oh.data();
     tsr_comm_work_t* w = nullptr;
     check(c_->collective(g_, &a, &w));
-    return Work(c_, w);
+    std::vector<Tensor> keep(in);
+    keep.insert(keep.end(), outs.begin(), outs.end());
+    return Work(c_, w, std::move(keep));
   }
 
   tsr_runtime_t* rt_ = nullptr;
