@@ -205,6 +205,10 @@ typedef struct tsr_api_t {
   tsr_tensor_to_dlpack_legacy_fn_t tensor_to_dlpack_legacy;   /* tensor.h, 1.4 */
   tsr_tensor_from_dlpack_fn_t tensor_from_dlpack;             /* tensor.h, 1.4 */
   tsr_tensor_from_dlpack_legacy_fn_t tensor_from_dlpack_legacy; /* tensor.h, 1.4 */
+
+  /* --- 1.5: gradient-complete hooks (data-parallel overlap) --- */
+  tsr_tensor_register_post_accumulate_grad_hook_fn_t tensor_register_post_accumulate_grad_hook; /* autograd.h, 1.5 */
+  tsr_tensor_remove_post_accumulate_grad_hook_fn_t tensor_remove_post_accumulate_grad_hook;     /* autograd.h, 1.5 */
 } tsr_api_t;
 
 /* The core's only entry point. NULL when the major of abi_version differs from the core's.

@@ -63,6 +63,25 @@ typedef tsr_status_t (*tsr_tensor_register_hook_fn_t)(tsr_tensor_t* tensor,
                                                       tsr_status_t (*fn)(void* user, tsr_tensor_t* grad,
                                                                          tsr_tensor_t** replacement),
                                                       void* user, void (*free_user)(void* user));
+/* tensor_register_post_accumulate_grad_hook: calls fn(user, tensor) once per backward pass,
+ * after every gradient that pass sends to the leaf `tensor` has been accumulated into its .grad
+ * (PyTorch's register_post_accumulate_grad_hook). It is how a consumer learns that a parameter's
+ * gradient is complete while backward goes on, e.g. to all-reduce it (data-parallel training).
+ * fn may read and update .grad in place (tensor_grad); it returns a status (non-NULL aborts the
+ * backward pass with it). Not called in a pass that sends the leaf no gradient, nor by
+ * autograd_grad (which accumulates nothing). `tensor` is borrowed for the call; fn runs on the
+ * thread running backward. free_user (may be NULL) is called with user when the hook is
+ * removed or the tensor is freed. *handle (may be NULL) receives an id for
+ * tensor_remove_post_accumulate_grad_hook, unique per tensor. Hooks are not registered or
+ * removed while a backward pass reaching the tensor runs. Errors: INVALID_ARGUMENT when tensor
+ * or fn is NULL or the tensor is not a leaf that requires grad. Since 1.5. */
+typedef tsr_status_t (*tsr_tensor_register_post_accumulate_grad_hook_fn_t)(
+    tsr_tensor_t* tensor, tsr_status_t (*fn)(void* user, tsr_tensor_t* tensor), void* user,
+    void (*free_user)(void* user), uint64_t* handle);
+/* tensor_remove_post_accumulate_grad_hook: removes the hook `handle` returned by
+ * tensor_register_post_accumulate_grad_hook on this tensor (its free_user runs now).
+ * Errors: INVALID_ARGUMENT when the tensor has no hook with that handle. Since 1.5. */
+typedef tsr_status_t (*tsr_tensor_remove_post_accumulate_grad_hook_fn_t)(tsr_tensor_t* tensor, uint64_t handle);
 /* tensor_version: counter bumped by every in-place write to the tensor's storage (shared by
  * its views). Since 1.0. */
 typedef uint32_t (*tsr_tensor_version_fn_t)(const tsr_tensor_t* tensor);

@@ -706,6 +706,9 @@ const tsr_api_t kApi = {
     tensor_to_dlpack_legacy,
     tensor_from_dlpack,
     tensor_from_dlpack_legacy,
+    // 1.5
+    ag_api::tensor_register_post_accumulate_grad_hook,
+    ag_api::tensor_remove_post_accumulate_grad_hook,
 };
 
 }  // namespace

@@ -120,6 +120,37 @@ tsr_status_t tensor_register_hook(tsr_tensor_t* t, tsr_status_t (*fn)(void*, tsr
   return nullptr;
 }
 
+tsr_status_t tensor_register_post_accumulate_grad_hook(tsr_tensor_t* t, tsr_status_t (*fn)(void*, tsr_tensor_t*),
+                                                       void* user, void (*free_user)(void*), uint64_t* handle) {
+  if (!t || !fn)
+    return make_status(TSR_INVALID_ARGUMENT, "register_post_accumulate_grad_hook: tensor and fn are required");
+  if (!requires_grad(t) || t->autograd->grad_fn)
+    return make_status(TSR_INVALID_ARGUMENT,
+                       "register_post_accumulate_grad_hook: only leaf tensors that require grad accumulate a gradient "
+                       "(this one is " +
+                           std::string(requires_grad(t) ? "not a leaf" : "a tensor that does not require grad") + ")");
+  TensorHooks* h = ensure_hooks(t);
+  const uint64_t id = h->next_post_id++;
+  h->post_accumulate.push_back(PostAccumulateHook{fn, user, free_user, id});
+  if (handle) *handle = id;
+  return nullptr;
+}
+
+tsr_status_t tensor_remove_post_accumulate_grad_hook(tsr_tensor_t* t, uint64_t handle) {
+  if (!t) return make_status(TSR_INVALID_ARGUMENT, "remove_post_accumulate_grad_hook: tensor is NULL");
+  TensorHooks* h = t->autograd ? t->autograd->hooks : nullptr;
+  if (h)
+    for (auto it = h->post_accumulate.begin(); it != h->post_accumulate.end(); ++it)
+      if (it->id == handle) {
+        PostAccumulateHook gone = *it;
+        h->post_accumulate.erase(it);
+        if (gone.free_user) gone.free_user(gone.user);
+        return nullptr;
+      }
+  return make_status(TSR_INVALID_ARGUMENT,
+                     "remove_post_accumulate_grad_hook: the tensor has no hook with handle " + std::to_string(handle));
+}
+
 uint32_t tensor_version(const tsr_tensor_t* t) {
   return t && t->storage ? t->storage->version.load(std::memory_order_relaxed) : 0;
 }

@@ -94,7 +94,38 @@ struct Task {
     std::vector<tsr::Tensor> buffer;  // gradient of each output, accumulated as edges deliver
   };
   std::unordered_map<Node*, NodeState> nodes;
+  // Leaves with post-accumulate-grad hooks that this pass reaches: the deliveries still to come
+  // (edges from nodes of the pass, and roots) and whether any brought a gradient. Their hooks
+  // run when the last delivery is settled.
+  struct LeafState {
+    int32_t pending = 0;
+    bool got = false;
+  };
+  std::unordered_map<Tensor*, LeafState> hooked_leaves;
 };
+
+bool has_post_accumulate_hooks(const Tensor* leaf) {
+  const AutogradMeta* m = leaf->autograd;
+  return m && m->hooks && !m->hooks->post_accumulate.empty();
+}
+
+// One delivery to a hooked leaf is done (`delivered`: it carried a gradient); after the last,
+// the leaf's .grad is complete for this pass and its post-accumulate hooks run.
+void settle_leaf(Task& task, Tensor* leaf, bool delivered) {
+  if (task.hooked_leaves.empty()) return;
+  auto it = task.hooked_leaves.find(leaf);
+  if (it == task.hooked_leaves.end()) return;
+  it->second.got = it->second.got || delivered;
+  if (--it->second.pending > 0 || !it->second.got) return;
+  const std::vector<PostAccumulateHook> hooks = leaf->autograd->hooks->post_accumulate;  // a hook may remove itself
+  for (const PostAccumulateHook& h : hooks) {
+    if (tsr_status_t st = h.fn(h.user, leaf)) {
+      tsr::Error e(st->code, std::string("post-accumulate-grad hook: ") + st->message);
+      free_status(st);
+      throw e;
+    }
+  }
+}
 
 void deliver_to_leaf(Task& task, Tensor* leaf, tsr::Tensor g) {
   AutogradMeta* m = leaf->autograd;
@@ -143,15 +174,21 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
     Node* n = stack.back();
     stack.pop_back();
     for (Edge& e : n->next) {
+      if (e.leaf && !task.capture_only && has_post_accumulate_hooks(e.leaf)) ++task.hooked_leaves[e.leaf].pending;
       if (!e.node) continue;
       Task::NodeState* st = nullptr;
       if (join(task, e.node, &st)) stack.push_back(e.node);
       ++st->deps;
     }
   }
+  for (Tensor* r : roots)
+    if (!r->autograd->grad_fn && !task.capture_only && has_post_accumulate_hooks(r)) ++task.hooked_leaves[r].pending;
   for (size_t i = 0; i < roots.size(); ++i) {
     AutogradMeta* m = roots[i]->autograd;
-    if (!m->grad_fn) deliver_to_leaf(task, roots[i], root_grads[i]);
+    if (!m->grad_fn) {
+      deliver_to_leaf(task, roots[i], root_grads[i]);
+      settle_leaf(task, roots[i], true);
+    }
   }
   auto later_first = [](const Node* a, const Node* b) { return a->seq < b->seq; };
   std::priority_queue<Node*, std::vector<Node*>, decltype(later_first)> ready(later_first);
@@ -211,8 +248,10 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
           slot = accumulate(slot, g);
         }
         if (--st.deps == 0) ready.push(e.node);
-      } else if (g.defined()) {
-        deliver_to_leaf(task, e.leaf, std::move(g));
+      } else {
+        const bool delivered = g.defined();
+        if (delivered) deliver_to_leaf(task, e.leaf, std::move(g));
+        settle_leaf(task, e.leaf, delivered);
       }
     }
   }

@@ -73,6 +73,9 @@ tsr_status_t tensor_detach(tsr_tensor_t* t, tsr_tensor_t** out);
 tsr_status_t tensor_retain_grad(tsr_tensor_t* t);
 tsr_status_t tensor_register_hook(tsr_tensor_t* t, tsr_status_t (*fn)(void*, tsr_tensor_t*, tsr_tensor_t**), void* user,
                                   void (*free_user)(void*));
+tsr_status_t tensor_register_post_accumulate_grad_hook(tsr_tensor_t* t, tsr_status_t (*fn)(void*, tsr_tensor_t*),
+                                                       void* user, void (*free_user)(void*), uint64_t* handle);
+tsr_status_t tensor_remove_post_accumulate_grad_hook(tsr_tensor_t* t, uint64_t handle);
 uint32_t tensor_version(const tsr_tensor_t* t);
 tsr_status_t autograd_backward(size_t n, tsr_tensor_t* const* tensors, tsr_tensor_t* const* grads, int32_t retain_graph,
                                int32_t create_graph);

@@ -47,6 +47,8 @@ void TensorHooks::release() {
   if (refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   for (Hook& h : hooks)
     if (h.free_user) h.free_user(h.user);
+  for (PostAccumulateHook& h : post_accumulate)
+    if (h.free_user) h.free_user(h.user);
   if (retained_grad) retained_grad->release();
   delete this;
 }

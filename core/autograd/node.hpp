@@ -21,11 +21,21 @@ struct Hook {
   void (*free_user)(void*) = nullptr;
 };
 
+// A post-accumulate-grad hook (leaves): told when a pass has finished accumulating .grad.
+struct PostAccumulateHook {
+  tsr_status_t (*fn)(void*, tsr_tensor_t*) = nullptr;
+  void* user = nullptr;
+  void (*free_user)(void*) = nullptr;
+  uint64_t id = 0;
+};
+
 // Hooks and retain_grad of one tensor, shared with the node that produces the tensor (so the
 // node can run them without holding the tensor, which would be a reference cycle).
 struct TensorHooks {
   std::atomic<int32_t> refs{1};
   std::vector<Hook> hooks;
+  std::vector<PostAccumulateHook> post_accumulate;  // leaves only
+  uint64_t next_post_id = 1;
   bool retains_grad = false;
   std::mutex retained_mu;           // guards retained_grad: backward passes and tensor_grad race on it
   Tensor* retained_grad = nullptr;  // owned

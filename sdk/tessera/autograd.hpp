@@ -54,7 +54,34 @@ inline tsr_status_t run_hook(void* user, tsr_tensor_t* grad, tsr_tensor_t** repl
   }
 }
 inline void free_hook(void* user) { delete static_cast<HookFn*>(user); }
+using PostHookFn = std::function<void(const Tensor&)>;
+inline tsr_status_t run_post_hook(void* user, tsr_tensor_t* leaf) {
+  try {
+    (*static_cast<PostHookFn*>(user))(Tensor::borrow(leaf));
+    return nullptr;
+  } catch (const Error& e) {
+    return api()->status_create(e.code(), e.what());
+  } catch (const std::exception& e) {
+    return api()->status_create(TSR_INTERNAL, (std::string("post-accumulate-grad hook threw: ") + e.what()).c_str());
+  }
+}
+inline void free_post_hook(void* user) { delete static_cast<PostHookFn*>(user); }
 }  // namespace detail
+
+template <class F>
+uint64_t Tensor::register_post_accumulate_grad_hook(F fn) {
+  auto* user = new detail::PostHookFn(std::move(fn));
+  uint64_t handle = 0;
+  tsr_status_t st = api()->tensor_register_post_accumulate_grad_hook(h(), detail::run_post_hook, user,
+                                                                     detail::free_post_hook, &handle);
+  if (st) detail::free_post_hook(user);
+  check(st);
+  return handle;
+}
+
+inline void Tensor::remove_post_accumulate_grad_hook(uint64_t handle) {
+  check(api()->tensor_remove_post_accumulate_grad_hook(h(), handle));
+}
 
 template <class F>
 void Tensor::register_hook(F fn) {

@@ -279,6 +279,12 @@ class Tensor {
   // replacement.
   template <class F>
   void register_hook(F fn);
+  // fn(const Tensor& leaf), called once per backward pass after the leaf's .grad has received
+  // every gradient of the pass (torch's register_post_accumulate_grad_hook). Leaves that require
+  // grad only. Returns a handle for remove_post_accumulate_grad_hook.
+  template <class F>
+  uint64_t register_post_accumulate_grad_hook(F fn);
+  void remove_post_accumulate_grad_hook(uint64_t handle);
 
  private:
   tsr_tensor_t* h() const {

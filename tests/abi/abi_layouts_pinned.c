@@ -461,7 +461,7 @@ PIN(tsr_plugin_record_t, reason, 40, 8);
 _Static_assert(_Generic(((tsr_plugin_record_t*)0)->reason, const char *: 1, default: 0), "tsr_plugin_record_t.reason is const char *");
 
 /* tsr_api_t */
-PIN_RECORD(tsr_api_t, 1072, 8);
+PIN_RECORD(tsr_api_t, 1088, 8);
 PIN(tsr_api_t, struct_size, 0, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->struct_size, size_t: 1, default: 0), "tsr_api_t.struct_size is size_t");
 PIN(tsr_api_t, abi_version, 8, 4);
@@ -732,6 +732,10 @@ PIN(tsr_api_t, tensor_from_dlpack, 1056, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->tensor_from_dlpack, tsr_status_t (*)(tsr_runtime_t *, DLManagedTensorVersioned *, tsr_tensor_t **): 1, default: 0), "tsr_api_t.tensor_from_dlpack is tsr_status_t (*)(tsr_runtime_t *, DLManagedTensorVersioned *, tsr_tensor_t **)");
 PIN(tsr_api_t, tensor_from_dlpack_legacy, 1064, 8);
 _Static_assert(_Generic(((tsr_api_t*)0)->tensor_from_dlpack_legacy, tsr_status_t (*)(tsr_runtime_t *, DLManagedTensor *, tsr_tensor_t **): 1, default: 0), "tsr_api_t.tensor_from_dlpack_legacy is tsr_status_t (*)(tsr_runtime_t *, DLManagedTensor *, tsr_tensor_t **)");
+PIN(tsr_api_t, tensor_register_post_accumulate_grad_hook, 1072, 8);
+_Static_assert(_Generic(((tsr_api_t*)0)->tensor_register_post_accumulate_grad_hook, tsr_status_t (*)(tsr_tensor_t *, tsr_status_t (*)(void *, tsr_tensor_t *), void *, void (*)(void *), uint64_t *): 1, default: 0), "tsr_api_t.tensor_register_post_accumulate_grad_hook is tsr_status_t (*)(tsr_tensor_t *, tsr_status_t (*)(void *, tsr_tensor_t *), void *, void (*)(void *), uint64_t *)");
+PIN(tsr_api_t, tensor_remove_post_accumulate_grad_hook, 1080, 8);
+_Static_assert(_Generic(((tsr_api_t*)0)->tensor_remove_post_accumulate_grad_hook, tsr_status_t (*)(tsr_tensor_t *, uint64_t): 1, default: 0), "tsr_api_t.tensor_remove_post_accumulate_grad_hook is tsr_status_t (*)(tsr_tensor_t *, uint64_t)");
 
 /* tsr_graphs_t */
 PIN_RECORD(tsr_graphs_t, 72, 8);

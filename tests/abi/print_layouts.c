@@ -750,6 +750,10 @@ int main(void) {
   TYPE(tsr_api_t, tensor_from_dlpack, "((tsr_api_t*)0)->tensor_from_dlpack", "tsr_status_t (*)(tsr_runtime_t *, DLManagedTensorVersioned *, tsr_tensor_t **)");
   FIELD(tsr_api_t, tensor_from_dlpack_legacy);
   TYPE(tsr_api_t, tensor_from_dlpack_legacy, "((tsr_api_t*)0)->tensor_from_dlpack_legacy", "tsr_status_t (*)(tsr_runtime_t *, DLManagedTensor *, tsr_tensor_t **)");
+  FIELD(tsr_api_t, tensor_register_post_accumulate_grad_hook);
+  TYPE(tsr_api_t, tensor_register_post_accumulate_grad_hook, "((tsr_api_t*)0)->tensor_register_post_accumulate_grad_hook", "tsr_status_t (*)(tsr_tensor_t *, tsr_status_t (*)(void *, tsr_tensor_t *), void *, void (*)(void *), uint64_t *)");
+  FIELD(tsr_api_t, tensor_remove_post_accumulate_grad_hook);
+  TYPE(tsr_api_t, tensor_remove_post_accumulate_grad_hook, "((tsr_api_t*)0)->tensor_remove_post_accumulate_grad_hook", "tsr_status_t (*)(tsr_tensor_t *, uint64_t)");
 
   puts("\n/* tsr_graphs_t */");
   RECORD(tsr_graphs_t);

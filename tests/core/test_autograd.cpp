@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -144,6 +145,95 @@ TEST(Autograd, HooksSeeAndReplaceGradients) {
   EXPECT_EQ(calls, 1);
   expect_near(seen, {1, 1, 1});
   expect_near(vals(x.grad()), {6, 6, 6});
+}
+
+// A leaf used three times gets three deliveries; the post-accumulate hook runs once, after the
+// last, and then sees the whole gradient (a + b + cos(x)) in .grad.
+TEST(Autograd, PostAccumulateHookRunsOnceWhenTheGradientIsComplete) {
+  Tensor x = rnd({5}, 21).requires_grad_();
+  Tensor a = rnd({5}, 22), b = rnd({5}, 23);
+  int calls = 0;
+  std::vector<double> seen;
+  x.register_post_accumulate_grad_hook([&](const Tensor& leaf) {
+    ++calls;
+    seen = vals(leaf.grad());
+  });
+  tsr::sum(x * a + x * b + tsr::sin(x)).backward();
+  EXPECT_EQ(calls, 1);
+  std::vector<double> want = vals(a + b + tsr::cos(x.detach()));
+  expect_near(seen, want);
+  // A second pass accumulates into .grad and runs the hook again, after the accumulation.
+  tsr::sum(x * a + x * b + tsr::sin(x)).backward();
+  EXPECT_EQ(calls, 2);
+  for (double& w : want) w *= 2;
+  expect_near(seen, want);
+}
+
+// In a chain, the last layer's parameter is complete before backward reaches the first layer:
+// the hook of w2 runs while w1 has no gradient yet (what lets DDP overlap communication).
+TEST(Autograd, PostAccumulateHookRunsBeforeBackwardReachesEarlierLayers) {
+  Tensor x = rnd({4, 3}, 24);
+  Tensor w1 = rnd({3, 3}, 25).requires_grad_(), w2 = rnd({3, 2}, 26).requires_grad_();
+  std::vector<std::string> order;
+  w2.register_post_accumulate_grad_hook([&](const Tensor&) {
+    order.push_back(w1.grad().defined() ? "w2 after w1" : "w2");
+  });
+  w1.register_post_accumulate_grad_hook([&](const Tensor&) { order.push_back("w1"); });
+  tsr::sum(tsr::matmul(tsr::tanh(tsr::matmul(x, w1)), w2)).backward();
+  EXPECT_EQ(order, (std::vector<std::string>{"w2", "w1"}));
+}
+
+TEST(Autograd, PostAccumulateHookMayUpdateTheGradientInPlace) {
+  Tensor x = rnd({6}, 27).requires_grad_();
+  x.register_post_accumulate_grad_hook([&](const Tensor& leaf) {
+    Tensor g = leaf.grad();
+    g.copy_(g * 0.5);
+  });
+  tsr::sum(x * x).backward();
+  expect_near(vals(x.grad()), vals(x.detach()));  // d(x^2)/dx = 2x, halved
+}
+
+TEST(Autograd, PostAccumulateHookSkipsPassesWithoutAGradientAndAutogradGrad) {
+  Tensor x = rnd({3}, 28).requires_grad_(), y = rnd({3}, 29).requires_grad_();
+  int x_calls = 0, y_calls = 0;
+  x.register_post_accumulate_grad_hook([&](const Tensor&) { ++x_calls; });
+  y.register_post_accumulate_grad_hook([&](const Tensor&) { ++y_calls; });
+  tsr::sum(x * 2.0).backward();  // y is not in this graph
+  EXPECT_EQ(x_calls, 1);
+  EXPECT_EQ(y_calls, 0);
+  tsr::autograd::grad({tsr::sum(x * y)}, {x, y});  // accumulates nothing
+  EXPECT_EQ(x_calls, 1);
+  EXPECT_EQ(y_calls, 0);
+  // The leaf as a root of backward: its own gradient is the whole pass.
+  x.backward(tsr::ones({3}, TSR_F64));
+  EXPECT_EQ(x_calls, 2);
+}
+
+TEST(Autograd, PostAccumulateHookRemovalErrorsAndFreesItsState) {
+  Tensor x = rnd({3}, 30).requires_grad_();
+  auto alive = std::make_shared<int>(0);
+  std::weak_ptr<int> watch = alive;
+  int calls = 0;
+  uint64_t h = x.register_post_accumulate_grad_hook([&calls, alive](const Tensor&) { ++calls; });
+  alive.reset();
+  EXPECT_FALSE(watch.expired());  // the hook holds it
+  x.remove_post_accumulate_grad_hook(h);
+  EXPECT_TRUE(watch.expired());  // removal freed the hook's state
+  tsr::sum(x * x).backward();
+  EXPECT_EQ(calls, 0);
+  EXPECT_NE(error_of([&] { x.remove_post_accumulate_grad_hook(h); }).find("no hook with handle"), std::string::npos);
+  Tensor nonleaf = x * 2.0;
+  EXPECT_NE(error_of([&] { nonleaf.register_post_accumulate_grad_hook([](const Tensor&) {}); }).find("not a leaf"),
+            std::string::npos);
+  Tensor plain = rnd({3}, 31);
+  EXPECT_NE(error_of([&] { plain.register_post_accumulate_grad_hook([](const Tensor&) {}); })
+                .find("does not require grad"),
+            std::string::npos);
+  // A hook that throws aborts backward with its message.
+  x.register_post_accumulate_grad_hook([](const Tensor&) { throw tsr::Error(TSR_ABORTED, "stop here"); });
+  std::string err = error_of([&] { tsr::sum(x * x).backward(); });
+  EXPECT_NE(err.find("post-accumulate-grad hook"), std::string::npos) << err;
+  EXPECT_NE(err.find("stop here"), std::string::npos) << err;
 }
 
 TEST(Autograd, NoGradAndInferenceModeRecordNothing) {
