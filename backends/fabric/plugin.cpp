@@ -44,8 +44,8 @@ void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const st
     fail(TSR_INVALID_ARGUMENT, "group_create: options.struct_size " + std::to_string(o->struct_size) +
                                    " is too small (set it to sizeof(tsr_comm_group_options_t))");
   if (!o->devices || o->num_devices < 1)
-    fail(TSR_INVALID_ARGUMENT, "group_create: a group needs at least one device (num_devices " +
-                                   std::to_string(o->num_devices) + ")");
+    fail(TSR_INVALID_ARGUMENT,
+         "group_create: a group needs at least one device (num_devices " + std::to_string(o->num_devices) + ")");
   const int32_t world = o->world_size == 0 ? o->num_devices : o->world_size;
   if (o->rank < 0 || o->rank + o->num_devices > world)
     fail(TSR_INVALID_ARGUMENT, "group_create: ranks " + std::to_string(o->rank) + ".." +
@@ -61,8 +61,8 @@ void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const st
   for (int32_t i = 0; i < o->num_devices; ++i) {
     tsr_device_t d = o->devices[i];
     if (d.type < 0 || d.index < 0 || d.index >= g_api->device_count(rt, d.type))
-      fail(TSR_INVALID_ARGUMENT, "group_create: member " + std::to_string(i) + " is " + device_str(rt, d) +
-                                     ", which does not exist");
+      fail(TSR_INVALID_ARGUMENT,
+           "group_create: member " + std::to_string(i) + " is " + device_str(rt, d) + ", which does not exist");
     for (const tsr_device_t& m : g->members)
       if (m.type == d.type && m.index == d.index)
         fail(TSR_INVALID_ARGUMENT, "group_create: " + device_str(rt, d) + " is listed twice");
@@ -72,11 +72,11 @@ void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const st
   const bool multi = world != o->num_devices || o->rendezvous;
   if (multi) {
     if (!engine.empty() && engine != "gloo")
-      fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine +
-                                  "' is not built into the fabric backend (across processes: gloo)");
+      fail(TSR_UNIMPLEMENTED,
+           "group_create: engine '" + engine + "' is not built into the fabric backend (across processes: gloo)");
     if (o->num_devices != 1)
-      fail(TSR_UNIMPLEMENTED, "group_create: the gloo engine takes one device per process (" +
-                                  std::to_string(o->num_devices) + " given)");
+      fail(TSR_UNIMPLEMENTED,
+           "group_create: the gloo engine takes one device per process (" + std::to_string(o->num_devices) + " given)");
     const std::string rv = o->rendezvous ? o->rendezvous : "";
     if (rv.rfind("file://", 0) != 0 && rv.rfind("tcp://", 0) != 0)
       fail(TSR_INVALID_ARGUMENT, "group_create: rendezvous '" + rv +
@@ -120,7 +120,7 @@ tsr_status_t group_split(tsr_comm_group_t* parent, const int32_t* ranks, int32_t
     o.timeout_seconds = parent->timeout_seconds;
     std::string rendezvous;
     const std::string prefix = gloo_split_prefix(parent->engine.get(), &rendezvous);
-    if (!prefix.empty()) {  // across processes: a new Gloo context among the listed ranks
+    if (!prefix.empty()) {          // across processes: a new Gloo context among the listed ranks
       if (members.empty()) return;  // none of ours is listed (the prefix was still taken)
       for (int32_t i = 0; i < n; ++i)
         if (ranks[i] == parent->rank) o.rank = i;
@@ -201,8 +201,8 @@ tsr_status_t work_wait(tsr_comm_work_t* w, double timeout_seconds) {
   if (!w) return make_status(TSR_INVALID_ARGUMENT, "work_wait: work is NULL");
   const double limit = timeout_seconds < 0 && w->group ? w->group->timeout_seconds : timeout_seconds;
   if (!w->state->wait(limit))
-    return make_status(TSR_DEADLINE_EXCEEDED, "work_wait: the collective did not complete within " +
-                                                  std::to_string(limit) + " s");
+    return make_status(TSR_DEADLINE_EXCEEDED,
+                       "work_wait: the collective did not complete within " + std::to_string(limit) + " s");
   std::lock_guard<std::mutex> lock(w->state->mu);
   return w->state->code == TSR_OK ? nullptr : make_status(w->state->code, w->state->message);
 }

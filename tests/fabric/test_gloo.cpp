@@ -6,9 +6,11 @@
 //   all       every collective x reduce op x dtype x size (0, 1, 7, 1000; 1M float32 all_reduce),
 //             send/recv around a ring, a subgroup
 //   mismatch  rank 1 passes a different shape: every rank gets INVALID_ARGUMENT naming both
+//   async     rank 0's all_reduce completes while it goes on (the others join only when it says so)
 //   die       rank 1 exits between two all_reduces: the others fail within the timeout, then at once
 //   ddp       DistributedDataParallel on world_size shards of a batch equals one model trained here
-//             alone on the whole batch (plain and no_sync steps); unused parameters; bad shapes
+//             alone on the whole batch (plain and no_sync steps, buckets issued during backward);
+//             unused parameters; bad shapes
 // Every run ends by itself: the parent kills children still running after a time limit.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -215,6 +217,54 @@ struct Child {
            same(u, {double(world), double(world)}, TSR_F32, "all_reduce after the mismatch");
   }
 
+  // A collective across processes completes while its caller goes on: rank 0 issues an
+  // all_reduce that the others cannot join until rank 0 says so (a file), so an engine that
+  // completed before returning would hang here until the timeout.
+  bool scenario_async() {
+    Tensor t = tsr::full({1000}, double(rank + 1), TSR_F32, Device::cpu(0));
+    const std::string go = dir + "/rank0-issued";
+    if (rank == 0) {
+      tsr_tensor_t* ih[1] = {t.get()};
+      tsr_collective_args_t a{};
+      a.struct_size = sizeof(a);
+      a.kind = TSR_COLLECTIVE_ALL_REDUCE;
+      a.op = TSR_REDUCE_SUM;
+      a.num_tensors = 1;
+      a.inputs = ih;
+      tsr_comm_work_t* w = nullptr;
+      if (!ok(table()->collective(group, &a, &w), "issuing the all_reduce")) return false;
+      int32_t done = 1;
+      if (!ok(table()->work_query(w, &done), "work_query")) return false;
+      tsr_status_t early = table()->work_wait(w, 0.05);
+      const tsr_code_t early_code = early ? tsr::api()->status_code(early) : TSR_OK;
+      if (early) tsr::api()->status_free(early);
+      if (FILE* f = std::fopen(go.c_str(), "w")) std::fclose(f);
+      const bool waited = ok(table()->work_wait(w, -1), "work_wait");
+      table()->work_release(w);
+      if (world > 1 && done != 0) {
+        failure = "the all_reduce was done before the other ranks had joined it";
+        return false;
+      }
+      if (world > 1 && early_code != TSR_DEADLINE_EXCEEDED) {
+        failure = "a wait of 50 ms for a collective the others had not joined gave code " + std::to_string(early_code);
+        return false;
+      }
+      if (!waited) return false;
+    } else {
+      auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+      while (!std::filesystem::exists(go)) {
+        if (std::chrono::steady_clock::now() > until) {
+          failure = "rank 0 never issued its all_reduce";
+          return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (!ok(issue(TSR_COLLECTIVE_ALL_REDUCE, dist::ReduceOp::Sum, 0, t, {}), "all_reduce")) return false;
+    }
+    const double sum = world * (world + 1) / 2.0;
+    return same(t, std::vector<double>(1000, sum), TSR_F32, "the overlapped all_reduce");
+  }
+
   bool scenario_die() {
     Tensor t = tsr::full({1000}, 1.0, TSR_F32, Device::cpu(0));
     if (!ok(issue(TSR_COLLECTIVE_ALL_REDUCE, dist::ReduceOp::Sum, 0, t, {}), "first all_reduce")) return false;
@@ -263,7 +313,13 @@ struct DdpChild : Child {
     auto model = small_model(100 + static_cast<uint64_t>(rank));
     dist::DeviceGroup pg = dist::DeviceGroup::join(Device::cpu(0), rank, world,
                                                    dir.rfind("tcp://", 0) == 0 ? dir : "file://" + dir, timeout);
-    dist::DistributedDataParallel ddp(model, pg);
+    // 64-byte buckets: the four parameters (80, 20, 40, 8 bytes) in three buckets, so that the
+    // ordering of buckets completed during backward is exercised.
+    dist::DistributedDataParallel ddp(model, pg, 64);
+    if (ddp.num_buckets() != 3) {
+      failure = "expected 3 buckets, got " + std::to_string(ddp.num_buckets());
+      return false;
+    }
     auto ref = small_model(7);
     std::vector<Tensor> mp = model->parameters(), rp = ref->parameters();
     {
@@ -293,6 +349,10 @@ struct DdpChild : Child {
     for (int s = 0; s < 3; ++s) {  // plain steps
       step(s, true);
       if (!close(gradients(mp), gradients(rp), "step " + std::to_string(s) + " gradient")) return false;
+      if (ddp.buckets_issued_during_backward() != 3) {  // every bucket overlapped backward
+        failure = std::to_string(ddp.buckets_issued_during_backward()) + " of 3 buckets were issued during backward";
+        return false;
+      }
       sgd(mp);
       sgd(rp);
     }
@@ -376,7 +436,10 @@ int child_main(int argc, char** argv) {
   }
   bool good = c.ok(c.join(), "group_create");
   if (good) {
-    good = scenario == "all" ? c.scenario_all() : scenario == "mismatch" ? c.scenario_mismatch() : c.scenario_die();
+    good = scenario == "all"        ? c.scenario_all()
+           : scenario == "mismatch" ? c.scenario_mismatch()
+           : scenario == "async"    ? c.scenario_async()
+                                    : c.scenario_die();
     table()->group_release(c.group);
   }
   if (!good) std::fprintf(stderr, "rank %d of %d (%s): %s\n", c.rank, c.world, scenario.c_str(), c.failure.c_str());
@@ -490,6 +553,14 @@ TEST(Gloo, MismatchedShapesNameBothRanksOnEveryRank) {
   REQUIRE_GLOO();
   std::vector<int> codes = run_world("mismatch", 3, 30, 120);
   for (int r = 0; r < 3; ++r) EXPECT_EQ(codes[r], 0) << "rank " << r;
+}
+
+TEST(Gloo, CollectivesCompleteWhileTheCallerGoesOn) {
+  REQUIRE_GLOO();
+  for (int world : {1, 3}) {
+    std::vector<int> codes = run_world("async", world, 30, 120);
+    for (int r = 0; r < world; ++r) EXPECT_EQ(codes[r], 0) << "world " << world << " rank " << r;
+  }
 }
 
 TEST(Gloo, ADeadRankFailsTheOthersWithinTheTimeout) {
