@@ -175,6 +175,42 @@ class Module {
     for (auto& c : copies) c.first->copy_(c.second);
   }
 
+  // Makes this module, built the same way as `src` (same parameters and buffers, names and
+  // shapes), a replica of src on `dev` for one forward: each parameter becomes src's parameter
+  // copied to dev *with* autograd history, so the replica's gradients flow back into src's
+  // .grad (summed over replicas); each buffer becomes a copy. The replica's parameters are then
+  // not leaves: train src, not the replica. Checks everything before changing anything.
+  // (torch.nn.parallel.replicate; DataParallel calls it before every forward.)
+  void replicate_from(const Module& src, Device dev) {
+    std::vector<SlotRef> mine, theirs;
+    collect_slots("", &mine);
+    const_cast<Module&>(src).collect_slots("", &theirs);
+    std::string diff;
+    if (mine.size() != theirs.size())
+      diff = std::to_string(theirs.size()) + " parameters and buffers, the replica " + std::to_string(mine.size());
+    for (size_t i = 0; diff.empty() && i < mine.size(); ++i)
+      if (mine[i].name != theirs[i].name || mine[i].is_param != theirs[i].is_param ||
+          mine[i].t->defined() != theirs[i].t->defined() ||
+          (mine[i].t->defined() && mine[i].t->sizes() != theirs[i].t->sizes()))
+        diff = "'" + theirs[i].name + "' " +
+               (theirs[i].t->defined() ? shape_text(theirs[i].t->sizes()) : std::string("undefined")) +
+               ", the replica '" + mine[i].name + "' " +
+               (mine[i].t->defined() ? shape_text(mine[i].t->sizes()) : std::string("undefined"));
+    if (!diff.empty())
+      throw Error(TSR_INVALID_ARGUMENT, "replicate_from(" + src.type_name_ + "): the replica is not built like the "
+                                            "source: the source has " + diff);
+    for (size_t i = 0; i < mine.size(); ++i) {
+      if (!theirs[i].t->defined()) continue;
+      if (theirs[i].is_param) {
+        *mine[i].t = theirs[i].t->to(dev);  // recorded: the gradient flows back to the source
+      } else {
+        NoGradGuard no_grad;
+        *mine[i].t = theirs[i].t->detach().to(dev);
+      }
+    }
+    train(src.is_training());
+  }
+
   // A readable tree: "GPT(\n  (wte): Embedding(64, 128)\n ...)".
   virtual std::string extra_repr() const { return ""; }
   std::string repr(int indent = 0) const {
@@ -218,6 +254,17 @@ class Module {
     bool persistent;
   };
 
+  struct SlotRef {
+    std::string name;
+    Tensor* t;
+    bool is_param;
+  };
+  // Every parameter and buffer slot (undefined ones too), in a fixed order, with dotted names.
+  void collect_slots(const std::string& prefix, std::vector<SlotRef>* out) {
+    for (Slot& s : params_) out->push_back({prefix + s.name, s.t, true});
+    for (Slot& s : buffers_) out->push_back({prefix + s.name, s.t, false});
+    for (auto& c : children_) c.second->collect_slots(prefix + c.first + ".", out);
+  }
   template <class F>
   void visit(const std::string& prefix, bool recurse, F&& f) const {
     f(prefix, *this);
