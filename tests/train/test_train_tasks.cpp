@@ -78,6 +78,12 @@ TEST(TrainAddition, BatchesTakeLossOnlyOnTheAnswerAndAreAFunctionOfTheStep) {
   }
   EXPECT_EQ(t.batch(3, 5, tsr::Device::cpu()).x.to_vector<int64_t>(), x);
   EXPECT_NE(t.batch(4, 5, tsr::Device::cpu()).x.to_vector<int64_t>(), x);
+  // A data-parallel rank's rows are the same rows of the whole batch.
+  Batch part = t.batch(3, 5, tsr::Device::cpu(), 2, 2);
+  ASSERT_EQ(part.x.sizes(), (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(part.x.to_vector<int64_t>(), std::vector<int64_t>(x.begin() + 16, x.begin() + 32));
+  EXPECT_EQ(part.y.to_vector<int64_t>(), std::vector<int64_t>(y.begin() + 16, y.begin() + 32));
+  EXPECT_TRUE(throws_with([&] { t.batch(3, 5, tsr::Device::cpu(), 4, 2); }, {"rows 4..5", "batch of 5"}));
   // One epoch visits every train problem once.
   AdditionOptions one;
   one.digits = 1;
@@ -136,6 +142,9 @@ TEST(TrainText, VocabularyBatchesAndErrors) {
     EXPECT_NE(text.find(window), std::string::npos) << window;
   }
   EXPECT_EQ(t.batch(2, 3, tsr::Device::cpu()).x.to_vector<int64_t>(), x);
+  Batch tail = t.batch(2, 3, tsr::Device::cpu(), 1);  // rows 1..2 of the same batch
+  EXPECT_EQ(tail.x.to_vector<int64_t>(), std::vector<int64_t>(x.begin() + 16, x.end()));
+  EXPECT_EQ(tail.y.to_vector<int64_t>(), std::vector<int64_t>(y.begin() + 16, y.end()));
 
   tsr::manual_seed(3);
   GPTConfig c;

@@ -80,15 +80,20 @@ const std::vector<int64_t>& AdditionTask::epoch_order(int64_t epoch) const {
   return order_;
 }
 
-Batch AdditionTask::batch(int64_t step, int64_t batch_size, tsr::Device dev) const {
+Batch AdditionTask::batch(int64_t step, int64_t batch_size, tsr::Device dev, int64_t first, int64_t rows) const {
   if (batch_size < 1)
     throw tsr::Error(TSR_INVALID_ARGUMENT, "addition: batch size must be >= 1, got " + std::to_string(batch_size));
+  if (rows < 0) rows = batch_size - first;
+  if (first < 0 || rows < 1 || first + rows > batch_size)
+    throw tsr::Error(TSR_INVALID_ARGUMENT, "addition: rows " + std::to_string(first) + ".." +
+                                               std::to_string(first + rows - 1) + " are not in a batch of " +
+                                               std::to_string(batch_size));
   // Epochs without replacement; a batch may straddle two epochs when N % B != 0.
   const int64_t N = static_cast<int64_t>(train_.size()), T = block_size();
   std::vector<int64_t> x, y;
-  x.reserve(static_cast<size_t>(batch_size * T));
+  x.reserve(static_cast<size_t>(rows * T));
   y.reserve(x.capacity());
-  for (int64_t i = 0; i < batch_size; ++i) {
+  for (int64_t i = first; i < first + rows; ++i) {
     int64_t pos = step * batch_size + i;
     const auto& p = train_[static_cast<size_t>(epoch_order(pos / N)[static_cast<size_t>(pos % N)])];
     std::vector<int64_t> seq = encode(p.first, p.second);
@@ -98,7 +103,7 @@ Batch AdditionTask::batch(int64_t step, int64_t batch_size, tsr::Device dev) con
       y.push_back(j + 1 >= prompt_len() ? seq[static_cast<size_t>(j + 1)] : -100);
     }
   }
-  return {tsr::from_vector<int64_t>(x, {batch_size, T}, dev), tsr::from_vector<int64_t>(y, {batch_size, T}, dev)};
+  return {tsr::from_vector<int64_t>(x, {rows, T}, dev), tsr::from_vector<int64_t>(y, {rows, T}, dev)};
 }
 
 double AdditionTask::accuracy(GPT& model, tsr::Device dev, const std::vector<std::pair<uint64_t, uint64_t>>& problems,

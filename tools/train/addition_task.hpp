@@ -38,7 +38,7 @@ class AdditionTask : public Task {
   std::string name() const override { return "addition"; }
   int64_t vocab_size() const override { return kVocab; }
   int64_t block_size() const override { return seq_len() - 1; }
-  Batch batch(int64_t step, int64_t batch_size, tsr::Device dev) const override;
+  Batch batch(int64_t step, int64_t batch_size, tsr::Device dev, int64_t first = 0, int64_t rows = -1) const override;
   EvalResult evaluate(GPT& model, tsr::Device dev) const override;
   std::map<std::string, std::string> signature() const override;
   std::string describe() const override;

@@ -34,7 +34,10 @@ class Task {
   virtual int64_t vocab_size() const = 0;
   // The context the model needs (length of x).
   virtual int64_t block_size() const = 0;
-  virtual Batch batch(int64_t step, int64_t batch_size, tsr::Device dev) const = 0;
+  // Rows [first, first + rows) of the global batch of `step` (rows < 0: to its end): a
+  // data-parallel rank generates only its own slice, and gets the same rows as a one-process
+  // run's batch would hold there.
+  virtual Batch batch(int64_t step, int64_t batch_size, tsr::Device dev, int64_t first = 0, int64_t rows = -1) const = 0;
   virtual EvalResult evaluate(GPT& model, tsr::Device dev) const = 0;
   // Settings a resumed run must match, stored in the checkpoint ("task.digits" = "3").
   virtual std::map<std::string, std::string> signature() const = 0;

@@ -40,21 +40,26 @@ TextTask::TextTask(const std::string& path, int64_t block_size, uint64_t seed)
     (i < split ? train_ : val_).push_back(id_of_[static_cast<unsigned char>(text[static_cast<size_t>(i)])]);
 }
 
-Batch TextTask::batch(int64_t step, int64_t batch_size, tsr::Device dev) const {
+Batch TextTask::batch(int64_t step, int64_t batch_size, tsr::Device dev, int64_t first, int64_t rows) const {
   if (batch_size < 1)
     throw tsr::Error(TSR_INVALID_ARGUMENT, "--text: batch size must be >= 1, got " + std::to_string(batch_size));
+  if (rows < 0) rows = batch_size - first;
+  if (first < 0 || rows < 1 || first + rows > batch_size)
+    throw tsr::Error(TSR_INVALID_ARGUMENT, "--text: rows " + std::to_string(first) + ".." +
+                                               std::to_string(first + rows - 1) + " are not in a batch of " +
+                                               std::to_string(batch_size));
   SplitMix rng(mix64(seed_ * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(step)));
   const uint64_t starts = train_.size() - static_cast<size_t>(block_);
+  for (int64_t b = 0; b < first; ++b) rng.below(starts);  // the rows before ours, as a whole batch draws them
   std::vector<int64_t> x, y;
-  x.reserve(static_cast<size_t>(batch_size * block_));
+  x.reserve(static_cast<size_t>(rows * block_));
   y.reserve(x.capacity());
-  for (int64_t b = 0; b < batch_size; ++b) {
+  for (int64_t b = 0; b < rows; ++b) {
     auto o = train_.begin() + static_cast<int64_t>(rng.below(starts));
     x.insert(x.end(), o, o + block_);
     y.insert(y.end(), o + 1, o + block_ + 1);
   }
-  return {tsr::from_vector<int64_t>(x, {batch_size, block_}, dev),
-          tsr::from_vector<int64_t>(y, {batch_size, block_}, dev)};
+  return {tsr::from_vector<int64_t>(x, {rows, block_}, dev), tsr::from_vector<int64_t>(y, {rows, block_}, dev)};
 }
 
 EvalResult TextTask::evaluate(GPT& model, tsr::Device dev) const {

@@ -24,7 +24,7 @@ class TextTask : public Task {
   std::string name() const override { return "text"; }
   int64_t vocab_size() const override { return static_cast<int64_t>(vocab_.size()); }
   int64_t block_size() const override { return block_; }
-  Batch batch(int64_t step, int64_t batch_size, tsr::Device dev) const override;
+  Batch batch(int64_t step, int64_t batch_size, tsr::Device dev, int64_t first = 0, int64_t rows = -1) const override;
   EvalResult evaluate(GPT& model, tsr::Device dev) const override;
   std::map<std::string, std::string> signature() const override;
   std::string describe() const override;

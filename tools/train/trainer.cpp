@@ -286,7 +286,7 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
   // Data parallelism when started by `tessera launch -n N` (WORLD_SIZE > 1): every rank takes
   // rank 0's weights (DistributedDataParallel), trains on its slice of each global batch (the
   // batch stays --batch-size, so the run is the one-process run up to float rounding), and
-  // averages gradients after backward. Rank 0 alone reports, evaluates and writes files.
+  // averages gradients while backward runs. Rank 0 alone reports, evaluates and writes files.
   const char* world_env = std::getenv("WORLD_SIZE");
   const int world = world_env ? std::atoi(world_env) : 1;
   std::optional<tsr::distributed::DeviceGroup> pg;
@@ -326,11 +326,7 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
   auto run_start = Clock::now();
   for (; step < end; ++step) {
     auto t0 = Clock::now();
-    Batch b = task->batch(step, cfg.batch_size, dev);
-    if (pg) {  // this rank's slice of the global batch
-      b.x = b.x.narrow(0, rank * local_batch, local_batch);
-      b.y = b.y.narrow(0, rank * local_batch, local_batch);
-    }
+    Batch b = task->batch(step, cfg.batch_size, dev, rank * local_batch, local_batch);  // this rank's slice
     double lr = opt.lr();
     tsr::Tensor loss = model->loss(model->forward(b.x), b.y);
     opt.zero_grad();
@@ -338,14 +334,16 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
       ddp->backward(loss);
     else
       loss.backward();
+    // The global batch's loss, for the log: averaged over the ranks while the optimizer steps.
+    tsr::distributed::Work loss_avg;
+    if (pg) {
+      loss = loss.detach().clone();
+      loss_avg = pg->all_reduce({loss}, tsr::distributed::ReduceOp::Avg);
+    }
     if (cfg.grad_clip > 0) tsr::optim::clip_grad_norm_(model->parameters(), cfg.grad_clip);
     opt.step();
     sched.step();
-    if (pg) {  // the global batch's loss, for the log
-      tsr::Tensor l = loss.detach().clone();
-      pg->all_reduce({l}, tsr::distributed::ReduceOp::Avg).wait();
-      loss = l;
-    }
+    loss_avg.wait();
     double loss_v = loss.item<float>();  // synchronizes: the step time below is real
     double dt = std::chrono::duration<double>(Clock::now() - t0).count();
     train_seconds += dt;
