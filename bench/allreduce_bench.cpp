@@ -5,6 +5,11 @@
 //   tessera_allreduce_bench [--max-mib M] [--iters K]           in-process, 2 and 4 virtual CPU devices
 //   tessera launch -n 2 -- tessera_allreduce_bench --gloo       the Gloo engine across processes
 //
+// Where the machine has GPUs, the default run adds the NCCL engine: one GPU (world size 1, where
+// NCCL copies in place and busbw is 0 by definition, so algbw is printed) and, with 2 or more
+// GPUs, all of them in one process. Each timed call waits for the collective to have run on the
+// device (work.wait()).
+//
 // Sizes run from 4 KiB to --max-mib (default 64 MiB) by factors of 4, float32, sum. Each figure
 // is the median of K timed calls after one warm-up; memcpy copies the same number of bytes.
 // Rank 0 prints. The numbers are for comparing engines and sizes on one machine in one run.
@@ -57,6 +62,39 @@ std::string size_str(size_t b) {
   else
     std::snprintf(buf, sizeof(buf), "%zu KiB", b >> 10);
   return buf;
+}
+
+// The NCCL rows: world size 1 on cuda:0, and every GPU of the machine when there are several.
+void nccl_rows(size_t max_bytes, int iters) {
+  int32_t type = -1;
+  if (tsr_status_t st = tsr::api()->device_type_lookup(tsr::runtime(), "cuda", &type)) {
+    tsr::api()->status_free(st);
+    std::printf("\nnccl engine: skipped (no cuda device type: the CUDA backend is not loaded)\n");
+    return;
+  }
+  const int gpus = tsr::api()->device_count(tsr::runtime(), type);
+  if (gpus < 1) {
+    std::printf("\nnccl engine: skipped (no GPU)\n");
+    return;
+  }
+  std::printf("\nall_reduce (sum, float32), nccl engine, world size 1 and %d GPU(s) in one process\n%10s %14s %14s\n",
+              gpus, "size", "algbw n=1", gpus > 1 ? "busbw n=all" : "-");
+  for (size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
+    double bw[2] = {0, 0};
+    for (int k = 0; k < (gpus > 1 ? 2 : 1); ++k) {
+      const int n = k == 0 ? 1 : gpus;
+      std::vector<tsr::Device> ds;
+      std::vector<tsr::Tensor> ts;
+      for (int i = 0; i < n; ++i) {
+        ds.push_back(tsr::Device(tsr_device_t{type, i}));
+        ts.push_back(tsr::ones({static_cast<int64_t>(bytes / 4)}, TSR_F32, ds.back()));
+      }
+      dist::DeviceGroup g(ds);
+      const double s = median_seconds(iters, [&] { g.all_reduce(ts).wait(); });
+      bw[k] = n == 1 ? static_cast<double>(bytes) / s / 1e9 : busbw(bytes, n, s);
+    }
+    std::printf("%10s %14.3f %14.3f\n", size_str(bytes).c_str(), bw[0], bw[1]);
+  }
 }
 
 }  // namespace
@@ -113,6 +151,7 @@ int main(int argc, char** argv) {
       double mc = memcpy_gbs(bytes, iters);
       std::printf("%10s %14.3f %14.3f %14.3f %12.3f\n", size_str(bytes).c_str(), bw[0], bw[1], mc, bw[1] / mc);
     }
+    nccl_rows(max_bytes, iters);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

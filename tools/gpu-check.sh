@@ -8,8 +8,10 @@
 # Steps: configure (Release, Ninja, -DTESSERA_CUDA=ON, for this machine's GPU only: CMake picks it,
 # see TESSERA_CUDA_ARCHITECTURES in CMakeLists.txt; ccache when installed),
 # build only what the checks run (core, cpu and cuda plugins, the tests under tests/cuda, the
-# `tessera` command, tessera_cuda_bench), `ctest -R cuda`, `tessera conformance --device cuda`,
-# then tessera_cuda_bench. A summary of the steps is printed, then the benchmark's markdown table
+# `tessera` command, tessera_cuda_bench, the fabric NCCL engine, its tests and
+# tessera_allreduce_bench), `ctest -R cuda` (which includes the NCCL engine's cuda.fabric.*
+# tests), `tessera conformance --device cuda`, then tessera_cuda_bench and the all-reduce
+# benchmark's nccl rows. A summary of the steps is printed, then the benchmark's markdown table
 # last. Exit status: 0 when every step passed, 1 when one failed, 2 when the machine cannot run the
 # checks (no GPU, no nvcc, no cmake/ninja): those fail at once with the reason.
 #
@@ -75,6 +77,15 @@ if ! step "configure" 120 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TY
   exit 1
 fi
 targets=(tessera tessera_cpu tessera_cuda tessera_cuda_backend tessera_cli tessera_cuda_bench)
+# The fabric backend's NCCL engine, its tests (cuda.fabric.*, run by `ctest -R cuda`) and the
+# all-reduce benchmark (its nccl rows), when this build has them.
+for t in tessera_fabric tessera_fabric_nccl test_fabric_nccl tessera_allreduce_bench; do
+  if ninja -C "$build" -t targets all 2>/dev/null | grep -q "^$t:"; then
+    targets+=("$t")
+  else
+    echo "gpu-check: no target $t in this build (the NCCL engine needs nccl.h and libnccl; see backends/fabric)"
+  fi
+done
 # Every target under tests/cuda (the directory's phony "all" target), when the suite is wired.
 if ninja -C "$build" -t targets all 2>/dev/null | grep -q '^tests/cuda/all:'; then
   targets+=(tests/cuda/all)
@@ -112,6 +123,18 @@ step "tessera_cuda_bench${GPU_CHECK_BENCH_ARGS:+ $GPU_CHECK_BENCH_ARGS}" 300 \
 if grep -q '^no CUDA device' "$bench_out"; then
   summary+=("FAILED  tessera_cuda_bench saw no CUDA device: $(grep '^no CUDA device' "$bench_out")")
   failed=1
+fi
+
+# The NCCL engine's all-reduce at world size 1 (and over every GPU when there are several).
+if [ -x "$build/bin/tessera_allreduce_bench" ]; then
+  nccl_out="$(mktemp)"
+  step "tessera_allreduce_bench (nccl rows)" 180 "$build/bin/tessera_allreduce_bench" --max-mib 64 --iters 10 >"$nccl_out"
+  sed -n '/nccl engine/,$p' "$nccl_out"
+  if ! grep -q 'nccl engine, world size 1' "$nccl_out"; then
+    summary+=("FAILED  tessera_allreduce_bench printed no nccl rows: $(grep 'nccl engine' "$nccl_out" || echo 'none')")
+    failed=1
+  fi
+  rm -f "$nccl_out"
 fi
 
 echo

@@ -131,6 +131,15 @@ std::unique_ptr<Engine> make_inprocess_engine(tsr_comm_group_s* group);
 // (gloo/gloo_engine.cpp, loaded by gloo_proxy.cpp).
 std::unique_ptr<Engine> make_gloo_engine(tsr_comm_group_s* group, const std::string& rendezvous,
                                          const std::string& prefix);
+// The engine for members that are all cuda devices: NCCL, in one process (rendezvous "":
+// ncclCommInitAll) or across processes (the unique id handed out at `rendezvous` under key
+// `prefix`) (nccl/nccl_engine.cpp, loaded by nccl_proxy.cpp).
+std::unique_ptr<Engine> make_nccl_engine(tsr_comm_group_s* group, const std::string& rendezvous,
+                                         const std::string& prefix);
+bool is_nccl_engine(const Engine* e);
+// For group_split of an NCCL group (ncclCommSplit, which every process of the parent calls):
+// the subgroup's engine, or nullptr when `group` is NULL (none of this process's members).
+std::unique_ptr<Engine> nccl_split(Engine* parent, tsr_comm_group_s* group, const int32_t* ranks, int32_t n);
 // For group_split of a Gloo group: the subgroup's store prefix (every member of the parent
 // calls this once per split, so the prefixes agree) and the rendezvous; "" for other engines.
 std::string gloo_split_prefix(Engine* parent, std::string* rendezvous);

@@ -13,29 +13,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "args.hpp"
 #include "group.hpp"
 #include "reduce_ops.hpp"
 #include "tessera/dtype.hpp"
 
 namespace fabric {
 namespace {
-
-struct View {
-  tsr_tensor_t* t = nullptr;
-  char* data = nullptr;
-  int64_t numel = 0;
-  int32_t dtype = 0;
-  std::string desc;  // "float32 [3, 4] on cpu:1"
-};
-
-std::string shape_str(const tsr_tensor_t* t) {
-  const tsr_api_t* a = api();
-  int32_t nd = a->tensor_ndim(t);
-  const int64_t* s = a->tensor_sizes(t);
-  std::string r = "[";
-  for (int32_t i = 0; i < nd; ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
 
 // dest[j] = op over the members of in[m][offset + j], j < k, as T, for every dest. Chunked: a
 // chunk of every member is reduced into accumulators that stay in cache, then stored to each
@@ -80,7 +64,7 @@ class InProcessEngine final : public Engine {
       if (d.type != TSR_DEVICE_TYPE_CPU)
         fail(TSR_UNIMPLEMENTED, "group_create: the in-process engine reduces in host memory, and " +
                                     device_str(g->runtime, d) +
-                                    " is not a cpu device (GPU groups need the nccl engine, not built here)");
+                                    " is not a cpu device (GPU groups use the nccl engine)");
   }
   const char* name() const override { return "inprocess"; }
 
@@ -98,37 +82,11 @@ class InProcessEngine final : public Engine {
       fail(TSR_UNIMPLEMENTED, std::string(what) +
                                   ": point to point pairs members of different processes; every member of an "
                                   "in-process group is here (copy the tensor with .to(device) instead)");
-    if (a.kind < TSR_COLLECTIVE_ALL_REDUCE || a.kind > TSR_COLLECTIVE_BARRIER)
-      fail(TSR_INVALID_ARGUMENT, "collective: unknown kind " + std::to_string(static_cast<int>(a.kind)));
-    if (a.num_tensors != n)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": " + std::to_string(a.num_tensors) +
-                                     " tensors for a group with " + std::to_string(n) +
-                                     " members in this process (one tensor per member, in rank order)");
-    const bool reducing = a.kind == TSR_COLLECTIVE_ALL_REDUCE || a.kind == TSR_COLLECTIVE_REDUCE ||
-                          a.kind == TSR_COLLECTIVE_REDUCE_SCATTER;
-    if (reducing && (a.op < TSR_REDUCE_SUM || a.op > TSR_REDUCE_PROD))
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": unknown reduce op " + std::to_string(static_cast<int>(a.op)));
-    const bool rooted = a.kind == TSR_COLLECTIVE_REDUCE || a.kind == TSR_COLLECTIVE_BROADCAST;
-    if (rooted && (a.root < 0 || a.root >= n))
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": root " + std::to_string(a.root) + " is not a rank of a group of " +
-                                     std::to_string(n));
-    std::vector<View> in = views(a.inputs, "input", what, true);
-    const bool has_out = a.kind == TSR_COLLECTIVE_ALL_GATHER || a.kind == TSR_COLLECTIVE_REDUCE_SCATTER ||
-                         a.kind == TSR_COLLECTIVE_ALL_TO_ALL;
-    std::vector<View> out;
-    if (has_out) {
-      out = views(a.outputs, "output", what, false);
-      if (out[0].dtype != in[0].dtype)
-        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the output of rank 0 is " + out[0].desc +
-                                       " but the input is " + in[0].desc + " (same dtype needed)");
-    }
+    const Checked c = check_collective(*g_, a);  // nothing is written before this passes
+    const std::vector<View>& in = c.in;
+    const std::vector<View>& out = c.out;
     const int64_t k = in[0].numel;
     const size_t isz = static_cast<size_t>(tsr::itemsize(in[0].dtype));
-    auto need = [&](int64_t want, const char* of) {
-      if (out[0].numel != want)
-        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the output of rank 0 is " + out[0].desc + " but needs " +
-                                       std::to_string(want) + " elements (" + of + ")");
-    };
     switch (a.kind) {
       case TSR_COLLECTIVE_ALL_REDUCE:
       case TSR_COLLECTIVE_REDUCE: {
@@ -145,7 +103,6 @@ class InProcessEngine final : public Engine {
         return;
       }
       case TSR_COLLECTIVE_ALL_GATHER: {
-        need(k * n, "world_size x the input's");
         std::vector<char> r(static_cast<size_t>(k * n) * isz);
         for (int32_t m = 0; m < n; ++m)
           if (k) std::memcpy(r.data() + static_cast<size_t>(m * k) * isz, in[m].data, static_cast<size_t>(k) * isz);
@@ -153,19 +110,11 @@ class InProcessEngine final : public Engine {
         return;
       }
       case TSR_COLLECTIVE_REDUCE_SCATTER: {
-        if (k % n != 0)
-          fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the input " + in[0].desc +
-                                         " does not split into " + std::to_string(n) + " equal slices");
-        need(k / n, "the input's divided by world_size");
         // Outputs never alias inputs here (their sizes differ), so each slice goes straight out.
         for (int32_t m = 0; m < n; ++m) reduce_dispatch(in[0].dtype, in, m * (k / n), k / n, a.op, {out[m].data});
         return;
       }
       case TSR_COLLECTIVE_ALL_TO_ALL: {
-        if (k % n != 0)
-          fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the input " + in[0].desc +
-                                         " does not split into " + std::to_string(n) + " equal slices");
-        need(k, "as many as the input");
         const size_t slice = static_cast<size_t>(k / n) * isz;
         std::vector<std::vector<char>> res(static_cast<size_t>(n), std::vector<char>(slice * static_cast<size_t>(n)));
         for (int32_t i = 0; i < n; ++i)    // receiver
@@ -177,44 +126,6 @@ class InProcessEngine final : public Engine {
       default:
         return;
     }
-  }
-
-  // The members' tensors, checked: present, on their member's device, contiguous, and (inputs)
-  // of one dtype and shape across members.
-  std::vector<View> views(tsr_tensor_t* const* ts, const char* role, const char* what, bool same_shape) {
-    const tsr_api_t* a = api();
-    const size_t n = g_->members.size();
-    if (!ts) fail(TSR_INVALID_ARGUMENT, std::string(what) + ": no " + role + " tensors given");
-    std::vector<View> v(n);
-    for (size_t m = 0; m < n; ++m) {
-      tsr_tensor_t* t = ts[m];
-      if (!t) fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " of rank " + std::to_string(m) + " is NULL");
-      tsr_device_t d = a->tensor_device(t);
-      View& x = v[m];
-      x.t = t;
-      x.dtype = a->tensor_dtype(t);
-      x.numel = a->tensor_numel(t);
-      x.desc = std::string(tsr::dtype_name(x.dtype)) + " " + shape_str(t) + " on " + device_str(g_->runtime, d);
-      const tsr_device_t& want = g_->members[m];
-      if (d.type != want.type || d.index != want.index)
-        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " of rank " + std::to_string(m) + " is " +
-                                       x.desc + " but rank " + std::to_string(m) + " is " +
-                                       device_str(g_->runtime, want));
-      if (!a->tensor_is_contiguous(t))
-        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " of rank " + std::to_string(m) + " (" +
-                                       x.desc + ") is not contiguous (call .contiguous() first)");
-      x.data = static_cast<char*>(a->tensor_data(t));
-      if (m > 0 && x.dtype != v[0].dtype)
-        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": rank 0's " + role + " is " + v[0].desc + " but rank " +
-                                       std::to_string(m) + "'s is " + x.desc + " (dtypes differ)");
-      if (m > 0 && same_shape && shape_str(t) != shape_str(v[0].t))
-        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": rank 0's " + role + " is " + v[0].desc + " but rank " +
-                                       std::to_string(m) + "'s is " + x.desc + " (shapes differ)");
-      if (m > 0 && !same_shape && x.numel != v[0].numel)
-        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": rank 0's " + role + " is " + v[0].desc + " but rank " +
-                                       std::to_string(m) + "'s is " + x.desc + " (sizes differ)");
-    }
-    return v;
   }
 
   static void copy_out(const View& v, const char* src, size_t offset, size_t nbytes) {

@@ -1,7 +1,8 @@
 // The fabric plugin: publishes the tessera.collectives table (abi/tessera/ext_collectives.h).
 // This file is the ABI boundary: argument checks, groups and work handles, and exceptions
 // turned into statuses; the engines do the communication (inprocess.cpp in this library,
-// gloo/ in tessera_fabric_gloo.so, which gloo_proxy.cpp opens on first use).
+// gloo/ in tessera_fabric_gloo.so and nccl/ in tessera_fabric_nccl.so, which gloo_proxy.cpp and
+// nccl_proxy.cpp open on first use).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -70,18 +71,44 @@ void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const st
   }
   const std::string engine = o->engine ? o->engine : "";
   const bool multi = world != o->num_devices || o->rendezvous;
+  const std::string rv = o->rendezvous ? o->rendezvous : "";
+  auto check_rendezvous = [&] {
+    if (rv.rfind("file://", 0) != 0 && rv.rfind("tcp://", 0) != 0)
+      fail(TSR_INVALID_ARGUMENT, "group_create: rendezvous '" + rv +
+                                     "' is neither file:///shared/dir (one machine) nor tcp://host:port (rank 0 "
+                                     "listens there)");
+  };
+  // GPU members (all cuda devices) take the nccl engine, in one process or across processes.
+  size_t cuda_members = 0;
+  for (const tsr_device_t& d : g->members) {
+    const char* type = g_api->device_type_name(rt, d.type);
+    if (type && std::string(type) == "cuda") ++cuda_members;
+  }
+  if (cuda_members != 0 && cuda_members != g->members.size())
+    fail(TSR_INVALID_ARGUMENT, "group_create: the members mix device types (" + device_str(rt, g->members[0]) +
+                                   " and " + device_str(rt, g->members.back()) +
+                                   "): a group's members are all cpu devices or all cuda devices");
+  if (cuda_members || engine == "nccl") {
+    if (!cuda_members)
+      fail(TSR_UNIMPLEMENTED, "group_create: engine 'nccl' communicates between cuda devices, and member 0 is " +
+                                  device_str(rt, g->members[0]) + " (cpu groups: inprocess or gloo)");
+    if (!engine.empty() && engine != "nccl")
+      fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine + "' cannot communicate between cuda devices (" +
+                                  device_str(rt, g->members[0]) + "): GPU groups use the nccl engine");
+    if (multi) check_rendezvous();
+    const std::string prefix = multi ? "g" + std::to_string(g_groups.fetch_add(1)) : "";
+    g->engine = make_nccl_engine(g.get(), multi ? rv : "", prefix);
+    *out = g.release();
+    return;
+  }
   if (multi) {
     if (!engine.empty() && engine != "gloo")
       fail(TSR_UNIMPLEMENTED,
            "group_create: engine '" + engine + "' is not built into the fabric backend (across processes: gloo)");
     if (o->num_devices != 1)
-      fail(TSR_UNIMPLEMENTED,
-           "group_create: the gloo engine takes one device per process (" + std::to_string(o->num_devices) + " given)");
-    const std::string rv = o->rendezvous ? o->rendezvous : "";
-    if (rv.rfind("file://", 0) != 0 && rv.rfind("tcp://", 0) != 0)
-      fail(TSR_INVALID_ARGUMENT, "group_create: rendezvous '" + rv +
-                                     "' is neither file:///shared/dir (one machine) nor tcp://host:port (rank 0 "
-                                     "listens there)");
+      fail(TSR_UNIMPLEMENTED, "group_create: the gloo engine takes one device per process (" +
+                                  std::to_string(o->num_devices) + " given)");
+    check_rendezvous();
     const std::string prefix = split_prefix.empty() ? "g" + std::to_string(g_groups.fetch_add(1)) : split_prefix;
     g->engine = make_gloo_engine(g.get(), rv, prefix);
     g->worker = std::make_unique<Worker>(g->engine.get());
@@ -114,6 +141,25 @@ tsr_status_t group_split(tsr_comm_group_t* parent, const int32_t* ranks, int32_t
       int32_t local = ranks[i] - parent->rank;
       if (local >= 0 && local < static_cast<int32_t>(parent->members.size()))
         members.push_back(parent->members[static_cast<size_t>(local)]);
+    }
+    if (is_nccl_engine(parent->engine.get())) {  // ncclCommSplit: every process takes part, listed or not
+      std::unique_ptr<tsr_comm_group_s> sub;
+      if (!members.empty()) {
+        sub.reset(new tsr_comm_group_s);
+        sub->runtime = parent->runtime;
+        sub->members = members;
+        sub->world_size = n;
+        sub->timeout_seconds = parent->timeout_seconds;
+        for (int32_t i = n - 1; i >= 0; --i)  // the first listed rank of this process
+          if (ranks[i] >= parent->rank && ranks[i] < parent->rank + static_cast<int32_t>(parent->members.size()))
+            sub->rank = i;
+      }
+      std::unique_ptr<Engine> e = nccl_split(parent->engine.get(), sub.get(), ranks, n);
+      if (sub) {
+        sub->engine = std::move(e);
+        *out = sub.release();
+      }
+      return;
     }
     tsr_comm_group_options_t o{};
     o.struct_size = sizeof(o);
@@ -234,5 +280,5 @@ void init(tsr::Registrar& r) {
 }  // namespace
 }  // namespace fabric
 
-TSR_DEFINE_PLUGIN("fabric", TSR_FABRIC_VERSION, "collectives over device groups (in-process and Gloo engines)", nullptr,
+TSR_DEFINE_PLUGIN("fabric", TSR_FABRIC_VERSION, "collectives over device groups (in-process, Gloo and NCCL engines)", nullptr,
                   fabric::init, nullptr)

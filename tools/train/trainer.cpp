@@ -216,6 +216,12 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
       throw UsageError("--device " + o.device + ": " + e.what());
     }
   }
+  // Under `tessera launch` each process trains on the GPU of its LOCAL_RANK (the NCCL engine).
+  const char* launched_world = std::getenv("WORLD_SIZE");
+  if (launched_world && std::atoi(launched_world) > 1 && dev.str().rfind("cuda", 0) == 0) {
+    const char* local_rank = std::getenv("LOCAL_RANK");
+    dev = tsr::Device("cuda:" + std::string(local_rank && *local_rank ? local_rank : "0"));
+  }
 
   // ---- configuration: defaults < checkpoint < flags ----
   std::optional<tsr::TrainingCheckpoint> ck;
@@ -293,13 +299,19 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
   std::unique_ptr<tsr::distributed::DistributedDataParallel> ddp;
   int rank = 0;
   if (world > 1) {
-    if (!(dev == tsr::Device::cpu()))
-      throw UsageError("data-parallel training across processes runs on the CPU (the Gloo engine); " + dev.str() +
-                       " needs the NCCL engine, which is not built yet (pass --device cpu)");
+    const bool gpu = dev.str().rfind("cuda", 0) == 0;
+    if (!(dev == tsr::Device::cpu()) && !gpu)
+      throw UsageError("data-parallel training across processes runs on the CPU (the Gloo engine) or on GPUs (the "
+                       "NCCL engine), not on " + dev.str());
     if (cfg.batch_size % world != 0)
       throw UsageError("--batch-size " + std::to_string(cfg.batch_size) + " does not split over " +
                        std::to_string(world) + " processes");
-    pg.emplace(tsr::distributed::init_process_group());
+    tsr::distributed::InitOptions io;
+    if (gpu) {  // a build without the NCCL engine says so here
+      io.backend = "nccl";
+      io.device = dev;
+    }
+    pg.emplace(tsr::distributed::init_process_group(io));
     rank = pg->rank();
     ddp = std::make_unique<tsr::distributed::DistributedDataParallel>(model, *pg);
     if (rank != 0) out = err = nullptr;

@@ -37,21 +37,13 @@
 #include <mutex>
 
 #include "../group.hpp"
+#include "../header.hpp"
 #include "../reduce_ops.hpp"
 #include "gloo_entry.h"
-#include "tcp_store.hpp"
+#include "../tcp_store.hpp"
 
 namespace fabric {
 namespace {
-
-constexpr int kMaxDims = 8;
-constexpr int kHeader = 8 + kMaxDims;  // kind, op, root, dtype, in numel, out numel, ndim, pad, sizes
-
-std::string shape_of(const int64_t* h) {
-  std::string s = "[";
-  for (int64_t d = 0; d < h[6] && d < kMaxDims; ++d) s += (d ? ", " : "") + std::to_string(h[8 + d]);
-  return s + "]";
-}
 
 // Gloo writes to sockets without MSG_NOSIGNAL: when a peer has died, the write raises SIGPIPE,
 // whose default action ends the process (a surviving rank would die instead of getting
@@ -85,16 +77,20 @@ class SigpipeBlocked {
   sigset_t old_;
 };
 
-// The tcp:// servers this process runs (as rank 0), one per address, kept while a group uses it.
-std::shared_ptr<TcpStoreServer> server_for(const std::string& url, const std::string& host, int port) {
-  static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<TcpStoreServer>> servers;
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto s = servers[url].lock()) return s;
-  auto s = std::make_shared<TcpStoreServer>(host, port);
-  servers[url] = s;
-  return s;
-}
+// Tessera's tcp:// store (../tcp_store.hpp, shared with the NCCL engine) as Gloo's store.
+class GlooTcpStore final : public gloo::rendezvous::Store {
+ public:
+  GlooTcpStore(const std::string& host, int port, std::chrono::milliseconds timeout) : s_(host, port, timeout) {}
+  void set(const std::string& key, const std::vector<char>& data) override { s_.set(key, data); }
+  std::vector<char> get(const std::string& key) override { return s_.get(key); }
+  void wait(const std::vector<std::string>& keys) override { s_.wait(keys); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    s_.wait(keys, timeout);
+  }
+
+ private:
+  TcpStore s_;
+};
 
 class GlooEngine {
  public:
@@ -104,7 +100,7 @@ class GlooEngine {
     const tsr_device_t& d = g->members[0];
     if (d.type != TSR_DEVICE_TYPE_CPU)
       fail(TSR_UNIMPLEMENTED, "group_create: the gloo engine exchanges host memory, and " + device_str(g->runtime, d) +
-                                  " is not a cpu device (GPU groups need the nccl engine, not built here)");
+                                  " is not a cpu device (GPU groups use the nccl engine)");
     std::string self_host = "127.0.0.1";  // where peers reach this process, unless told otherwise
     std::unique_ptr<gloo::rendezvous::Store> base;
     try {
@@ -122,8 +118,8 @@ class GlooEngine {
           fail(TSR_INVALID_ARGUMENT, "group_create: rendezvous '" + rendezvous + "' is not tcp://host:port");
         // The top-level group's rank 0 serves (once per address and process); subgroups meet
         // through the same server under their own prefix.
-        if (g->rank == 0 && prefix.find("/split") == std::string::npos) server_ = server_for(rendezvous, host, port);
-        base = std::make_unique<TcpStore>(host, port, timeout());
+        if (g->rank == 0 && prefix.find("/split") == std::string::npos) server_ = serve_rendezvous(rendezvous, host, port);
+        base = std::make_unique<GlooTcpStore>(host, port, timeout());
         if (host != "127.0.0.1" && host != "localhost" && host != "::1") {
           char name[256] = {0};
           if (gethostname(name, sizeof(name) - 1) == 0) self_host = name;
@@ -192,7 +188,7 @@ class GlooEngine {
     try {
       SigpipeBlocked no_sigpipe;
       if (peer) return point_to_point(a, in ? pin : pout, static_cast<size_t>(in ? k_in : k_out) * isz);
-      agree(a, what, in ? in : out, dtype, k_in, k_out);  // throws INVALID_ARGUMENT on every rank alike
+      agree(a, in ? in : out, dtype, k_in, k_out);  // throws INVALID_ARGUMENT on every rank alike
       if (k_in == 0 && a.kind != TSR_COLLECTIVE_BARRIER) return;  // every rank agreed on the size
       switch (a.kind) {
         case TSR_COLLECTIVE_ALL_REDUCE:
@@ -308,67 +304,23 @@ class GlooEngine {
     if (!api->tensor_is_contiguous(t))
       fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " " + desc(t) +
                                      " is not contiguous (call .contiguous() first)");
-    if (api->tensor_ndim(t) > kMaxDims)
+    if (api->tensor_ndim(t) > kHeaderMaxDims)
       fail(TSR_INVALID_ARGUMENT, std::string(what) + ": more than 8 dimensions (" + desc(t) + ")");
     return t;
   }
 
-  // Every rank all-gathers every rank's header; a difference is the same error on every rank.
-  void agree(const tsr_collective_args_t& a, const char* what, tsr_tensor_t* t, int32_t dtype, int64_t k_in,
-             int64_t k_out) {
+  // Every rank all-gathers every rank's header (../header.hpp); a difference is the same error on
+  // every rank.
+  void agree(const tsr_collective_args_t& a, tsr_tensor_t* t, int32_t dtype, int64_t k_in, int64_t k_out) {
     const int n = g_->world_size;
-    std::vector<int64_t> mine(kHeader, 0), all(static_cast<size_t>(kHeader * n), 0);
-    mine[0] = a.kind;
-    mine[1] = a.op;
-    mine[2] = a.root;
-    mine[3] = dtype;
-    mine[4] = k_in;
-    mine[5] = k_out;
-    if (t) {
-      const tsr_api_t* api = fabric::api();
-      mine[6] = api->tensor_ndim(t);
-      for (int32_t d = 0; d < mine[6]; ++d) mine[8 + d] = api->tensor_sizes(t)[d];
-    }
+    std::vector<int64_t> mine = make_header(a, t, dtype, k_in, k_out), all(static_cast<size_t>(kHeader * n), 0);
     gloo::AllgatherOptions o(ctx_);
     o.setInput(mine.data(), mine.size());
     o.setOutput(all.data(), all.size());
     o.setTag(tag_++);
     o.setTimeout(timeout());
     gloo::allgather(o);
-    const bool reducing = a.kind == TSR_COLLECTIVE_ALL_REDUCE || a.kind == TSR_COLLECTIVE_REDUCE ||
-                          a.kind == TSR_COLLECTIVE_REDUCE_SCATTER;
-    const int64_t* r0 = all.data();
-    for (int r = 1; r < n; ++r) {
-      const int64_t* h = all.data() + static_cast<size_t>(r) * kHeader;
-      auto who = [&](const int64_t* x, int rank) {
-        return "rank " + std::to_string(rank) + " called " + kind_name(static_cast<tsr_collective_kind_t>(x[0])) +
-               " with " + tsr::dtype_name(static_cast<int32_t>(x[3])) + " " + shape_of(x);
-      };
-      std::string diff;
-      if (h[0] != r0[0])
-        diff = "different collectives";
-      else if (h[3] != r0[3])
-        diff = "dtypes differ";
-      else if (std::memcmp(h + 6, r0 + 6, sizeof(int64_t) * (2 + kMaxDims)) != 0 || h[4] != r0[4] || h[5] != r0[5])
-        diff = "shapes differ";
-      else if (reducing && h[1] != r0[1])
-        diff = "reduce ops differ (" + std::to_string(r0[1]) + " and " + std::to_string(h[1]) + ")";
-      else if ((a.kind == TSR_COLLECTIVE_REDUCE || a.kind == TSR_COLLECTIVE_BROADCAST) && h[2] != r0[2])
-        diff = "roots differ (" + std::to_string(r0[2]) + " and " + std::to_string(h[2]) + ")";
-      if (!diff.empty())
-        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the ranks disagree: " + who(r0, 0) + " but " + who(h, r) +
-                                       " (" + diff + ")");
-    }
-    if (a.kind == TSR_COLLECTIVE_ALL_GATHER && k_out != k_in * n)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the output has " + std::to_string(k_out) + " elements but needs " +
-                                     std::to_string(k_in * n) + " (world_size x the input's)");
-    if (a.kind == TSR_COLLECTIVE_REDUCE_SCATTER && k_in != k_out * n)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the input has " + std::to_string(k_in) + " elements but needs " +
-                                     std::to_string(k_out * n) + " (world_size x the output's)");
-    if (a.kind == TSR_COLLECTIVE_ALL_TO_ALL && (k_in != k_out || k_in % n != 0))
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": input and output need the same number of elements, a multiple "
-                                                     "of world_size (" +
-                                     std::to_string(k_in) + " and " + std::to_string(k_out) + ")");
+    agree_on_headers(a, all.data(), n, k_in, k_out);
   }
 
   // SEND / RECV: the k-th send from A to B meets B's k-th receive from A (slot from the pair and k).

@@ -8,11 +8,14 @@
 // WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, and TESSERA_INIT_METHOD=file://<a private
 // directory>. Options given explicitly win over the environment. A process started without a
 // launcher (no RANK/WORLD_SIZE) is rank 0 of 1, and needs no rendezvous.
+// backend "nccl" (GPUs, one per process) puts this process's member on cuda:$LOCAL_RANK unless
+// `device` says otherwise; "gloo" on the cpu.
 // Errors: tsr::Error (INVALID_ARGUMENT for a malformed variable, UNAVAILABLE when the ranks do
 // not meet within the timeout).
 #pragma once
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "tessera/distributed/collectives.hpp"
@@ -20,12 +23,12 @@
 namespace tsr::distributed {
 
 struct InitOptions {
-  std::string backend = "gloo";  // the engine across processes
+  std::string backend = "gloo";  // the engine across processes: "gloo" (cpu) or "nccl" (cuda)
   int rank = -1;                 // -1: $RANK, else 0
   int world_size = -1;           // -1: $WORLD_SIZE, else 1
   std::string init_method;       // "": $TESSERA_INIT_METHOD ("file:///dir")
   double timeout_s = 300;
-  Device device = Device::cpu();  // this process's member
+  std::optional<Device> device;  // this process's member; unset: cpu (gloo), cuda:$LOCAL_RANK (nccl)
 };
 
 namespace detail {
@@ -47,16 +50,19 @@ inline DeviceGroup init_process_group(InitOptions o = {}) {
   if (world < 1 || rank >= world)
     throw Error(TSR_INVALID_ARGUMENT, "init_process_group: rank " + std::to_string(rank) + " of world size " +
                                           std::to_string(world));
+  const Device device = o.device ? *o.device
+                                 : o.backend == "nccl" ? Device("cuda:" + std::to_string(detail::env_int("LOCAL_RANK", 0)))
+                                                       : Device::cpu();
   std::string method = o.init_method;
   if (method.empty())
     if (const char* m = std::getenv("TESSERA_INIT_METHOD")) method = m;
-  if (world == 1 && method.empty()) return DeviceGroup({o.device}, o.timeout_s);  // alone: nothing to meet
+  if (world == 1 && method.empty()) return DeviceGroup({device}, o.timeout_s);  // alone: nothing to meet
   if (method.empty())
     throw Error(TSR_INVALID_ARGUMENT,
                 "init_process_group: world size " + std::to_string(world) +
                     " but no rendezvous: set TESSERA_INIT_METHOD=file:///shared/dir, or start the processes "
                     "with `tessera launch -n N -- PROGRAM`");
-  return DeviceGroup::join(o.device, rank, world, method, o.timeout_s, o.backend.c_str());
+  return DeviceGroup::join(device, rank, world, method, o.timeout_s, o.backend.c_str());
 }
 
 }  // namespace tsr::distributed

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 
 namespace fabric {
@@ -263,6 +264,16 @@ std::vector<char> TcpStore::get(const std::string& key) { return get_within(key,
 
 void TcpStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
   for (const std::string& k : keys) get_within(k, timeout);
+}
+
+std::shared_ptr<TcpStoreServer> serve_rendezvous(const std::string& url, const std::string& host, int port) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<TcpStoreServer>> servers;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto s = servers[url].lock()) return s;
+  auto s = std::make_shared<TcpStoreServer>(host, port);
+  servers[url] = s;
+  return s;
 }
 
 }  // namespace fabric

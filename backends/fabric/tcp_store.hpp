@@ -1,8 +1,10 @@
 // The key-value store behind a "tcp://host:port" rendezvous, for processes on several machines
 // (Debian's Gloo has File, Hash and Prefix stores but no TCP store; PyTorch's TCPStore plays this
 // role there). Rank 0 runs the server on host:port; every rank, rank 0 included, is a client.
-// It carries only the rendezvous (a few hundred bytes of addresses per rank); the collectives
-// themselves go through Gloo's transport.
+// It carries only the rendezvous (Gloo's addresses, a few hundred bytes per rank; NCCL's unique
+// id, 128 bytes); the collectives themselves go through the engines' transports. It depends on
+// nothing but POSIX sockets, so that both engine libraries compile it (the Gloo engine adapts it
+// to gloo::rendezvous::Store).
 //
 // Protocol (one TCP connection per client, requests answered in order):
 //   SET  'S' u32 key_len key u32 value_len value      no answer
@@ -10,8 +12,6 @@
 //                                                     key exists (a client waits for it)
 // A client's wait() is GETs of each key under a receive timeout.
 #pragma once
-
-#include <gloo/rendezvous/store.h>
 
 #include <chrono>
 #include <map>
@@ -37,15 +37,18 @@ class TcpStoreServer {
   std::thread thread_;
 };
 
-class TcpStore final : public gloo::rendezvous::Store {
+class TcpStore {
  public:
   // Connects to host:port, retrying until `timeout` (the server may start later). Throws.
   TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout);
-  ~TcpStore() override;
-  void set(const std::string& key, const std::vector<char>& data) override;
-  std::vector<char> get(const std::string& key) override;
-  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  ~TcpStore();
+  TcpStore(const TcpStore&) = delete;
+  TcpStore& operator=(const TcpStore&) = delete;
+  void set(const std::string& key, const std::vector<char>& data);
+  // The key's value, waiting up to the store's timeout for some rank to set it. Throws.
+  std::vector<char> get(const std::string& key);
+  void wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout);
 
  private:
   std::vector<char> get_within(const std::string& key, std::chrono::milliseconds timeout);
@@ -56,5 +59,11 @@ class TcpStore final : public gloo::rendezvous::Store {
 
 // "tcp://host:port" -> host and port; false when malformed.
 bool parse_tcp_url(const std::string& url, std::string* host, int* port);
+
+// The server this process runs for `url` (as rank 0), started on first use and shared by the
+// groups of this library that meet there; kept while one of them holds it. Throws
+// std::runtime_error when the address cannot be listened on. (Each engine library has its own
+// table: a Gloo group and an NCCL group of one process cannot both serve one address.)
+std::shared_ptr<TcpStoreServer> serve_rendezvous(const std::string& url, const std::string& host, int port);
 
 }  // namespace fabric
