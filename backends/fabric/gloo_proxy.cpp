@@ -1,12 +1,11 @@
 // The Gloo engine as the fabric plugin sees it: a proxy that opens tessera_fabric_gloo.so (in the
 // fabric/ subdirectory beside the plugin) on the first multi-process group and forwards to its C
-// entry points (gloo/gloo_entry.h). A process that never creates such a group never maps Gloo.
-#include <dlfcn.h>
-
+// entry points (gloo/gloo_entry.h), loaded through engine_library.hpp. A process that never
+// creates such a group never maps Gloo.
 #include <mutex>
 
+#include "engine_library.hpp"
 #include "gloo/gloo_entry.h"
-#include "group.hpp"
 
 namespace fabric {
 namespace {
@@ -18,43 +17,25 @@ struct GlooLib {
   tsr_fabric_gloo_destroy_fn destroy = nullptr;
 };
 
-// Loaded once, never closed (like every plugin library).
+// Loaded once, never closed (engine_library.hpp).
 const GlooLib& gloo_lib() {
   static std::once_flag once;
   static GlooLib lib;
   static std::string error;
   std::call_once(once, [] {
-    Dl_info info;
-    if (!dladdr(reinterpret_cast<void*>(&gloo_lib), &info) || !info.dli_fname) {
-      error = "cannot find the fabric plugin's own file (dladdr failed)";
+    std::vector<void*> f;
+    if (!load_engine_library("gloo", "tessera_fabric_gloo.so",
+                             {"tsr_fabric_gloo_create", "tsr_fabric_gloo_run", "tsr_fabric_gloo_split_prefix",
+                              "tsr_fabric_gloo_destroy"},
+                             &f, &error))
       return;
-    }
-    std::string dir = info.dli_fname;
-    dir = dir.substr(0, dir.rfind('/') + 1);
-    const std::string path = dir + "fabric/tessera_fabric_gloo.so";
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* e = dlerror();
-      error = "cannot load the gloo engine " + path + ": " + (e ? e : "dlopen failed");
-      return;
-    }
-    lib.create = reinterpret_cast<tsr_fabric_gloo_create_fn>(dlsym(h, "tsr_fabric_gloo_create"));
-    lib.run = reinterpret_cast<tsr_fabric_gloo_run_fn>(dlsym(h, "tsr_fabric_gloo_run"));
-    lib.split_prefix = reinterpret_cast<tsr_fabric_gloo_split_prefix_fn>(dlsym(h, "tsr_fabric_gloo_split_prefix"));
-    lib.destroy = reinterpret_cast<tsr_fabric_gloo_destroy_fn>(dlsym(h, "tsr_fabric_gloo_destroy"));
-    if (!lib.create || !lib.run || !lib.split_prefix || !lib.destroy) {
-      lib = GlooLib{};
-      error = path + " lacks the engine's entry points";
-    }
+    lib.create = reinterpret_cast<tsr_fabric_gloo_create_fn>(f[0]);
+    lib.run = reinterpret_cast<tsr_fabric_gloo_run_fn>(f[1]);
+    lib.split_prefix = reinterpret_cast<tsr_fabric_gloo_split_prefix_fn>(f[2]);
+    lib.destroy = reinterpret_cast<tsr_fabric_gloo_destroy_fn>(f[3]);
   });
   if (!lib.create) fail(TSR_UNAVAILABLE, "group_create: " + error);
   return lib;
-}
-
-[[noreturn]] void rethrow(tsr_status_t st) {
-  Failure f{api()->status_code(st), api()->status_message(st)};
-  api()->status_free(st);
-  throw f;
 }
 
 class GlooProxy final : public Engine {

@@ -7,9 +7,10 @@
 // that never leaves one machine's devices never maps Gloo and what it links (ibverbs, hiredis).
 // Its boundary is C: statuses, never C++ exceptions, cross it.
 //
-// Before every collective the ranks all-gather a small header (kind, op, root, dtype, shapes), so
-// that a rank whose tensor differs is named on every rank and nothing is exchanged: the cost is
-// one extra small all-gather per call, the price of errors that say which rank disagrees.
+// Before every collective the ranks all-gather a small header (kind, op, root, dtype, shapes;
+// ../process_args.hpp, shared with the MPI engine), so that a rank whose tensor differs is named
+// on every rank and nothing is exchanged: the cost is one extra small all-gather per call, the
+// price of errors that say which rank disagrees.
 // After a failure inside Gloo (a peer died, a timeout) the group is broken: later calls fail at
 // once with the first error, as an NCCL communicator after an error.
 #include <pthread.h>
@@ -37,21 +38,13 @@
 #include <mutex>
 
 #include "../group.hpp"
+#include "../process_args.hpp"
 #include "../reduce_ops.hpp"
 #include "gloo_entry.h"
 #include "tcp_store.hpp"
 
 namespace fabric {
 namespace {
-
-constexpr int kMaxDims = 8;
-constexpr int kHeader = 8 + kMaxDims;  // kind, op, root, dtype, in numel, out numel, ndim, pad, sizes
-
-std::string shape_of(const int64_t* h) {
-  std::string s = "[";
-  for (int64_t d = 0; d < h[6] && d < kMaxDims; ++d) s += (d ? ", " : "") + std::to_string(h[8 + d]);
-  return s + "]";
-}
 
 // Gloo writes to sockets without MSG_NOSIGNAL: when a peer has died, the write raises SIGPIPE,
 // whose default action ends the process (a surviving rank would die instead of getting
@@ -159,40 +152,17 @@ class GlooEngine {
     const char* what = kind_name(a.kind);
     if (!broken_.empty())
       fail(TSR_FAILED_PRECONDITION, std::string(what) + ": the group failed earlier and cannot be used: " + broken_);
-    if (a.kind < TSR_COLLECTIVE_ALL_REDUCE || a.kind > TSR_COLLECTIVE_BARRIER)
-      fail(TSR_INVALID_ARGUMENT, "collective: unknown kind " + std::to_string(static_cast<int>(a.kind)));
+    const ProcessArgs p = ProcessArgs::check(g_, a);
     const int n = g_->world_size, me = g_->rank;
-    if (a.kind != TSR_COLLECTIVE_BARRIER && a.num_tensors != 1)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": " + std::to_string(a.num_tensors) +
-                                     " tensors for a process with 1 member of the group (one tensor per member)");
-    const bool uses_in = a.kind != TSR_COLLECTIVE_BARRIER && a.kind != TSR_COLLECTIVE_RECV;
-    const bool uses_out = a.kind == TSR_COLLECTIVE_ALL_GATHER || a.kind == TSR_COLLECTIVE_REDUCE_SCATTER ||
-                          a.kind == TSR_COLLECTIVE_ALL_TO_ALL || a.kind == TSR_COLLECTIVE_RECV;
-    tsr_tensor_t* in = uses_in ? checked(a.inputs, "input", what) : nullptr;
-    tsr_tensor_t* out = uses_out ? checked(a.outputs, "output", what) : nullptr;
-    const bool reducing = a.kind == TSR_COLLECTIVE_ALL_REDUCE || a.kind == TSR_COLLECTIVE_REDUCE ||
-                          a.kind == TSR_COLLECTIVE_REDUCE_SCATTER;
-    if (reducing && (a.op < TSR_REDUCE_SUM || a.op > TSR_REDUCE_PROD))
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": unknown reduce op " + std::to_string(static_cast<int>(a.op)));
-    const bool peer = a.kind == TSR_COLLECTIVE_SEND || a.kind == TSR_COLLECTIVE_RECV;
-    if ((peer || a.kind == TSR_COLLECTIVE_REDUCE || a.kind == TSR_COLLECTIVE_BROADCAST) &&
-        (a.root < 0 || a.root >= n || (peer && a.root == me)))
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": " + (peer ? "peer " : "root ") + std::to_string(a.root) +
-                                     " is not " + (peer ? "another" : "a") + " rank of a group of " + std::to_string(n));
-    const tsr_api_t* api = fabric::api();
-    tsr_tensor_t* main = in ? in : out;
-    const int32_t dtype = main ? api->tensor_dtype(main) : 0;
-    if (in && out && api->tensor_dtype(out) != dtype)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the output is " + desc(out) + " but the input is " + desc(in) +
-                                     " (same dtype needed)");
-    const int64_t k_in = in ? api->tensor_numel(in) : 0, k_out = out ? api->tensor_numel(out) : 0;
-    const size_t isz = main ? static_cast<size_t>(tsr::itemsize(dtype)) : 1;
-    char* pin = in ? static_cast<char*>(api->tensor_data(in)) : nullptr;
-    char* pout = out ? static_cast<char*>(api->tensor_data(out)) : nullptr;
+    const int32_t dtype = p.dtype;
+    const int64_t k_in = p.k_in, k_out = p.k_out;
+    const size_t isz = p.itemsize;
+    char* pin = p.pin;
+    char* pout = p.pout;
     try {
       SigpipeBlocked no_sigpipe;
-      if (peer) return point_to_point(a, in ? pin : pout, static_cast<size_t>(in ? k_in : k_out) * isz);
-      agree(a, what, in ? in : out, dtype, k_in, k_out);  // throws INVALID_ARGUMENT on every rank alike
+      if (p.peer) return point_to_point(a, p.in ? pin : pout, static_cast<size_t>(p.in ? k_in : k_out) * isz);
+      agree(a, p);  // throws INVALID_ARGUMENT on every rank alike
       if (k_in == 0 && a.kind != TSR_COLLECTIVE_BARRIER) return;  // every rank agreed on the size
       switch (a.kind) {
         case TSR_COLLECTIVE_ALL_REDUCE:
@@ -287,88 +257,17 @@ class GlooEngine {
     if (op == TSR_REDUCE_AVG) divide_dispatch(dtype, p, k, g_->world_size);
   }
 
-  std::string desc(tsr_tensor_t* t) const {
-    const tsr_api_t* api = fabric::api();
-    std::string s = std::string(tsr::dtype_name(api->tensor_dtype(t))) + " [";
-    const int64_t* sz = api->tensor_sizes(t);
-    for (int32_t d = 0; d < api->tensor_ndim(t); ++d) s += (d ? ", " : "") + std::to_string(sz[d]);
-    return s + "]";
-  }
-
-  tsr_tensor_t* checked(tsr_tensor_t* const* ts, const char* role, const char* what) const {
-    const tsr_api_t* api = fabric::api();
-    if (!ts || !ts[0]) fail(TSR_INVALID_ARGUMENT, std::string(what) + ": no " + role + " tensor given");
-    tsr_tensor_t* t = ts[0];
-    tsr_device_t d = api->tensor_device(t);
-    const tsr_device_t& want = g_->members[0];
-    if (d.type != want.type || d.index != want.index)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " " + desc(t) + " is on " +
-                                     device_str(g_->runtime, d) + " but this rank's device is " +
-                                     device_str(g_->runtime, want));
-    if (!api->tensor_is_contiguous(t))
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " " + desc(t) +
-                                     " is not contiguous (call .contiguous() first)");
-    if (api->tensor_ndim(t) > kMaxDims)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": more than 8 dimensions (" + desc(t) + ")");
-    return t;
-  }
-
   // Every rank all-gathers every rank's header; a difference is the same error on every rank.
-  void agree(const tsr_collective_args_t& a, const char* what, tsr_tensor_t* t, int32_t dtype, int64_t k_in,
-             int64_t k_out) {
+  void agree(const tsr_collective_args_t& a, const ProcessArgs& p) {
     const int n = g_->world_size;
-    std::vector<int64_t> mine(kHeader, 0), all(static_cast<size_t>(kHeader * n), 0);
-    mine[0] = a.kind;
-    mine[1] = a.op;
-    mine[2] = a.root;
-    mine[3] = dtype;
-    mine[4] = k_in;
-    mine[5] = k_out;
-    if (t) {
-      const tsr_api_t* api = fabric::api();
-      mine[6] = api->tensor_ndim(t);
-      for (int32_t d = 0; d < mine[6]; ++d) mine[8 + d] = api->tensor_sizes(t)[d];
-    }
+    std::vector<int64_t> mine = make_header(a, p), all(static_cast<size_t>(kHeader * n), 0);
     gloo::AllgatherOptions o(ctx_);
     o.setInput(mine.data(), mine.size());
     o.setOutput(all.data(), all.size());
     o.setTag(tag_++);
     o.setTimeout(timeout());
     gloo::allgather(o);
-    const bool reducing = a.kind == TSR_COLLECTIVE_ALL_REDUCE || a.kind == TSR_COLLECTIVE_REDUCE ||
-                          a.kind == TSR_COLLECTIVE_REDUCE_SCATTER;
-    const int64_t* r0 = all.data();
-    for (int r = 1; r < n; ++r) {
-      const int64_t* h = all.data() + static_cast<size_t>(r) * kHeader;
-      auto who = [&](const int64_t* x, int rank) {
-        return "rank " + std::to_string(rank) + " called " + kind_name(static_cast<tsr_collective_kind_t>(x[0])) +
-               " with " + tsr::dtype_name(static_cast<int32_t>(x[3])) + " " + shape_of(x);
-      };
-      std::string diff;
-      if (h[0] != r0[0])
-        diff = "different collectives";
-      else if (h[3] != r0[3])
-        diff = "dtypes differ";
-      else if (std::memcmp(h + 6, r0 + 6, sizeof(int64_t) * (2 + kMaxDims)) != 0 || h[4] != r0[4] || h[5] != r0[5])
-        diff = "shapes differ";
-      else if (reducing && h[1] != r0[1])
-        diff = "reduce ops differ (" + std::to_string(r0[1]) + " and " + std::to_string(h[1]) + ")";
-      else if ((a.kind == TSR_COLLECTIVE_REDUCE || a.kind == TSR_COLLECTIVE_BROADCAST) && h[2] != r0[2])
-        diff = "roots differ (" + std::to_string(r0[2]) + " and " + std::to_string(h[2]) + ")";
-      if (!diff.empty())
-        fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the ranks disagree: " + who(r0, 0) + " but " + who(h, r) +
-                                       " (" + diff + ")");
-    }
-    if (a.kind == TSR_COLLECTIVE_ALL_GATHER && k_out != k_in * n)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the output has " + std::to_string(k_out) + " elements but needs " +
-                                     std::to_string(k_in * n) + " (world_size x the input's)");
-    if (a.kind == TSR_COLLECTIVE_REDUCE_SCATTER && k_in != k_out * n)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the input has " + std::to_string(k_in) + " elements but needs " +
-                                     std::to_string(k_out * n) + " (world_size x the output's)");
-    if (a.kind == TSR_COLLECTIVE_ALL_TO_ALL && (k_in != k_out || k_in % n != 0))
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": input and output need the same number of elements, a multiple "
-                                                     "of world_size (" +
-                                     std::to_string(k_in) + " and " + std::to_string(k_out) + ")");
+    check_headers(a, p, all.data(), n);
   }
 
   // SEND / RECV: the k-th send from A to B meets B's k-th receive from A (slot from the pair and k).
