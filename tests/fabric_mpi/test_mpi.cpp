@@ -5,6 +5,7 @@
 //     around a ring, a subgroup of the odd ranks (MPI_Comm_split);
 //   - mismatched shapes: every rank gets INVALID_ARGUMENT naming both ranks;
 //   - max and min propagate NaN for every floating dtype;
+//   - two groups used at once from two threads;
 //   - a send/recv pair whose shapes differ: the receiver names both, and the pair stays usable;
 //   - the engine chosen by default under mpirun, and ranks that disagree with MPI_COMM_WORLD;
 //   - DistributedDataParallel through init_process_group() equals one process on the whole batch.
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 #include "process_scenarios.hpp"
@@ -130,6 +132,35 @@ TEST(Mpi, MaxAndMinPropagateNaN) {
       check(out, "reduce_scatter");
     }
   table()->group_release(c.group);
+}
+
+// Different groups may be used at once (the ABI): two threads, each on its own group, each
+// all-reducing in a loop, so that the two groups' collectives interleave differently on each
+// rank. At MPI_THREAD_SERIALIZED (CTest's fabric.mpi.n3.serialized) this checks that a group
+// waiting in MPI does not hold up the other's.
+TEST(Mpi, TwoGroupsAtOnce) {
+  MpiChild c;
+  REQUIRE_MPIRUN(c);
+  tsr_comm_group_t* g[2] = {nullptr, nullptr};
+  for (auto& x : g) c.require(c.ok(c.join("mpi", c.rank, c.world, &x), "group_create"), "two groups");
+  std::string failures[2];
+  auto loop = [&](int i) {
+    MpiChild t;
+    for (int step = 0; step < 100 && t.failure.empty(); ++step) {
+      Tensor x = tsr::full({7}, double(c.rank + step + i), TSR_I64, Device::cpu(0));
+      const double want = double(c.world) * (step + i) + c.world * (c.world - 1) / 2.0;
+      if (t.ok(t.issue(TSR_COLLECTIVE_ALL_REDUCE, dist::ReduceOp::Sum, 0, x, {}, g[i]), "all_reduce"))
+        t.same(x, std::vector<double>(7, want), TSR_I64,
+               "group " + std::to_string(i) + " step " + std::to_string(step));
+    }
+    failures[i] = t.failure;
+  };
+  std::thread other(loop, 1);
+  loop(0);
+  other.join();
+  c.failure = failures[0] + failures[1];
+  c.require(c.failure.empty(), "two groups");
+  for (auto& x : g) table()->group_release(x);
 }
 
 // A recv into a tensor of another shape than the send's: the receiver says so naming both

@@ -7,11 +7,13 @@
 // fabric plugin opens on the first MPI group (mpi_proxy.cpp), so that a process that never uses
 // MPI never maps libmpi. Its boundary is C (mpi_entry.h): statuses, never exceptions, cross it.
 //
-// MPI itself: initialized here with MPI_THREAD_MULTIPLE on the first group unless the program
-// initialized it (then its level is used), and finalized at exit only if we initialized it.
-// Every group has its own communication thread (worker.cpp), so MPI calls come from several
-// threads: at MPI_THREAD_SERIALIZED one process-wide mutex serializes them; below that (FUNNELED,
-// SINGLE) MPI cannot be called from our threads at all, and group creation fails saying so.
+// MPI itself: initialized here with MPI_THREAD_MULTIPLE (TESSERA_MPI_THREAD=serialized: at
+// MPI_THREAD_SERIALIZED) on the first group unless the program initialized it (then its level is
+// used), and finalized at exit only if we initialized it. Every group has its own communication
+// thread (worker.cpp), so MPI calls come from several threads: at MPI_THREAD_SERIALIZED one
+// process-wide mutex serializes them, and every exchange is a nonblocking operation tested under
+// the mutex, never waited for while holding it; below that (FUNNELED, SINGLE) MPI cannot be called
+// from our threads at all, and group creation fails saying so.
 //
 // Each group owns two duplicates of its communicator: one for its collectives, run in call
 // order on the group's thread, and one for group_split, called on the user's thread, so that a
@@ -31,8 +33,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "../group.hpp"
@@ -85,6 +89,34 @@ std::string level_name(int level) {
   }
 }
 
+// Runs one nonblocking MPI operation to completion and returns MPI's code; `start(&request)`
+// initiates it. At MPI_THREAD_MULTIPLE: MPI_Wait. At MPI_THREAD_SERIALIZED the process-wide lock
+// is held only while starting and while testing, so that the other groups' threads progress
+// their own operations meanwhile: holding it through a blocking call would deadlock ranks whose
+// groups' threads took it in different orders.
+template <class F>
+int complete(F&& start) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (mpi().level >= MPI_THREAD_MULTIPLE) {
+    const int rc = start(&req);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&req, MPI_STATUS_IGNORE);
+  }
+  {
+    MpiCall call;
+    const int rc = start(&req);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  for (;;) {
+    int done = 0;
+    {
+      MpiCall call;
+      const int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS || done) return rc;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
 std::string error_string(int rc) {
   char s[MPI_MAX_ERROR_STRING] = {0};
   int len = 0;
@@ -129,7 +161,10 @@ void ensure_mpi() {
   int provided = MPI_THREAD_SINGLE;
   if (!initialized) {
     make_libmpi_global();
-    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+    // TESSERA_MPI_THREAD=serialized asks for less (for MPI libraries slower at MULTIPLE).
+    const char* want = std::getenv("TESSERA_MPI_THREAD");
+    const int level = want && std::string(want) == "serialized" ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE;
+    if (MPI_Init_thread(nullptr, nullptr, level, &provided) != MPI_SUCCESS)
       fail(TSR_UNAVAILABLE, "group_create: MPI_Init_thread failed");
     p.we_initialized = true;
     std::atexit(finalize_at_exit);
@@ -227,26 +262,32 @@ class MpiEngine {
   // On duplicates of `source` (MPI_COMM_WORLD, or a communicator from split()).
   MpiEngine(tsr_comm_group_s* g, MPI_Comm source) : g_(g) {
     ensure_mpi();
-    MpiCall call;
     int csize = 0;
-    MPI_Comm_size(source, &csize);
+    {
+      MpiCall call;
+      MPI_Comm_size(source, &csize);
+    }
     const char* source_name = source == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "the parent's split communicator";
     // Duplicate first (collective over `source`), then agree on what each rank was given, so
     // that a rank with wrong arguments fails every rank instead of leaving them in MPI_Comm_dup.
     MPI_Comm data = MPI_COMM_NULL, control = MPI_COMM_NULL;
-    int rc = MPI_Comm_dup(source, &data);
-    if (rc == MPI_SUCCESS) rc = MPI_Comm_dup(source, &control);
+    int rc = complete([&](MPI_Request* r) { return MPI_Comm_idup(source, &data, r); });
+    if (rc == MPI_SUCCESS) rc = complete([&](MPI_Request* r) { return MPI_Comm_idup(source, &control, r); });
     if (rc != MPI_SUCCESS) {
+      MpiCall call;
       free_comm(&data);
       fail(TSR_UNAVAILABLE,
            "group_create: MPI_Comm_dup of " + std::string(source_name) + " failed: " + error_string(rc));
     }
-    MPI_Comm_set_errhandler(data, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN);
+    {
+      MpiCall call;
+      MPI_Comm_set_errhandler(data, MPI_ERRORS_RETURN);
+      MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN);
+    }
     const bool cpu = g->members.size() == 1 && g->members[0].type == TSR_DEVICE_TYPE_CPU;
     int mine[3] = {g->rank, g->world_size, cpu ? 1 : 0};
     std::vector<int> all(static_cast<size_t>(3 * csize));
-    rc = MPI_Allgather(mine, 3, MPI_INT, all.data(), 3, MPI_INT, control);
+    rc = complete([&](MPI_Request* r) { return MPI_Iallgather(mine, 3, MPI_INT, all.data(), 3, MPI_INT, control, r); });
     std::string error;
     if (rc != MPI_SUCCESS) error = "group_create: exchanging the ranks failed: " + error_string(rc);
     for (int r = 0; r < csize && error.empty(); ++r) {
@@ -261,6 +302,7 @@ class MpiEngine {
                 "'s member is not one cpu device (the mpi engine exchanges host memory, one device per process)";
     }
     if (!error.empty()) {
+      MpiCall call;
       free_comm(&data);
       free_comm(&control);
       fail(rc != MPI_SUCCESS ? TSR_UNAVAILABLE : TSR_INVALID_ARGUMENT, error);
@@ -297,10 +339,9 @@ class MpiEngine {
     if (!broken_.empty())
       fail(TSR_FAILED_PRECONDITION, std::string(what) + ": the group failed earlier and cannot be used: " + broken_);
     const ProcessArgs p = ProcessArgs::check(g_, a);
-    MpiCall call;
     if (p.peer) return point_to_point(a, p);
     agree(a, p);  // throws INVALID_ARGUMENT on every rank alike
-    if (a.kind == TSR_COLLECTIVE_BARRIER) return check(MPI_Barrier(comm_), what);
+    if (a.kind == TSR_COLLECTIVE_BARRIER) return exchange(what, [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
     if (p.k_in == 0) return;  // every rank agreed on the size
     if (p.k_in > INT_MAX || p.k_out > INT_MAX)
       fail(TSR_INVALID_ARGUMENT, std::string(what) + ": " + tensor_desc(p.k_in > INT_MAX ? p.in : p.out) +
@@ -319,27 +360,33 @@ class MpiEngine {
     }
     switch (a.kind) {
       case TSR_COLLECTIVE_ALL_REDUCE:
-        check(MPI_Allreduce(MPI_IN_PLACE, p.pin, k_in, type, reduce_op(p.dtype, a.op), comm_), what);
+        exchange(what, [&](MPI_Request* r) {
+          return MPI_Iallreduce(MPI_IN_PLACE, p.pin, k_in, type, reduce_op(p.dtype, a.op), comm_, r);
+        });
         if (a.op == TSR_REDUCE_AVG) divide_dispatch(p.dtype, p.pin, k_in, n);
         return;
       case TSR_COLLECTIVE_REDUCE:  // the others' inputs stay as they were
-        check(MPI_Reduce(me == a.root ? MPI_IN_PLACE : p.pin, me == a.root ? p.pin : nullptr, k_in, type,
-                         reduce_op(p.dtype, a.op), a.root, comm_),
-              what);
+        exchange(what, [&](MPI_Request* r) {
+          return MPI_Ireduce(me == a.root ? MPI_IN_PLACE : p.pin, me == a.root ? p.pin : nullptr, k_in, type,
+                             reduce_op(p.dtype, a.op), a.root, comm_, r);
+        });
         if (me == a.root && a.op == TSR_REDUCE_AVG) divide_dispatch(p.dtype, p.pin, k_in, n);
         return;
       case TSR_COLLECTIVE_BROADCAST:
-        check(MPI_Bcast(p.pin, k_in, type, a.root, comm_), what);
+        exchange(what, [&](MPI_Request* r) { return MPI_Ibcast(p.pin, k_in, type, a.root, comm_, r); });
         return;
       case TSR_COLLECTIVE_ALL_GATHER:
-        check(MPI_Allgather(src, k_in, type, p.pout, k_in, type, comm_), what);
+        exchange(what, [&](MPI_Request* r) { return MPI_Iallgather(src, k_in, type, p.pout, k_in, type, comm_, r); });
         return;
       case TSR_COLLECTIVE_REDUCE_SCATTER:
-        check(MPI_Reduce_scatter_block(src, p.pout, k_out, type, reduce_op(p.dtype, a.op), comm_), what);
+        exchange(what, [&](MPI_Request* r) {
+          return MPI_Ireduce_scatter_block(src, p.pout, k_out, type, reduce_op(p.dtype, a.op), comm_, r);
+        });
         if (a.op == TSR_REDUCE_AVG) divide_dispatch(p.dtype, p.pout, k_out, n);
         return;
       case TSR_COLLECTIVE_ALL_TO_ALL:
-        check(MPI_Alltoall(src, k_in / n, type, p.pout, k_in / n, type, comm_), what);
+        exchange(what,
+                 [&](MPI_Request* r) { return MPI_Ialltoall(src, k_in / n, type, p.pout, k_in / n, type, comm_, r); });
         return;
       default:
         return;
@@ -361,11 +408,19 @@ class MpiEngine {
                               std::to_string(g_->world_size) + " failed in MPI: " + m);
   }
 
+  // One nonblocking operation, to completion (complete()); an MPI error breaks the group.
+  template <class F>
+  void exchange(const char* what, F&& start) {
+    check(complete(std::forward<F>(start)), what);
+  }
+
   // Every rank all-gathers every rank's header; a difference is the same error on every rank.
   void agree(const tsr_collective_args_t& a, const ProcessArgs& p) {
     const int n = g_->world_size;
     std::vector<int64_t> mine = make_header(a, p), all(static_cast<size_t>(kHeader * n), 0);
-    check(MPI_Allgather(mine.data(), kHeader, MPI_INT64_T, all.data(), kHeader, MPI_INT64_T, comm_), p.what);
+    exchange(p.what, [&](MPI_Request* r) {
+      return MPI_Iallgather(mine.data(), kHeader, MPI_INT64_T, all.data(), kHeader, MPI_INT64_T, comm_, r);
+    });
     check_headers(a, p, all.data(), n);
   }
 
@@ -383,24 +438,30 @@ class MpiEngine {
     std::vector<int64_t> mine = make_header(a, p);
     char empty = 0;
     if (a.kind == TSR_COLLECTIVE_SEND) {
-      check(MPI_Send(mine.data(), kHeader, MPI_INT64_T, peer, 0, comm_), what);
-      check(MPI_Send(k ? p.pin : &empty, static_cast<int>(k), type, peer, 0, comm_), what);
+      exchange(what, [&](MPI_Request* r) { return MPI_Isend(mine.data(), kHeader, MPI_INT64_T, peer, 0, comm_, r); });
+      exchange(what, [&](MPI_Request* r) {
+        return MPI_Isend(k ? p.pin : &empty, static_cast<int>(k), type, peer, 0, comm_, r);
+      });
       return;
     }
     std::vector<int64_t> theirs(kHeader, 0);
-    check(MPI_Recv(theirs.data(), kHeader, MPI_INT64_T, peer, 0, comm_, MPI_STATUS_IGNORE), what);
+    exchange(what, [&](MPI_Request* r) { return MPI_Irecv(theirs.data(), kHeader, MPI_INT64_T, peer, 0, comm_, r); });
     const bool same_dtype = theirs[3] == mine[3];
     const bool same_shape = std::memcmp(theirs.data() + 6, mine.data() + 6, sizeof(int64_t) * (2 + kMaxDims)) == 0;
     if (same_dtype && same_shape) {
-      check(MPI_Recv(k ? p.pout : &empty, static_cast<int>(k), type, peer, 0, comm_, MPI_STATUS_IGNORE), what);
+      exchange(what, [&](MPI_Request* r) {
+        return MPI_Irecv(k ? p.pout : &empty, static_cast<int>(k), type, peer, 0, comm_, r);
+      });
       return;
     }
     // Take the sender's data anyway (its count and type), then refuse.
     const int64_t their_k = theirs[4];
     const int32_t their_dtype = static_cast<int32_t>(theirs[3]);
     std::vector<char> discard(static_cast<size_t>(their_k) * static_cast<size_t>(tsr::itemsize(their_dtype)) + 1);
-    check(MPI_Recv(discard.data(), static_cast<int>(their_k), datatype(their_dtype), peer, 0, comm_, MPI_STATUS_IGNORE),
-          what);
+    const MPI_Datatype their_type = datatype(their_dtype);
+    exchange(what, [&](MPI_Request* r) {
+      return MPI_Irecv(discard.data(), static_cast<int>(their_k), their_type, peer, 0, comm_, r);
+    });
     fail(TSR_INVALID_ARGUMENT, std::string(what) + ": rank " + std::to_string(peer) + " sent " +
                                    header_desc(theirs.data()) + " but rank " + std::to_string(me) + " receives into " +
                                    header_desc(mine.data()) + (same_dtype ? " (shapes differ)" : " (dtypes differ)"));
