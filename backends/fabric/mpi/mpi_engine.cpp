@@ -139,9 +139,11 @@ void finalize_at_exit() {
   MPI_Finalize();
 }
 
-// The plugin opens this library with RTLD_LOCAL, and libmpi with it, but Open MPI's components
-// (mca_*.so, which it dlopens) resolve some of libmpi's symbols without linking it: libmpi must
-// be global first, as mpi4py does it.
+// The plugin opens this library with RTLD_LOCAL, and libmpi with it, but MPI components that
+// the library dlopens may use libmpi's symbols without linking it (Open MPI's mca_pml_ob1.so does
+// on Debian 12): with libmpi local, such a load fails with "undefined symbol" in some builds, so
+// libmpi is made global first, as mpi4py does. (Debian 12's Open MPI, as the tests use it, loads
+// fine without; this is for the others.)
 void make_libmpi_global() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&MPI_Init_thread), &info) && info.dli_fname)
