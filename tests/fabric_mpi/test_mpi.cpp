@@ -4,7 +4,7 @@
 //   - every collective x reduce op x dtype x size (0, 1, 7, 1000; 1M float32 all_reduce), send/recv
 //     around a ring, a subgroup of the odd ranks (MPI_Comm_split);
 //   - mismatched shapes: every rank gets INVALID_ARGUMENT naming both ranks;
-//   - max and min propagate NaN for every floating dtype;
+//   - max and min propagate NaN for every floating dtype; integers wrap around;
 //   - two groups used at once from two threads;
 //   - a send/recv pair whose shapes differ: the receiver names both, and the pair stays usable;
 //   - the engine chosen by default under mpirun, and ranks that disagree with MPI_COMM_WORLD;
@@ -131,6 +131,31 @@ TEST(Mpi, MaxAndMinPropagateNaN) {
                 "nan");
       check(out, "reduce_scatter");
     }
+  table()->group_release(c.group);
+}
+
+// Integers wrap around as the tensors' arithmetic does (MPI's built-in SUM and PROD on them).
+TEST(Mpi, IntegersWrapAround) {
+  MpiChild c;
+  REQUIRE_MPIRUN(c);
+  if (c.world < 2) GTEST_SKIP() << "needs two ranks";
+  c.require(c.ok(c.join("mpi", c.rank, c.world, &c.group), "group_create"), "wrap");
+  struct Case {
+    tsr_dtype_t dt;
+    dist::ReduceOp op;
+    double v;
+  };
+  for (const Case& k : {Case{TSR_I8, dist::ReduceOp::Sum, 100}, Case{TSR_I8, dist::ReduceOp::Prod, 100},
+                        Case{TSR_U8, dist::ReduceOp::Sum, 200}, Case{TSR_U8, dist::ReduceOp::Prod, 100},
+                        Case{TSR_I32, dist::ReduceOp::Sum, 1 << 30}}) {
+    const std::string what = std::string(tsr::dtype_name(k.dt)) + " op " + std::to_string(static_cast<int>(k.op));
+    Tensor t = tsr::full({3}, k.v, k.dt, Device::cpu(0));
+    std::vector<std::vector<double>> vs(static_cast<size_t>(c.world), std::vector<double>(3, k.v));
+    std::vector<double> want(3, reference(vs, 0, k.op, k.dt));
+    c.require(c.ok(c.issue(TSR_COLLECTIVE_ALL_REDUCE, k.op, 0, t, {}), "all_reduce " + what) &&
+                  c.same(t, want, k.dt, "all_reduce " + what),
+              "wrap");
+  }
   table()->group_release(c.group);
 }
 

@@ -222,8 +222,8 @@ void user_op(void* in, void* inout, int* len, MPI_Datatype*) {
 
 // The op that reduces `dtype` as `op` does (AVG: SUM; the engine divides afterwards). MPI's
 // built-in ops where they have the engines' semantics: SUM and PROD of floats; every op of
-// integers (which wrap around in two's complement as the tensors' arithmetic does); LOR and
-// LAND of bools. User-defined ops from reduce_ops.hpp elsewhere: f16 and bf16 (no MPI type),
+// integers (Open MPI's and MPICH's loops wrap around in two's complement, as the tensors'
+// arithmetic does; the test IntegersWrapAround checks it); LOR and LAND of bools. User-defined ops from reduce_ops.hpp elsewhere: f16 and bf16 (no MPI type),
 // and MAX and MIN of floats, which must propagate NaN as torch.maximum does (MPI_MAX need not).
 MPI_Op reduce_op(int32_t dtype, tsr_reduce_op_t op) {
   const bool floating = dtype == TSR_F32 || dtype == TSR_F64;
