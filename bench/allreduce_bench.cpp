@@ -4,6 +4,7 @@
 //
 //   tessera_allreduce_bench [--max-mib M] [--iters K]           in-process, 2 and 4 virtual CPU devices
 //   tessera launch -n 2 -- tessera_allreduce_bench --gloo       the Gloo engine across processes
+//   mpirun -n 2 tessera_allreduce_bench --mpi                    the MPI engine across processes
 //
 // Where the machine has GPUs, the default run adds the NCCL engine: one GPU (world size 1, where
 // NCCL copies in place and busbw is 0 by definition, so algbw is printed) and, with 2 or more
@@ -102,26 +103,28 @@ void nccl_rows(size_t max_bytes, int iters) {
 int main(int argc, char** argv) {
   size_t max_bytes = size_t(64) << 20;
   int iters = 10;
-  bool gloo = false;
+  std::string across;  // the engine across processes, if any
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--max-mib") && i + 1 < argc)
       max_bytes = static_cast<size_t>(std::atol(argv[++i])) << 20;
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc)
       iters = std::max(1, std::atoi(argv[++i]));
-    else if (!std::strcmp(argv[i], "--gloo"))
-      gloo = true;
+    else if (!std::strcmp(argv[i], "--gloo") || !std::strcmp(argv[i], "--mpi"))
+      across = argv[i] + 2;
     else {
-      std::fprintf(stderr, "usage: %s [--max-mib M] [--iters K] [--gloo]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--max-mib M] [--iters K] [--gloo | --mpi]\n", argv[0]);
       return 2;
     }
   }
   try {
-    if (gloo) {
-      dist::DeviceGroup pg = dist::init_process_group();
+    if (!across.empty()) {
+      dist::InitOptions o;
+      o.backend = across;
+      dist::DeviceGroup pg = dist::init_process_group(o);
       const int n = pg.size(), rank = pg.rank();
       if (rank == 0)
-        std::printf("all_reduce (sum, float32), gloo engine, %d processes on this machine\n%10s %14s %14s %12s\n", n,
-                    "size", "busbw GB/s", "memcpy GB/s", "busbw/memcpy");
+        std::printf("all_reduce (sum, float32), %s engine, %d processes on this machine\n%10s %14s %14s %12s\n",
+                    pg.info().engine, n, "size", "busbw GB/s", "memcpy GB/s", "busbw/memcpy");
       for (size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
         tsr::Tensor t = tsr::ones({static_cast<int64_t>(bytes / 4)});
         double s = median_seconds(iters, [&] { pg.all_reduce({t}).wait(); });

@@ -8,6 +8,8 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config git
       libssl-dev
       # Gloo: the fabric backend's engine for collectives across processes (docs/distributed.md).
       libgloo-dev
+      # Open MPI: the fabric backend's mpi engine, and mpirun for its tests (docs/distributed.md).
+      libopenmpi-dev openmpi-bin
       # clang with its libFuzzer and sanitizer runtimes and OpenMP, for the libFuzzer targets (tools/fuzz.sh).
       clang libclang-rt-dev libomp-dev
       # PyTorch for the parity suite (tests/parity, docs/parity.md), for /usr/bin/python3. Large:

@@ -32,8 +32,9 @@
  * across members (the message names both ranks, their dtypes and shapes) and for non-contiguous
  * tensors; UNIMPLEMENTED for a device type or engine the backend was not built for;
  * DEADLINE_EXCEEDED when a member does not arrive within the group's timeout (a crashed peer),
- * after which the group is unusable; UNAVAILABLE when a rendezvous fails. A failed call leaves
- * output tensors unchanged when it fails before the exchange starts.
+ * after which the group is unusable (mpi: MPI has no per-call timeout, so only work_wait gives
+ * up after it, and a crashed rank usually ends the whole job); UNAVAILABLE when a rendezvous
+ * fails. A failed call leaves output tensors unchanged when it fails before the exchange starts.
  * Ordering and threads: every member calls the same collectives in the same order. A group is
  * used by one thread at a time (as an NCCL communicator); different groups may be used
  * concurrently. Work completes in call order. How it completes depends on the engine (group_info

@@ -1,16 +1,24 @@
-// The engine libraries the fabric plugin opens on first use (tessera_fabric_gloo.so,
-// tessera_fabric_nccl.so in the fabric/ subdirectory beside the plugin, which the loader does
-// not scan): a process that never needs an engine never maps it or what it links (Gloo's
-// ibverbs, NCCL's 200 MB and the CUDA runtime).
+// The engines that live in libraries of their own (gloo, mpi): the plugin opens
+// fabric/tessera_fabric_<engine>.so beside its own file on the first group that needs it, so a
+// process that never uses an engine never maps it or what it links. gloo_proxy.cpp and
+// mpi_proxy.cpp use this one mechanism; each keeps its own table of entry points.
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "group.hpp"
 
 namespace fabric {
 
-// Opens `file` from the plugins' fabric/ subdirectory (never closed, like every plugin
-// library) and looks up each of `symbols` (n names) into out[i]. Returns "" on success, else
-// why not (which file, dlerror's text, or the missing entry point); out is then untouched.
-std::string open_engine_library(const char* file, const char* const* symbols, void** out, int n);
+// Opens `file` from the fabric/ subdirectory beside the plugin (once per process, never closed,
+// like every plugin library) and resolves `names` into *fns, in order. On failure returns false
+// with *error saying why ("cannot load the <engine> engine PATH: ...", or "PATH lacks the
+// engine's entry points"), and *fns empty. Not thread-safe: callers load under a std::call_once.
+bool load_engine_library(const std::string& engine, const std::string& file, const std::vector<const char*>& names,
+                         std::vector<void*>* fns, std::string* error);
+
+// Throws the status an engine library returned (and frees it), as a Failure.
+[[noreturn]] void rethrow(tsr_status_t st);
 
 }  // namespace fabric

@@ -1,11 +1,11 @@
 // The Gloo engine as the fabric plugin sees it: a proxy that opens tessera_fabric_gloo.so (in the
 // fabric/ subdirectory beside the plugin) on the first multi-process group and forwards to its C
-// entry points (gloo/gloo_entry.h). A process that never creates such a group never maps Gloo.
+// entry points (gloo/gloo_entry.h), loaded through engine_library.hpp. A process that never
+// creates such a group never maps Gloo.
 #include <mutex>
 
 #include "engine_library.hpp"
 #include "gloo/gloo_entry.h"
-#include "group.hpp"
 
 namespace fabric {
 namespace {
@@ -17,30 +17,25 @@ struct GlooLib {
   tsr_fabric_gloo_destroy_fn destroy = nullptr;
 };
 
-// Loaded once, never closed (like every plugin library).
+// Loaded once, never closed (engine_library.hpp).
 const GlooLib& gloo_lib() {
   static std::once_flag once;
   static GlooLib lib;
   static std::string error;
   std::call_once(once, [] {
-    const char* names[] = {"tsr_fabric_gloo_create", "tsr_fabric_gloo_run", "tsr_fabric_gloo_split_prefix",
-                           "tsr_fabric_gloo_destroy"};
-    void* fns[4] = {};
-    error = open_engine_library("tessera_fabric_gloo.so", names, fns, 4);
-    if (!error.empty()) return;
-    lib.create = reinterpret_cast<tsr_fabric_gloo_create_fn>(fns[0]);
-    lib.run = reinterpret_cast<tsr_fabric_gloo_run_fn>(fns[1]);
-    lib.split_prefix = reinterpret_cast<tsr_fabric_gloo_split_prefix_fn>(fns[2]);
-    lib.destroy = reinterpret_cast<tsr_fabric_gloo_destroy_fn>(fns[3]);
+    std::vector<void*> f;
+    if (!load_engine_library("gloo", "tessera_fabric_gloo.so",
+                             {"tsr_fabric_gloo_create", "tsr_fabric_gloo_run", "tsr_fabric_gloo_split_prefix",
+                              "tsr_fabric_gloo_destroy"},
+                             &f, &error))
+      return;
+    lib.create = reinterpret_cast<tsr_fabric_gloo_create_fn>(f[0]);
+    lib.run = reinterpret_cast<tsr_fabric_gloo_run_fn>(f[1]);
+    lib.split_prefix = reinterpret_cast<tsr_fabric_gloo_split_prefix_fn>(f[2]);
+    lib.destroy = reinterpret_cast<tsr_fabric_gloo_destroy_fn>(f[3]);
   });
-  if (!lib.create) fail(TSR_UNAVAILABLE, "group_create: cannot load the gloo engine (" + error + ")");
+  if (!lib.create) fail(TSR_UNAVAILABLE, "group_create: " + error);
   return lib;
-}
-
-[[noreturn]] void rethrow(tsr_status_t st) {
-  Failure f{api()->status_code(st), api()->status_message(st)};
-  api()->status_free(st);
-  throw f;
 }
 
 class GlooProxy final : public Engine {

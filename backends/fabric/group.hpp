@@ -144,6 +144,18 @@ std::unique_ptr<Engine> nccl_split(Engine* parent, tsr_comm_group_s* group, cons
 // calls this once per split, so the prefixes agree) and the rendezvous; "" for other engines.
 std::string gloo_split_prefix(Engine* parent, std::string* rendezvous);
 
+// The engine for one cpu device per process in a job an MPI launcher started (mpirun): MPI on
+// a duplicate of MPI_COMM_WORLD, or of `comm` (a subgroup's, from mpi_split) when given
+// (mpi/mpi_engine.cpp, loaded by mpi_proxy.cpp). UNIMPLEMENTED when built without MPI.
+using MpiComm = std::shared_ptr<void>;  // an MPI communicator, freed with its last reference
+std::unique_ptr<Engine> make_mpi_engine(tsr_comm_group_s* group, const MpiComm& comm);
+// For group_split: false when `parent` is not an MPI group. Else splits its communicator
+// (collective over the parent: every process calls it, listed or not); *comm is the subgroup's,
+// or null where none of this process's members is listed.
+bool mpi_split(Engine* parent, const int32_t* ranks, int32_t n, MpiComm* comm);
+// Whether an MPI launcher started this process (OMPI_COMM_WORLD_SIZE or PMIX_RANK is set).
+bool started_by_mpi_launcher();
+
 // "cpu:1" for messages.
 std::string device_str(tsr_runtime_t* rt, tsr_device_t d);
 const char* kind_name(tsr_collective_kind_t kind);

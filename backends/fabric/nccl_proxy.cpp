@@ -27,12 +27,13 @@ const NcclLib& nccl_lib() {
   static NcclLib lib;
   static std::string error;
   std::call_once(once, [] {
-    const char* names[] = {"tsr_fabric_nccl_create", "tsr_fabric_nccl_split",   "tsr_fabric_nccl_run",
-                           "tsr_fabric_nccl_query",  "tsr_fabric_nccl_wait",    "tsr_fabric_nccl_release",
-                           "tsr_fabric_nccl_destroy"};
-    void* fns[7] = {};
-    error = open_engine_library("tessera_fabric_nccl.so", names, fns, 7);
-    if (!error.empty()) return;
+    std::vector<void*> fns;
+    if (!load_engine_library("nccl", "tessera_fabric_nccl.so",
+                             {"tsr_fabric_nccl_create", "tsr_fabric_nccl_split", "tsr_fabric_nccl_run",
+                              "tsr_fabric_nccl_query", "tsr_fabric_nccl_wait", "tsr_fabric_nccl_release",
+                              "tsr_fabric_nccl_destroy"},
+                             &fns, &error))
+      return;
     lib.create = reinterpret_cast<tsr_fabric_nccl_create_fn>(fns[0]);
     lib.split = reinterpret_cast<tsr_fabric_nccl_split_fn>(fns[1]);
     lib.run = reinterpret_cast<tsr_fabric_nccl_run_fn>(fns[2]);
@@ -42,15 +43,9 @@ const NcclLib& nccl_lib() {
     lib.destroy = reinterpret_cast<tsr_fabric_nccl_destroy_fn>(fns[6]);
   });
   if (!lib.create)
-    fail(TSR_UNIMPLEMENTED, "group_create: cannot load the nccl engine (" + error +
-                                "); it is built only where CMake found CUDA and NCCL (nccl.h, libnccl)");
+    fail(TSR_UNIMPLEMENTED, "group_create: " + error +
+                                " (the nccl engine is built only where CMake found CUDA and NCCL: nccl.h, libnccl)");
   return lib;
-}
-
-[[noreturn]] void rethrow(tsr_status_t st) {
-  Failure f{api()->status_code(st), api()->status_message(st)};
-  api()->status_free(st);
-  throw f;
 }
 
 class NcclCompletion final : public Completion {

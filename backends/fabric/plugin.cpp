@@ -1,8 +1,9 @@
 // The fabric plugin: publishes the tessera.collectives table (abi/tessera/ext_collectives.h).
 // This file is the ABI boundary: argument checks, groups and work handles, and exceptions
 // turned into statuses; the engines do the communication (inprocess.cpp in this library,
-// gloo/ in tessera_fabric_gloo.so and nccl/ in tessera_fabric_nccl.so, which gloo_proxy.cpp and
-// nccl_proxy.cpp open on first use).
+// gloo/ in tessera_fabric_gloo.so, mpi/ in tessera_fabric_mpi.so and nccl/ in
+// tessera_fabric_nccl.so, which gloo_proxy.cpp, mpi_proxy.cpp and nccl_proxy.cpp open on first
+// use).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -39,7 +40,7 @@ tsr_status_t guarded(const char* what, F&& f) {
 std::atomic<uint64_t> g_groups{0};
 
 void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const std::string& split_prefix,
-                  tsr_comm_group_t** out) {
+                  tsr_comm_group_t** out, const MpiComm& mpi_comm = nullptr) {
   if (!rt || !o || !out) fail(TSR_INVALID_ARGUMENT, "group_create: runtime, options and out are required");
   if (o->struct_size < offsetof(tsr_comm_group_options_t, timeout_seconds) + sizeof(double))
     fail(TSR_INVALID_ARGUMENT, "group_create: options.struct_size " + std::to_string(o->struct_size) +
@@ -101,10 +102,15 @@ void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const st
     *out = g.release();
     return;
   }
-  if (multi) {
+  if (engine == "mpi" || mpi_comm || (engine.empty() && multi && started_by_mpi_launcher())) {
+    // MPI: asked for, a split of an MPI group, or the default across processes in a job an MPI
+    // launcher started; its ranks are MPI's, so no rendezvous is needed (one is ignored).
+    g->engine = make_mpi_engine(g.get(), mpi_comm);
+    g->worker = std::make_unique<Worker>(g->engine.get());
+  } else if (multi) {
     if (!engine.empty() && engine != "gloo")
-      fail(TSR_UNIMPLEMENTED,
-           "group_create: engine '" + engine + "' is not built into the fabric backend (across processes: gloo)");
+      fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine +
+                                  "' is not built into the fabric backend (across processes: gloo, mpi)");
     if (o->num_devices != 1)
       fail(TSR_UNIMPLEMENTED, "group_create: the gloo engine takes one device per process (" +
                                   std::to_string(o->num_devices) + " given)");
@@ -166,7 +172,13 @@ tsr_status_t group_split(tsr_comm_group_t* parent, const int32_t* ranks, int32_t
     o.timeout_seconds = parent->timeout_seconds;
     std::string rendezvous;
     const std::string prefix = gloo_split_prefix(parent->engine.get(), &rendezvous);
-    if (!prefix.empty()) {          // across processes: a new Gloo context among the listed ranks
+    MpiComm mpi_comm;
+    if (mpi_split(parent->engine.get(), ranks, n, &mpi_comm)) {  // MPI_Comm_split, on every process
+      if (!mpi_comm) return;                                     // none of ours is listed
+      for (int32_t i = 0; i < n; ++i)
+        if (ranks[i] == parent->rank) o.rank = i;
+      o.world_size = n;
+    } else if (!prefix.empty()) {   // across processes: a new Gloo context among the listed ranks
       if (members.empty()) return;  // none of ours is listed (the prefix was still taken)
       for (int32_t i = 0; i < n; ++i)
         if (ranks[i] == parent->rank) o.rank = i;
@@ -176,7 +188,7 @@ tsr_status_t group_split(tsr_comm_group_t* parent, const int32_t* ranks, int32_t
     if (members.empty()) return;  // none of ours is listed
     o.devices = members.data();
     o.num_devices = static_cast<int32_t>(members.size());
-    create_group(parent->runtime, &o, prefix, out);
+    create_group(parent->runtime, &o, prefix, out, mpi_comm);
   });
 }
 
@@ -280,5 +292,6 @@ void init(tsr::Registrar& r) {
 }  // namespace
 }  // namespace fabric
 
-TSR_DEFINE_PLUGIN("fabric", TSR_FABRIC_VERSION, "collectives over device groups (in-process, Gloo and NCCL engines)", nullptr,
-                  fabric::init, nullptr)
+TSR_DEFINE_PLUGIN("fabric", TSR_FABRIC_VERSION,
+                  "collectives over device groups (in-process, Gloo, MPI and NCCL engines)", nullptr, fabric::init,
+                  nullptr)

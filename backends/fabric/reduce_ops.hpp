@@ -1,5 +1,6 @@
-// Elementwise reductions shared by the engines: the in-process engine's loops and the reduce
-// functions the Gloo engine hands to gloo (one per dtype and op, over every dtype).
+// Elementwise reductions shared by the engines: the in-process engine's loops, the reduce
+// functions the Gloo engine hands to gloo and the MPI engine's user-defined ops (one per dtype
+// and op, over every dtype).
 //
 // Floating values accumulate in a wider type (float for f16/bf16, double for f32) and round once;
 // integers wrap around like the tensors' own arithmetic; bool SUM/AVG/MAX are "or", MIN/PROD
@@ -99,23 +100,24 @@ inline void divide_dispatch(int32_t dtype, void* p, int64_t n, int64_t count) {
   });
 }
 
-// out[j] = a[j] op b[j] for n elements (out may alias a or b): gloo's reduce function type. AVG
-// reduces as SUM (the engine divides afterwards).
+// out[j] = a[j] OP b[j] for n elements (out may alias a or b), each combined in the accumulator
+// type and rounded once: what gloo's reduce functions and the MPI engine's user-defined ops run.
+template <class T, tsr_reduce_op_t OP>
+void combine_arrays(void* out, const void* a, const void* b, size_t n) {
+  const T* pa = static_cast<const T*>(a);
+  const T* pb = static_cast<const T*>(b);
+  T* po = static_cast<T*>(out);
+  for (size_t j = 0; j < n; ++j)
+    po[j] = static_cast<T>(combine_op<acc_t<T>, OP>(static_cast<acc_t<T>>(pa[j]), static_cast<acc_t<T>>(pb[j])));
+}
+
+// combine_arrays for a run-time dtype and op: gloo's reduce function type. AVG reduces as SUM
+// (the engine divides afterwards).
 inline std::function<void(void*, const void*, const void*, size_t)> pairwise(int32_t dtype, tsr_reduce_op_t op) {
   std::function<void(void*, const void*, const void*, size_t)> fn;
   tsr::dispatch_all(dtype, "fabric reduce", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    with_op(op, [&](auto o) {
-      using Op = decltype(o);  // a type: the inner lambda needs no capture to use it
-      fn = [](void* out, const void* a, const void* b, size_t n) {
-        constexpr tsr_reduce_op_t OP = Op::value;
-        const T* pa = static_cast<const T*>(a);
-        const T* pb = static_cast<const T*>(b);
-        T* po = static_cast<T*>(out);
-        for (size_t j = 0; j < n; ++j)
-          po[j] = static_cast<T>(combine_op<acc_t<T>, OP>(static_cast<acc_t<T>>(pa[j]), static_cast<acc_t<T>>(pb[j])));
-      };
-    });
+    with_op(op, [&](auto o) { fn = &combine_arrays<T, decltype(o)::value>; });
   });
   return fn;
 }

@@ -7,9 +7,10 @@
 // that never leaves one machine's devices never maps Gloo and what it links (ibverbs, hiredis).
 // Its boundary is C: statuses, never C++ exceptions, cross it.
 //
-// Before every collective the ranks all-gather a small header (kind, op, root, dtype, shapes), so
-// that a rank whose tensor differs is named on every rank and nothing is exchanged: the cost is
-// one extra small all-gather per call, the price of errors that say which rank disagrees.
+// Before every collective the ranks all-gather a small header (kind, op, root, dtype, shapes;
+// ../process_args.hpp, shared with the MPI engine), so that a rank whose tensor differs is named
+// on every rank and nothing is exchanged: the cost is one extra small all-gather per call, the
+// price of errors that say which rank disagrees.
 // After a failure inside Gloo (a peer died, a timeout) the group is broken: later calls fail at
 // once with the first error, as an NCCL communicator after an error.
 #include <pthread.h>
@@ -37,7 +38,7 @@
 #include <mutex>
 
 #include "../group.hpp"
-#include "../header.hpp"
+#include "../process_args.hpp"
 #include "../reduce_ops.hpp"
 #include "gloo_entry.h"
 #include "../tcp_store.hpp"
@@ -155,40 +156,17 @@ class GlooEngine {
     const char* what = kind_name(a.kind);
     if (!broken_.empty())
       fail(TSR_FAILED_PRECONDITION, std::string(what) + ": the group failed earlier and cannot be used: " + broken_);
-    if (a.kind < TSR_COLLECTIVE_ALL_REDUCE || a.kind > TSR_COLLECTIVE_BARRIER)
-      fail(TSR_INVALID_ARGUMENT, "collective: unknown kind " + std::to_string(static_cast<int>(a.kind)));
+    const ProcessArgs p = ProcessArgs::check(g_, a);
     const int n = g_->world_size, me = g_->rank;
-    if (a.kind != TSR_COLLECTIVE_BARRIER && a.num_tensors != 1)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": " + std::to_string(a.num_tensors) +
-                                     " tensors for a process with 1 member of the group (one tensor per member)");
-    const bool uses_in = a.kind != TSR_COLLECTIVE_BARRIER && a.kind != TSR_COLLECTIVE_RECV;
-    const bool uses_out = a.kind == TSR_COLLECTIVE_ALL_GATHER || a.kind == TSR_COLLECTIVE_REDUCE_SCATTER ||
-                          a.kind == TSR_COLLECTIVE_ALL_TO_ALL || a.kind == TSR_COLLECTIVE_RECV;
-    tsr_tensor_t* in = uses_in ? checked(a.inputs, "input", what) : nullptr;
-    tsr_tensor_t* out = uses_out ? checked(a.outputs, "output", what) : nullptr;
-    const bool reducing = a.kind == TSR_COLLECTIVE_ALL_REDUCE || a.kind == TSR_COLLECTIVE_REDUCE ||
-                          a.kind == TSR_COLLECTIVE_REDUCE_SCATTER;
-    if (reducing && (a.op < TSR_REDUCE_SUM || a.op > TSR_REDUCE_PROD))
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": unknown reduce op " + std::to_string(static_cast<int>(a.op)));
-    const bool peer = a.kind == TSR_COLLECTIVE_SEND || a.kind == TSR_COLLECTIVE_RECV;
-    if ((peer || a.kind == TSR_COLLECTIVE_REDUCE || a.kind == TSR_COLLECTIVE_BROADCAST) &&
-        (a.root < 0 || a.root >= n || (peer && a.root == me)))
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": " + (peer ? "peer " : "root ") + std::to_string(a.root) +
-                                     " is not " + (peer ? "another" : "a") + " rank of a group of " + std::to_string(n));
-    const tsr_api_t* api = fabric::api();
-    tsr_tensor_t* main = in ? in : out;
-    const int32_t dtype = main ? api->tensor_dtype(main) : 0;
-    if (in && out && api->tensor_dtype(out) != dtype)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the output is " + desc(out) + " but the input is " + desc(in) +
-                                     " (same dtype needed)");
-    const int64_t k_in = in ? api->tensor_numel(in) : 0, k_out = out ? api->tensor_numel(out) : 0;
-    const size_t isz = main ? static_cast<size_t>(tsr::itemsize(dtype)) : 1;
-    char* pin = in ? static_cast<char*>(api->tensor_data(in)) : nullptr;
-    char* pout = out ? static_cast<char*>(api->tensor_data(out)) : nullptr;
+    const int32_t dtype = p.dtype;
+    const int64_t k_in = p.k_in, k_out = p.k_out;
+    const size_t isz = p.itemsize;
+    char* pin = p.pin;
+    char* pout = p.pout;
     try {
       SigpipeBlocked no_sigpipe;
-      if (peer) return point_to_point(a, in ? pin : pout, static_cast<size_t>(in ? k_in : k_out) * isz);
-      agree(a, in ? in : out, dtype, k_in, k_out);  // throws INVALID_ARGUMENT on every rank alike
+      if (p.peer) return point_to_point(a, p.in ? pin : pout, static_cast<size_t>(p.in ? k_in : k_out) * isz);
+      agree(a, p);  // throws INVALID_ARGUMENT on every rank alike
       if (k_in == 0 && a.kind != TSR_COLLECTIVE_BARRIER) return;  // every rank agreed on the size
       switch (a.kind) {
         case TSR_COLLECTIVE_ALL_REDUCE:
@@ -283,44 +261,17 @@ class GlooEngine {
     if (op == TSR_REDUCE_AVG) divide_dispatch(dtype, p, k, g_->world_size);
   }
 
-  std::string desc(tsr_tensor_t* t) const {
-    const tsr_api_t* api = fabric::api();
-    std::string s = std::string(tsr::dtype_name(api->tensor_dtype(t))) + " [";
-    const int64_t* sz = api->tensor_sizes(t);
-    for (int32_t d = 0; d < api->tensor_ndim(t); ++d) s += (d ? ", " : "") + std::to_string(sz[d]);
-    return s + "]";
-  }
-
-  tsr_tensor_t* checked(tsr_tensor_t* const* ts, const char* role, const char* what) const {
-    const tsr_api_t* api = fabric::api();
-    if (!ts || !ts[0]) fail(TSR_INVALID_ARGUMENT, std::string(what) + ": no " + role + " tensor given");
-    tsr_tensor_t* t = ts[0];
-    tsr_device_t d = api->tensor_device(t);
-    const tsr_device_t& want = g_->members[0];
-    if (d.type != want.type || d.index != want.index)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " " + desc(t) + " is on " +
-                                     device_str(g_->runtime, d) + " but this rank's device is " +
-                                     device_str(g_->runtime, want));
-    if (!api->tensor_is_contiguous(t))
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " " + desc(t) +
-                                     " is not contiguous (call .contiguous() first)");
-    if (api->tensor_ndim(t) > kHeaderMaxDims)
-      fail(TSR_INVALID_ARGUMENT, std::string(what) + ": more than 8 dimensions (" + desc(t) + ")");
-    return t;
-  }
-
-  // Every rank all-gathers every rank's header (../header.hpp); a difference is the same error on
-  // every rank.
-  void agree(const tsr_collective_args_t& a, tsr_tensor_t* t, int32_t dtype, int64_t k_in, int64_t k_out) {
+  // Every rank all-gathers every rank's header; a difference is the same error on every rank.
+  void agree(const tsr_collective_args_t& a, const ProcessArgs& p) {
     const int n = g_->world_size;
-    std::vector<int64_t> mine = make_header(a, t, dtype, k_in, k_out), all(static_cast<size_t>(kHeader * n), 0);
+    std::vector<int64_t> mine = make_header(a, p), all(static_cast<size_t>(kHeader * n), 0);
     gloo::AllgatherOptions o(ctx_);
     o.setInput(mine.data(), mine.size());
     o.setOutput(all.data(), all.size());
     o.setTag(tag_++);
     o.setTimeout(timeout());
     gloo::allgather(o);
-    agree_on_headers(a, all.data(), n, k_in, k_out);
+    check_headers(a, p, all.data(), n);
   }
 
   // SEND / RECV: the k-th send from A to B meets B's k-th receive from A (slot from the pair and k).

@@ -30,7 +30,7 @@
 
 #include "../args.hpp"
 #include "../group.hpp"
-#include "../header.hpp"
+#include "../process_args.hpp"
 #include "comms.hpp"
 #include "nccl_entry.h"
 #include "tessera/dtype.hpp"
@@ -41,7 +41,7 @@ namespace {
 const tsr_api_t* g_api = nullptr;
 
 // TESSERA_DISTRIBUTED_DEBUG=1 (or DETAIL): before each collective across processes the ranks
-// all-gather their arguments (header.hpp) and wait for it on the host, so that mismatched
+// all-gather their arguments (../process_args.hpp) and wait for it on the host, so that mismatched
 // shapes are INVALID_ARGUMENT naming both ranks instead of undefined behaviour in NCCL.
 bool debug_checks() {
   const char* v = std::getenv("TESSERA_DISTRIBUTED_DEBUG");
@@ -366,7 +366,7 @@ class NcclEngine {
       guard.set(c_->devices[i]);
       cuda_ok(cudaStreamSynchronize(streams[i]), "debug header check: cudaStreamSynchronize");
     }
-    agree_on_headers(a, all.data(), world, k_in, k_out);
+    check_headers(a, all.data(), world, k_in, k_out);
   }
 
   tsr_comm_group_s* g_;
