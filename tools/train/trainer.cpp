@@ -289,11 +289,13 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
       throw UsageError("the checkpoint is at step " + std::to_string(step) + ", already at --steps " +
                        std::to_string(cfg.steps) + " (pass a larger --steps to continue)");
   }
-  // Data parallelism when started by `tessera launch -n N` (WORLD_SIZE > 1): every rank takes
+  // Data parallelism when started by `tessera launch -n N` (WORLD_SIZE > 1) or by `mpirun -n N`
+  // (OMPI_COMM_WORLD_SIZE > 1: the MPI engine; init_process_group reads MPI's numbering): every rank takes
   // rank 0's weights (DistributedDataParallel), trains on its slice of each global batch (the
   // batch stays --batch-size, so the run is the one-process run up to float rounding), and
   // averages gradients while backward runs. Rank 0 alone reports, evaluates and writes files.
   const char* world_env = std::getenv("WORLD_SIZE");
+  if (!world_env) world_env = std::getenv("OMPI_COMM_WORLD_SIZE");
   const int world = world_env ? std::atoi(world_env) : 1;
   std::optional<tsr::distributed::DeviceGroup> pg;
   std::unique_ptr<tsr::distributed::DistributedDataParallel> ddp;
