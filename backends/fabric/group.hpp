@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +27,24 @@ struct Failure {
   std::string message;
 };
 [[noreturn]] void fail(tsr_code_t code, const std::string& message);
+
+// Runs f and turns what it throws into a status (nullptr when f returns): a Failure as it is,
+// anything else prefixed with `what`. Every C entry point of the fabric libraries (the plugin's
+// table, the engine libraries' tsr_fabric_* functions) goes through it: no exception crosses a
+// C boundary.
+template <class F>
+tsr_status_t guarded(const std::string& what, F&& f) {
+  try {
+    f();
+    return nullptr;
+  } catch (const Failure& e) {
+    return make_status(e.code, e.message);
+  } catch (const std::bad_alloc&) {
+    return make_status(TSR_RESOURCE_EXHAUSTED, what + ": out of host memory");
+  } catch (const std::exception& e) {
+    return make_status(TSR_INTERNAL, what + ": " + e.what());
+  }
+}
 
 // What a collective enqueued on device streams leaves behind (Engine::Mode::stream): tells when
 // the enqueued work has run on every member's stream. Both throw Failure on a device or

@@ -21,20 +21,6 @@ const tsr_api_t* api() { return g_api; }
 
 namespace {
 
-template <class F>
-tsr_status_t guarded(const char* what, F&& f) {
-  try {
-    f();
-    return nullptr;
-  } catch (const Failure& e) {
-    return make_status(e.code, e.message);
-  } catch (const std::bad_alloc&) {
-    return make_status(TSR_RESOURCE_EXHAUSTED, std::string(what) + ": out of host memory");
-  } catch (const std::exception& e) {
-    return make_status(TSR_INTERNAL, std::string(what) + ": " + e.what());
-  }
-}
-
 // Top-level multi-process groups get store prefixes in creation order, which every process
 // follows (all create their groups in the same order, as with torch.distributed).
 std::atomic<uint64_t> g_groups{0};

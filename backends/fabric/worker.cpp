@@ -95,15 +95,12 @@ void Worker::loop() {
       job = std::move(queue_.front());
       queue_.pop_front();
     }
-    try {
-      engine_->run(job->args);
+    tsr_status_t st = guarded(kind_name(job->args.kind), [&] { engine_->run(job->args); });
+    if (!st) {
       job->state->finish(TSR_OK, "");
-    } catch (const Failure& f) {
-      job->state->finish(f.code, f.message);
-    } catch (const std::bad_alloc&) {
-      job->state->finish(TSR_RESOURCE_EXHAUSTED, std::string(kind_name(job->args.kind)) + ": out of host memory");
-    } catch (const std::exception& e) {
-      job->state->finish(TSR_INTERNAL, std::string(kind_name(job->args.kind)) + ": " + e.what());
+    } else {
+      job->state->finish(api()->status_code(st), api()->status_message(st));
+      api()->status_free(st);
     }
   }
 }

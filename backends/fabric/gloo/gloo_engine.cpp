@@ -311,18 +311,6 @@ class GlooEngine {
 
 const tsr_api_t* g_api = nullptr;
 
-template <class F>
-tsr_status_t guarded(F&& f) {
-  try {
-    f();
-    return nullptr;
-  } catch (const Failure& e) {
-    return make_status(e.code, e.message);
-  } catch (const std::exception& e) {
-    return make_status(TSR_INTERNAL, std::string("fabric gloo engine: ") + e.what());
-  }
-}
-
 }  // namespace
 
 const tsr_api_t* api() { return g_api; }
@@ -334,11 +322,11 @@ extern "C" {
 TSR_FABRIC_GLOO_EXPORT tsr_status_t tsr_fabric_gloo_create(const tsr_api_t* api, tsr_comm_group_s* group,
                                                             const char* rendezvous, const char* prefix, void** out) {
   fabric::g_api = api;
-  return fabric::guarded([&] { *out = new fabric::GlooEngine(group, rendezvous, prefix); });
+  return fabric::guarded("fabric gloo engine", [&] { *out = new fabric::GlooEngine(group, rendezvous, prefix); });
 }
 
 TSR_FABRIC_GLOO_EXPORT tsr_status_t tsr_fabric_gloo_run(void* engine, const tsr_collective_args_t* args) {
-  return fabric::guarded([&] { static_cast<fabric::GlooEngine*>(engine)->run(*args); });
+  return fabric::guarded("fabric gloo engine", [&] { static_cast<fabric::GlooEngine*>(engine)->run(*args); });
 }
 
 TSR_FABRIC_GLOO_EXPORT void tsr_fabric_gloo_split_prefix(void* engine, char* prefix, size_t prefix_len,

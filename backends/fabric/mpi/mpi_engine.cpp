@@ -477,20 +477,6 @@ class MpiEngine {
 
 const tsr_api_t* g_api = nullptr;
 
-template <class F>
-tsr_status_t guarded(F&& f) {
-  try {
-    f();
-    return nullptr;
-  } catch (const Failure& e) {
-    return make_status(e.code, e.message);
-  } catch (const std::bad_alloc&) {
-    return make_status(TSR_RESOURCE_EXHAUSTED, "fabric mpi engine: out of host memory");
-  } catch (const std::exception& e) {
-    return make_status(TSR_INTERNAL, std::string("fabric mpi engine: ") + e.what());
-  }
-}
-
 }  // namespace
 
 const tsr_api_t* api() { return g_api; }
@@ -502,18 +488,18 @@ extern "C" {
 TSR_FABRIC_MPI_EXPORT tsr_status_t tsr_fabric_mpi_create(const tsr_api_t* api, tsr_comm_group_s* group, void* comm,
                                                          void** out) {
   fabric::g_api = api;
-  return fabric::guarded(
+  return fabric::guarded("fabric mpi engine",
       [&] { *out = new fabric::MpiEngine(group, comm ? *static_cast<MPI_Comm*>(comm) : MPI_COMM_WORLD); });
 }
 
 TSR_FABRIC_MPI_EXPORT tsr_status_t tsr_fabric_mpi_run(void* engine, const tsr_collective_args_t* args) {
-  return fabric::guarded([&] { static_cast<fabric::MpiEngine*>(engine)->run(*args); });
+  return fabric::guarded("fabric mpi engine", [&] { static_cast<fabric::MpiEngine*>(engine)->run(*args); });
 }
 
 TSR_FABRIC_MPI_EXPORT tsr_status_t tsr_fabric_mpi_split(void* engine, const int32_t* ranks, int32_t num_ranks,
                                                         void** comm) {
   *comm = nullptr;
-  return fabric::guarded([&] {
+  return fabric::guarded("fabric mpi engine", [&] {
     MPI_Comm sub = static_cast<fabric::MpiEngine*>(engine)->split(ranks, num_ranks);
     if (sub != MPI_COMM_NULL) *comm = new MPI_Comm(sub);
   });

@@ -181,7 +181,8 @@ class NcclEngine {
       if (a.root < 0 || a.root >= world || a.root == g_->rank)
         fail(TSR_INVALID_ARGUMENT, std::string(what) + ": peer " + std::to_string(a.root) +
                                        " is not another rank of a group of " + std::to_string(world));
-      (sending ? in : out) = member_views(*g_, sending ? a.inputs : a.outputs, sending ? "input" : "output", what, true);
+      (sending ? in : out) =
+          member_views(*g_, sending ? a.inputs : a.outputs, sending ? "input" : "output", what, true);
     } else {
       Checked c = check_collective(*g_, a);
       in = std::move(c.in);
@@ -278,8 +279,8 @@ class NcclEngine {
     if (first != ncclSuccess) {
       // Every argument NCCL could refuse was checked above: an error here is NCCL's own or a
       // peer's, after which the communicators are not to be trusted.
-      const std::string m = std::string(what) + ": NCCL failed to enqueue on rank " + std::to_string(g_->rank) +
-                            ": " + nccl_str(first);
+      const std::string m =
+          std::string(what) + ": NCCL failed to enqueue on rank " + std::to_string(g_->rank) + ": " + nccl_str(first);
       c_->abort_locked(m);
       fail(code_of(first), m);
     }
@@ -355,7 +356,8 @@ class NcclEngine {
       if (q != cudaErrorNotReady) cuda_ok(q, "debug header check: cudaStreamQuery");
       c_->check_locked(kind_name(a.kind));
       if (Clock::now() > deadline) {
-        const std::string m = std::string(kind_name(a.kind)) + " (debug header check): the other ranks did not "
+        const std::string m = std::string(kind_name(a.kind)) +
+                              " (debug header check): the other ranks did not "
                               "arrive within the group's timeout";
         c_->abort_locked(m);
         fail(TSR_DEADLINE_EXCEEDED, m);
@@ -373,20 +375,6 @@ class NcclEngine {
   std::shared_ptr<Comms> c_;
 };
 
-template <class F>
-tsr_status_t guarded(const char* what, F&& f) {
-  try {
-    f();
-    return nullptr;
-  } catch (const Failure& e) {
-    return make_status(e.code, e.message);
-  } catch (const std::bad_alloc&) {
-    return make_status(TSR_RESOURCE_EXHAUSTED, std::string(what) + ": out of host memory");
-  } catch (const std::exception& e) {
-    return make_status(TSR_INTERNAL, std::string("fabric nccl engine: ") + what + ": " + e.what());
-  }
-}
-
 }  // namespace
 
 const tsr_api_t* api() { return g_api; }
@@ -396,17 +384,18 @@ const tsr_api_t* api() { return g_api; }
 extern "C" {
 
 TSR_FABRIC_NCCL_EXPORT tsr_status_t tsr_fabric_nccl_create(const tsr_api_t* api, tsr_comm_group_s* group,
-                                                            const char* rendezvous, const char* prefix, void** out) {
+                                                           const char* rendezvous, const char* prefix, void** out) {
   fabric::g_api = api;
-  return fabric::guarded("group_create", [&] {
-    *out = new fabric::NcclEngine(group, fabric::create_comms(group, rendezvous ? rendezvous : "", prefix ? prefix : ""));
+  return fabric::guarded("fabric nccl engine: group_create", [&] {
+    *out =
+        new fabric::NcclEngine(group, fabric::create_comms(group, rendezvous ? rendezvous : "", prefix ? prefix : ""));
   });
 }
 
 TSR_FABRIC_NCCL_EXPORT tsr_status_t tsr_fabric_nccl_split(void* parent, tsr_comm_group_s* group, const int32_t* ranks,
-                                                           int32_t num_ranks, void** out) {
+                                                          int32_t num_ranks, void** out) {
   *out = nullptr;
-  return fabric::guarded("group_split", [&] {
+  return fabric::guarded("fabric nccl engine: group_split", [&] {
     auto* p = static_cast<fabric::NcclEngine*>(parent);
     std::shared_ptr<fabric::Comms> c = fabric::split_comms(p->comms(), ranks, num_ranks);
     if (c && group) *out = new fabric::NcclEngine(group, std::move(c));
@@ -414,19 +403,19 @@ TSR_FABRIC_NCCL_EXPORT tsr_status_t tsr_fabric_nccl_split(void* parent, tsr_comm
 }
 
 TSR_FABRIC_NCCL_EXPORT tsr_status_t tsr_fabric_nccl_run(void* engine, const tsr_collective_args_t* args,
-                                                         void** completion) {
+                                                        void** completion) {
   *completion = nullptr;
-  return fabric::guarded(fabric::kind_name(args->kind), [&] {
-    *completion = static_cast<fabric::NcclEngine*>(engine)->run(*args).release();
-  });
+  return fabric::guarded(std::string("fabric nccl engine: ") + fabric::kind_name(args->kind),
+                         [&] { *completion = static_cast<fabric::NcclEngine*>(engine)->run(*args).release(); });
 }
 
 TSR_FABRIC_NCCL_EXPORT tsr_status_t tsr_fabric_nccl_query(void* completion, int32_t* done) {
-  return fabric::guarded("work_query", [&] { *done = static_cast<fabric::StreamCompletion*>(completion)->query(); });
+  return fabric::guarded("fabric nccl engine: work_query",
+                         [&] { *done = static_cast<fabric::StreamCompletion*>(completion)->query(); });
 }
 
 TSR_FABRIC_NCCL_EXPORT tsr_status_t tsr_fabric_nccl_wait(void* completion, double timeout_seconds, int32_t* done) {
-  return fabric::guarded("work_wait",
+  return fabric::guarded("fabric nccl engine: work_wait",
                          [&] { *done = static_cast<fabric::StreamCompletion*>(completion)->wait(timeout_seconds); });
 }
 
