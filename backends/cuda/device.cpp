@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "device_internal.hpp"
@@ -32,12 +33,43 @@ const char* direction(bool to_cuda, bool from_cuda) {
   return to_cuda ? "host to device" : "device to host";
 }
 
+// ---- peer access -------------------------------------------------------------------------------
+
+// Lets `dst` read and write `src`'s memory directly (NVLink or PCIe peer-to-peer) when the two
+// GPUs can, enabled on the first copy between them and kept for the process (as PyTorch does):
+// cudaMemcpyPeerAsync then moves the bytes GPU to GPU instead of staging them through host
+// memory. Pairs that cannot are remembered too, and their copies take CUDA's staged path.
+// Not while `stream` captures a CUDA graph (enabling is not a stream operation, and a capture
+// in global mode would be invalidated by it): the attempt waits for a copy outside capture.
+// Thread-safe: one attempt per ordered pair.
+void enable_peer_access(int dst, int src, cudaStream_t stream) {
+  constexpr int kMax = 64;
+  if (dst == src || dst < 0 || src < 0 || dst >= kMax || src >= kMax) return;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
+    (void)cudaGetLastError();
+    return;
+  }
+  static std::once_flag once[kMax][kMax];
+  std::call_once(once[dst][src], [dst, src] {
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, dst, src) != cudaSuccess || !can) {
+      (void)cudaGetLastError();
+      return;
+    }
+    DeviceGuard guard(dst);
+    const cudaError_t err = cudaDeviceEnablePeerAccess(src, 0);
+    if (err != cudaSuccess) (void)cudaGetLastError();  // already enabled, or refused: staged copies still work
+  });
+}
+
 // ---- copies ------------------------------------------------------------------------------------
 
 // One side is a cuda device; the other is cuda, cpu or plain host memory. The stream is the
 // current stream of the cuda side (of the destination for device-to-device copies, as the core
 // picks it).
-//  - device to device: asynchronous (peer copy between two GPUs).
+//  - device to device: asynchronous (peer copy between two GPUs, direct where they have peer
+//    access, which the first copy between them enables).
 //  - host to device: asynchronous. From pageable memory CUDA stages the source before the call
 //    returns, so the caller may reuse it at once; from pinned memory of our allocator the copy
 //    reads it later, so the block is marked in use until the copy has finished.
@@ -59,12 +91,14 @@ tsr_status_t cuda_copy(void* self, tsr_device_t dst_device, void* dst, tsr_devic
     if (!to_cuda) refuse_if_capturing(dev, what.c_str());
     DeviceGuard guard(dev);
     cudaError_t err;
-    if (to_cuda && from_cuda && dst_device.index != src_device.index)
+    if (to_cuda && from_cuda && dst_device.index != src_device.index) {
+      enable_peer_access(dst_device.index, src_device.index, s);
       err = cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes, s);
-    else
+    } else {
       err = cudaMemcpyAsync(
           dst, src, nbytes,
           to_cuda ? (from_cuda ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice) : cudaMemcpyDeviceToHost, s);
+    }
     if (err != cudaSuccess) throw_cuda_error_on(s, err, what.c_str(), "cudaMemcpyAsync", dev);
     if (to_cuda && !from_cuda) {
       (void)pinned_record_use(src, dev, s);
