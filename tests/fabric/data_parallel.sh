@@ -40,15 +40,8 @@ OMP_NUM_THREADS=1 "$cli" train --steps 30 --quiet --out "$tmp/one" >/dev/null ||
   { echo "data_parallel: FAILED: tessera train alone"; exit 1; }
 "$cli" launch -n 2 -- "$cli" train --steps 30 --quiet --out "$tmp/two" >"$tmp/two.log" 2>&1 ||
   { cat "$tmp/two.log"; echo "data_parallel: FAILED: tessera train on 2 processes"; exit 1; }
-python3 - "$tmp/one/log.json" "$tmp/two/log.json" <<'PY' || { echo "data_parallel: FAILED: the train losses differ"; exit 1; }
-import json, sys
-a = [r["loss"] for r in json.load(open(sys.argv[1]))["log"]]
-b = [r["loss"] for r in json.load(open(sys.argv[2]))["log"]]
-assert len(a) == len(b) == 30, (len(a), len(b))
-worst = max(abs(x - y) / abs(x) for x, y in zip(a, b))
-print("tessera train, 1 vs 2 processes: 30 losses, largest relative difference %.2e" % worst)
-sys.exit(0 if worst < 1e-4 else 1)
-PY
+python3 "$(dirname "$0")/compare_losses.py" "$tmp/one/log.json" "$tmp/two/log.json" 30 \
+  "tessera train, 1 vs 2 processes" || { echo "data_parallel: FAILED: the train losses differ"; exit 1; }
 # A rank that fails stops the others, and the launcher exits with its status.
 set +e
 "$cli" launch -n 3 -- sh -c 'if [ "$RANK" = 1 ]; then exit 5; fi; sleep 60' >/dev/null 2>&1

@@ -29,14 +29,7 @@ if [[ -n "$cli" ]]; then
   "$cli" train --steps 30 --quiet --out "$tmp/one" >/dev/null || { echo "data_parallel_mpi: FAILED: tessera train alone"; exit 1; }
   "$mpirun" --allow-run-as-root --oversubscribe -n 2 "$cli" train --steps 30 --quiet --out "$tmp/two" >"$tmp/two.log" 2>&1 ||
     { cat "$tmp/two.log"; echo "data_parallel_mpi: FAILED: tessera train under mpirun -n 2"; exit 1; }
-  python3 - "$tmp/one/log.json" "$tmp/two/log.json" <<'PY' || { echo "data_parallel_mpi: FAILED: the train losses differ"; exit 1; }
-import json, sys
-a = [r["loss"] for r in json.load(open(sys.argv[1]))["log"]]
-b = [r["loss"] for r in json.load(open(sys.argv[2]))["log"]]
-assert len(a) == len(b) == 30, (len(a), len(b))
-worst = max(abs(x - y) / abs(x) for x, y in zip(a, b))
-print("tessera train, alone vs mpirun -n 2: 30 losses, largest relative difference %.2e" % worst)
-sys.exit(0 if worst < 1e-4 else 1)
-PY
+  python3 "$(dirname "$0")/../fabric/compare_losses.py" "$tmp/one/log.json" "$tmp/two/log.json" 30 \
+    "tessera train, alone vs mpirun -n 2" || { echo "data_parallel_mpi: FAILED: the train losses differ"; exit 1; }
 fi
 echo "data_parallel_mpi: OK"
