@@ -2,6 +2,8 @@
 // failures, and names for messages. Each library defines api() itself.
 #include "group.hpp"
 
+#include <sys/stat.h>
+
 namespace fabric {
 
 tsr_status_t make_status(tsr_code_t code, const std::string& message) {
@@ -9,6 +11,15 @@ tsr_status_t make_status(tsr_code_t code, const std::string& message) {
 }
 
 void fail(tsr_code_t code, const std::string& message) { throw Failure{code, message}; }
+
+std::string file_rendezvous_dir(const std::string& url) {
+  const std::string dir = url.substr(7);  // after "file://"
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    fail(TSR_UNAVAILABLE, "group_create: the rendezvous directory " + dir +
+                              " does not exist (a file:// rendezvous names a directory every process can reach)");
+  return dir;
+}
 
 std::string device_str(tsr_runtime_t* rt, tsr_device_t d) {
   char buf[64] = {0};

@@ -175,6 +175,10 @@ bool mpi_split(Engine* parent, const int32_t* ranks, int32_t n, MpiComm* comm);
 // Whether an MPI launcher started this process (OMPI_COMM_WORLD_SIZE or PMIX_RANK is set).
 bool started_by_mpi_launcher();
 
+// The directory of a "file:///dir" rendezvous, which must exist (UNAVAILABLE naming it
+// otherwise): every process of the group meets there.
+std::string file_rendezvous_dir(const std::string& url);
+
 // "cpu:1" for messages.
 std::string device_str(tsr_runtime_t* rt, tsr_device_t d);
 const char* kind_name(tsr_collective_kind_t kind);

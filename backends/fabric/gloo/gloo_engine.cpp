@@ -15,7 +15,6 @@
 // once with the first error, as an NCCL communicator after an error.
 #include <pthread.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,11 +105,7 @@ class GlooEngine {
     std::unique_ptr<gloo::rendezvous::Store> base;
     try {
       if (rendezvous.rfind("file://", 0) == 0) {
-        const std::string dir = rendezvous.substr(7);
-        struct stat st;
-        if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-          fail(TSR_UNAVAILABLE, "group_create: the rendezvous directory " + dir +
-                                    " does not exist (a file:// rendezvous names a directory every process can reach)");
+        const std::string dir = file_rendezvous_dir(rendezvous);
         base = std::make_unique<gloo::rendezvous::FileStore>(dir);
       } else {
         std::string host;

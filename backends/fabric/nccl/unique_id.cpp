@@ -2,7 +2,6 @@
 #include "unique_id.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -80,11 +79,7 @@ void read_file(const std::string& path, double timeout_s, std::vector<char>* id)
 void share_unique_id(const std::string& rendezvous, const std::string& key, bool publish, double timeout_s,
                      std::vector<char>* id, std::shared_ptr<void>* keep) {
   if (rendezvous.rfind("file://", 0) == 0) {
-    const std::string dir = rendezvous.substr(7);
-    struct stat st;
-    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      fail(TSR_UNAVAILABLE, "group_create: the rendezvous directory " + dir +
-                                " does not exist (a file:// rendezvous names a directory every process can reach)");
+    const std::string dir = file_rendezvous_dir(rendezvous);
     const std::string path = dir + "/" + file_name(key);
     if (publish)
       write_file(path, *id);
