@@ -5,15 +5,6 @@
 
 namespace fabric {
 
-std::string shape_str(const tsr_tensor_t* t) {
-  const tsr_api_t* a = api();
-  int32_t nd = a->tensor_ndim(t);
-  const int64_t* s = a->tensor_sizes(t);
-  std::string r = "[";
-  for (int32_t i = 0; i < nd; ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
-
 std::vector<View> member_views(const tsr_comm_group_s& g, tsr_tensor_t* const* ts, const char* role,
                                const char* what, bool same_shape) {
   const tsr_api_t* a = api();
@@ -30,7 +21,7 @@ std::vector<View> member_views(const tsr_comm_group_s& g, tsr_tensor_t* const* t
     x.t = t;
     x.dtype = a->tensor_dtype(t);
     x.numel = a->tensor_numel(t);
-    x.desc = std::string(tsr::dtype_name(x.dtype)) + " " + shape_str(t) + " on " + device_str(g.runtime, d);
+    x.desc = tensor_desc(t) + " on " + device_str(g.runtime, d);
     const tsr_device_t& want = g.members[m];
     if (d.type != want.type || d.index != want.index)
       fail(TSR_INVALID_ARGUMENT, std::string(what) + ": the " + role + " of rank " + rm + " is " + x.desc +

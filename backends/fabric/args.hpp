@@ -21,8 +21,6 @@ struct View {
   std::string desc;  // "float32 [3, 4] on cpu:1"
 };
 
-std::string shape_str(const tsr_tensor_t* t);
-
 // ts[i] for every local member i (rank g.rank + i in messages), checked as above; same_shape:
 // the shapes must be equal (else only the element counts).
 std::vector<View> member_views(const tsr_comm_group_s& g, tsr_tensor_t* const* ts, const char* role,

@@ -4,6 +4,8 @@
 
 #include <sys/stat.h>
 
+#include "tessera/dtype.hpp"
+
 namespace fabric {
 
 tsr_status_t make_status(tsr_code_t code, const std::string& message) {
@@ -19,6 +21,19 @@ std::string file_rendezvous_dir(const std::string& url) {
     fail(TSR_UNAVAILABLE, "group_create: the rendezvous directory " + dir +
                               " does not exist (a file:// rendezvous names a directory every process can reach)");
   return dir;
+}
+
+std::string shape_str(const tsr_tensor_t* t) {
+  const tsr_api_t* a = api();
+  const int32_t nd = a->tensor_ndim(t);
+  const int64_t* s = a->tensor_sizes(t);
+  std::string r = "[";
+  for (int32_t i = 0; i < nd; ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+std::string tensor_desc(const tsr_tensor_t* t) {
+  return std::string(tsr::dtype_name(api()->tensor_dtype(t))) + " " + shape_str(t);
 }
 
 std::string device_str(tsr_runtime_t* rt, tsr_device_t d) {

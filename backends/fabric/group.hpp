@@ -179,6 +179,10 @@ bool started_by_mpi_launcher();
 // otherwise): every process of the group meets there.
 std::string file_rendezvous_dir(const std::string& url);
 
+// "[3, 4]" and "float32 [3, 4]" for messages.
+std::string shape_str(const tsr_tensor_t* t);
+std::string tensor_desc(const tsr_tensor_t* t);
+
 // "cpu:1" for messages.
 std::string device_str(tsr_runtime_t* rt, tsr_device_t d);
 const char* kind_name(tsr_collective_kind_t kind);

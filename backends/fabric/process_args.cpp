@@ -39,14 +39,6 @@ tsr_tensor_t* checked(const tsr_comm_group_s* g, tsr_tensor_t* const* ts, const 
 
 }  // namespace
 
-std::string tensor_desc(tsr_tensor_t* t) {
-  const tsr_api_t* api = fabric::api();
-  std::string s = std::string(tsr::dtype_name(api->tensor_dtype(t))) + " [";
-  const int64_t* sz = api->tensor_sizes(t);
-  for (int32_t d = 0; d < api->tensor_ndim(t); ++d) s += (d ? ", " : "") + std::to_string(sz[d]);
-  return s + "]";
-}
-
 std::string header_desc(const int64_t* h) {
   return std::string(tsr::dtype_name(static_cast<int32_t>(h[3]))) + " " + shape_of(h);
 }

@@ -52,8 +52,6 @@ inline void check_headers(const tsr_collective_args_t& a, const ProcessArgs& p, 
   check_headers(a, all, n, p.k_in, p.k_out);
 }
 
-// "float32 [3, 4]"
-std::string tensor_desc(tsr_tensor_t* t);
 // "float32 [3, 4]" from a header.
 std::string header_desc(const int64_t* h);
 
