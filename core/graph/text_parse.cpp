@@ -561,7 +561,10 @@ class Parser {
           Lexer probe = lx;
           try {
             SymExpr e = probe.sym_expr();
-            if (e.symbolic() && probe.peek() != '.' && probe.peek() != 'e') {
+            bool known = e.symbolic();  // only the inputs' symbols: "inf" and "nan" are floats
+            for (const auto& [names, coef] : e.terms)
+              for (const std::string& n : names) known = known && input_symbols_.count(n);
+            if (known && probe.peek() != '.') {
               a.tag = TSR_VALUE_INT;
               int_or_expr(lx, &a, 0);
               return a;
