@@ -5,6 +5,7 @@
 //   softmax        softmax over the last dim of [4096, 1024] f32 (ms; GB/s counting read+write)
 //   layer_norm     layer_norm over the last dim of [4096, 1024] f32 with weight and bias
 //   cross_entropy  mean cross entropy of [4096, 1000] f32 logits with int64 class targets
+//   sum            sum of 1e5 f32 (in cache: per-call overhead plus the reduction loop), us
 //   conv2d         8x64x56x56 input, 64 3x3 filters, padding 1, with bias (f32)
 //   rg_add         add of two 1-element f32 tensors that require grad (graph recorded), ns/op
 //   backward_100   backward() through 100 chained adds of 1-element tensors, µs per backward
@@ -120,6 +121,21 @@ void bench_layer_norm(const Options& o, std::vector<Row>& rows) {
 #ifdef TESSERA_BENCH_HAVE_TORCH
   torch::Tensor tx = torch::randn({4096, 1024}), tw = torch::randn({1024}), tb = torch::randn({1024});
   r.baseline = 1e3 * time_it([&] { torch::layer_norm(tx, {1024}, tw, tb); }, reps);
+  r.baseline_name = "libtorch";
+#endif
+  rows.push_back(r);
+}
+
+void bench_sum(const Options& o, std::vector<Row>& rows) {
+  Row r{"sum [100000] f32 (in cache)", "us"};
+  int reps = o.quick ? 5 : 20;
+  r.tessera = guarded(r, [&] {
+    tsr::Tensor x = randn({100000});
+    return 1e6 * time_it([&] { tsr::sum(x); }, reps, 100);
+  });
+#ifdef TESSERA_BENCH_HAVE_TORCH
+  torch::Tensor tx = torch::randn({100000});
+  r.baseline = 1e6 * time_it([&] { torch::sum(tx); }, reps, 100);
   r.baseline_name = "libtorch";
 #endif
   rows.push_back(r);
@@ -315,7 +331,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: tessera_ops_bench [--json] [--quick] [--threads N] "
-                   "[--only softmax|layer_norm|cross_entropy|conv2d|rg_add|backward_100|mlp_step]\n");
+                   "[--only softmax|layer_norm|cross_entropy|sum|conv2d|rg_add|backward_100|mlp_step]\n");
       return 2;
     }
   }
@@ -330,6 +346,7 @@ int main(int argc, char** argv) {
   if (wanted(o, "softmax")) bench_softmax(o, rows);
   if (wanted(o, "layer_norm")) bench_layer_norm(o, rows);
   if (wanted(o, "cross_entropy")) bench_cross_entropy(o, rows);
+  if (wanted(o, "sum")) bench_sum(o, rows);
   if (wanted(o, "conv2d")) bench_conv2d(o, rows);
   if (wanted(o, "rg_add")) bench_rg_add(o, rows);
   if (wanted(o, "backward_100")) bench_backward_chain(o, rows);
