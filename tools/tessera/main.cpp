@@ -29,6 +29,9 @@ const Command kCommands[] = {
     {"new-plugin", cmd_new_plugin, "generate a buildable out-of-tree plugin project (--device NAME or --ops NAME)"},
     {"launch", cmd_launch, "start N processes of a program with the environment init_process_group reads (torchrun)"},
     {"train", cmd_train, "train a small GPT on addition (held-out accuracy) or on a text file (--text)"},
+#ifdef TESSERA_HAVE_ONNX
+    {"import-onnx", cmd_import_onnx, "import an ONNX model into a Tessera graph (--print the text, -o save the model)"},
+#endif
     {"version", cmd_version, "print the core and ABI versions"},
     {"help", cmd_help, "this help"},
 };

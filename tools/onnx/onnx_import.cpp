@@ -1,0 +1,53 @@
+// import_file: read the model, check it with ONNX's checker, infer shapes (the importer needs
+// ranks and, where it folds shape computations or picks static sizes, dims), then convert.
+#include "onnx_import.hpp"
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "converter.hpp"
+
+namespace tsr::onnx {
+
+Imported import_bytes(const std::string& bytes, const std::string& dir) {
+  ::onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) throw Error(TSR_INVALID_ARGUMENT, "not an ONNX model (the protobuf does not parse)");
+  try {
+    ::onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw Error(TSR_INVALID_ARGUMENT, std::string("the ONNX checker refuses the model: ") + e.what());
+  }
+  try {
+    // Data propagation lets inference see through Shape -> Gather -> Concat -> Reshape chains.
+    ::onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
+    ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    throw Error(TSR_INVALID_ARGUMENT, std::string("ONNX shape inference fails on the model: ") + e.what());
+  }
+  return detail::Converter(model, dir).run();
+}
+
+Imported import_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(TSR_INVALID_ARGUMENT, "cannot open " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  try {
+    return import_bytes(ss.str(), dir);
+  } catch (const Error& e) {
+    throw Error(e.code(), path + ": " + e.what());
+  }
+}
+
+std::vector<std::string> supported_ops() {
+  std::vector<std::string> out;
+  for (const auto& [name, _] : detail::op_table()) out.push_back(name);
+  return out;
+}
+
+}  // namespace tsr::onnx

@@ -1,0 +1,220 @@
+// Neural-network layers: convolutions, pooling, normalizations, softmax.
+#include "converter.hpp"
+#include "shape_rules.hpp"
+
+namespace tsr::onnx::detail {
+
+namespace {
+
+// Spatial padding of Conv/pooling: ONNX pads are [begin..., end...] per spatial dim, or
+// auto_pad. Tessera pads symmetrically; asymmetric pads are applied by constant_pad_nd first.
+struct Padding {
+  std::vector<int64_t> sym;    // per spatial dim, for the op
+  std::vector<int64_t> extra;  // constant_pad_nd's pad list (last dim first), empty when none
+};
+
+Padding read_pads(NodeCtx& c, int spatial, const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                  const std::vector<int64_t>& dilations) {
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(static_cast<size_t>(2 * spatial), 0));
+  if (pads.size() != static_cast<size_t>(2 * spatial)) c.fail("pads has " + std::to_string(pads.size()) + " entries");
+  if (auto_pad == "VALID") {
+    pads.assign(pads.size(), 0);
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // Output size ceil(in / stride): the total padding is split, the extra one at the end
+    // (UPPER) or the beginning (LOWER).
+    const std::vector<int64_t> dims = c.static_dims(0, "auto_pad " + auto_pad);
+    for (int k = 0; k < spatial; ++k) {
+      const int64_t in = dims[static_cast<size_t>(k + 2)], s = strides[static_cast<size_t>(k)];
+      const int64_t eff = (kernel[static_cast<size_t>(k)] - 1) * dilations[static_cast<size_t>(k)] + 1;
+      const int64_t total = std::max<int64_t>(((in + s - 1) / s - 1) * s + eff - in, 0);
+      const int64_t small = total / 2, big = total - small;
+      pads[static_cast<size_t>(k)] = auto_pad == "SAME_UPPER" ? small : big;
+      pads[static_cast<size_t>(k + spatial)] = auto_pad == "SAME_UPPER" ? big : small;
+    }
+  } else if (auto_pad != "NOTSET") {
+    c.fail("auto_pad " + auto_pad + " is not an ONNX value");
+  }
+  Padding p;
+  bool symmetric = true;
+  for (int k = 0; k < spatial; ++k) symmetric = symmetric && pads[static_cast<size_t>(k)] == pads[static_cast<size_t>(k + spatial)];
+  if (symmetric) {
+    p.sym.assign(pads.begin(), pads.begin() + spatial);
+    return p;
+  }
+  p.sym.assign(static_cast<size_t>(spatial), 0);
+  for (int k = spatial - 1; k >= 0; --k) {
+    p.extra.push_back(pads[static_cast<size_t>(k)]);
+    p.extra.push_back(pads[static_cast<size_t>(k + spatial)]);
+  }
+  return p;
+}
+
+std::string padded(NodeCtx& c, const std::string& x, const Padding& p, const std::string& value) {
+  if (p.extra.empty()) return x;
+  return c.emit("constant_pad_nd", {x, lit(p.extra), value});
+}
+
+void conv(NodeCtx& c) {
+  const int r = c.rank(0);
+  if (r != 3 && r != 4) c.unsupported("only 1-D and 2-D convolutions are supported (input rank " + std::to_string(r) + ")");
+  const int spatial = r - 2;
+  const std::vector<int64_t> w = c.static_dims(1, "Conv's weight");
+  const std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape", {}) != kernel)
+    c.fail("kernel_shape does not match the weight's dims");
+  const std::vector<int64_t> ones(static_cast<size_t>(spatial), 1);
+  const std::vector<int64_t> strides = c.attr_ints("strides", ones), dilations = c.attr_ints("dilations", ones);
+  const int64_t group = c.attr_int("group", 1);
+  const Padding p = read_pads(c, spatial, kernel, strides, dilations);
+  const std::string x = padded(c, c.tensor(0), p, "0");
+  c.emit(spatial == 2 ? "conv2d" : "conv1d",
+         {x, c.tensor(1), c.has_input(2) ? c.tensor(2) : "None", lit(strides), lit(p.sym), lit(dilations), lit(group)}, 0);
+}
+
+void conv_transpose(NodeCtx& c) {
+  if (c.rank(0) != 4) c.unsupported("only 2-D transposed convolutions are supported");
+  const std::vector<int64_t> w = c.static_dims(1, "ConvTranspose's weight");
+  const std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape", {}) != kernel)
+    c.fail("kernel_shape does not match the weight's dims");
+  if (c.has_attr("output_shape")) c.unsupported("attribute 'output_shape' is not supported (give pads instead)");
+  if (c.attr_string("auto_pad", "NOTSET") != "NOTSET") c.unsupported("auto_pad other than NOTSET is not supported");
+  const std::vector<int64_t> strides = c.attr_ints("strides", {1, 1}), dilations = c.attr_ints("dilations", {1, 1});
+  const std::vector<int64_t> out_pad = c.attr_ints("output_padding", {0, 0});
+  const std::vector<int64_t> pads = c.attr_ints("pads", {0, 0, 0, 0});
+  if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3]) c.unsupported("asymmetric pads are not supported");
+  c.emit("conv_transpose2d", {c.tensor(0), c.tensor(1), c.has_input(2) ? c.tensor(2) : "None", lit(strides),
+                              lit(std::vector<int64_t>{pads[0], pads[1]}), lit(out_pad), lit(c.attr_int("group", 1)),
+                              lit(dilations)},
+         0);
+}
+
+void pool(NodeCtx& c) {
+  const bool is_max = c.op_type() == "MaxPool";
+  if (c.rank(0) != 4) c.unsupported("only 2-D pooling is supported (input rank " + std::to_string(c.rank(0)) + ")");
+  const std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});
+  if (kernel.size() != 2) c.fail("kernel_shape must have 2 entries");
+  // ONNX's strides default to 1, Tessera's (torch's) to the kernel: always written.
+  const std::vector<int64_t> strides = c.attr_ints("strides", {1, 1});
+  const std::vector<int64_t> dilations = c.attr_ints("dilations", {1, 1});
+  const bool ceil = c.attr_int("ceil_mode", 0) != 0;
+  Padding p = read_pads(c, 2, kernel, strides, dilations);
+  // Tessera (like torch) allows at most half the kernel as padding: more is padded explicitly.
+  if (p.extra.empty() && (p.sym[0] > kernel[0] / 2 || p.sym[1] > kernel[1] / 2)) {
+    p.extra = {p.sym[1], p.sym[1], p.sym[0], p.sym[0]};
+    p.sym = {0, 0};
+  }
+  if (is_max) {
+    c.ignore_attr("storage_order");  // only matters for the Indices output, which is not mapped
+    const std::string x = padded(c, c.tensor(0), p, "-inf");
+    c.emit("max_pool2d", {x, lit(kernel), lit(strides), lit(p.sym), lit(dilations), lit_bool(ceil)}, 0);
+    return;
+  }
+  if (dilations != std::vector<int64_t>{1, 1}) c.unsupported("dilated average pooling is not supported");
+  const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
+  if (!p.extra.empty() && !include_pad)
+    c.unsupported("asymmetric (or larger than half the kernel) pads with count_include_pad=0 are not supported");
+  const std::string x = padded(c, c.tensor(0), p, "0");
+  c.emit("avg_pool2d", {x, lit(kernel), lit(strides), lit(p.sym), lit_bool(ceil), lit_bool(include_pad)}, 0);
+}
+
+void global_pool(NodeCtx& c) {
+  const int r = c.rank(0);
+  std::vector<int64_t> dims;
+  for (int k = 2; k < r; ++k) dims.push_back(k);
+  c.emit(c.op_type() == "GlobalAveragePool" ? "mean" : "amax", {c.tensor(0), lit(dims), "true"}, 0);
+}
+
+void batch_norm(NodeCtx& c) {
+  if (c.attr_int("training_mode", 0)) c.unsupported("training_mode=1 is not supported (inference only)");
+  if (c.opset() < 9 && c.attr_int("spatial", 1) != 1) c.unsupported("spatial=0 is not supported");
+  c.ignore_attr("momentum");  // only updates running statistics in training
+  const float eps = c.attr_float("epsilon", 1e-5f);
+  c.emit("batch_norm", {c.tensor(0), c.tensor(1), c.tensor(2), c.tensor(3), c.tensor(4), "false", "0.1", lit_float(eps)},
+         0);
+}
+
+void instance_norm(NodeCtx& c) {
+  // Instance norm is group norm with one channel per group.
+  const std::vector<int64_t> s = c.static_dims(1, "InstanceNormalization's scale");
+  if (s.size() != 1) c.fail("scale must be 1-D");
+  c.emit("group_norm", {c.tensor(0), lit(s[0]), c.tensor(1), c.tensor(2), lit_float(c.attr_float("epsilon", 1e-5f))}, 0);
+}
+
+void layer_norm(NodeCtx& c) {
+  const int r = c.rank(0);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", -1), r);
+  c.ignore_attr("stash_type");  // the statistics' precision: Tessera computes them in float32 or wider anyway
+  // The normalized shape: the input's trailing dims, else the scale's dims.
+  std::vector<int64_t> shape;
+  const Value& x = c.in(0);
+  for (int k = static_cast<int>(axis); k < r; ++k) {
+    const Dim& d = x.shape.dims[static_cast<size_t>(k)];
+    if (!d.is_static()) {
+      shape.clear();
+      break;
+    }
+    shape.push_back(d.size);
+  }
+  if (shape.empty() && axis < r) {
+    shape = c.static_dims(1, "LayerNormalization's normalized shape");
+    if (static_cast<int64_t>(shape.size()) != r - axis) c.unsupported("a scale that broadcasts is not supported");
+  }
+  c.emit("layer_norm", {c.tensor(0), lit(shape), c.tensor(1), c.has_input(2) ? c.tensor(2) : "None",
+                        lit_float(c.attr_float("epsilon", 1e-5f))},
+         0);
+}
+
+void softmax(NodeCtx& c) {
+  const std::string op = c.op_type() == "Softmax" ? "softmax" : "log_softmax";
+  const int r = c.rank(0);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", c.opset() < 13 ? 1 : -1), r);
+  // Before opset 13 the input is seen as 2-D [prod(dims < axis), prod(dims >= axis)].
+  if (c.opset() >= 13 || axis == r - 1) {
+    c.emit(op, {c.tensor(0), lit(axis)}, 0);
+    return;
+  }
+  const Value& x = c.in(0);
+  std::vector<int64_t> back;
+  int unknown = 0;
+  for (const Dim& d : x.shape.dims) {
+    back.push_back(d.is_static() ? d.size : -1);
+    unknown += !d.is_static();
+  }
+  if (unknown > 1) c.unsupported("softmax over several dims needs at most one dim known only at run time");
+  const std::string flat = c.emit("flatten", {c.tensor(0), lit(axis), "-1"});
+  const std::string y = c.emit(op, {flat, lit(axis)});
+  c.emit("reshape", {y, lit(back)}, 0);
+}
+
+void dropout(NodeCtx& c) {
+  // Inference: the identity. A training_mode known to be true is refused.
+  c.ignore_attr("seed");
+  if (c.opset() < 12) c.ignore_attr("ratio");
+  if (c.opset() < 7) c.ignore_attr("is_test");
+  if (c.has_input(2)) {
+    if (!c.is_constant(2)) c.unsupported("training_mode computed at run time is not supported");
+    if (c.constant(2, "training_mode").elems.at(0).i) c.unsupported("training_mode=true is not supported (inference only)");
+  }
+  c.forward(0, 0);
+}
+
+}  // namespace
+
+void add_nn_ops(OpTable& t) {
+  t["Conv"] = conv;
+  t["ConvTranspose"] = conv_transpose;
+  t["MaxPool"] = pool;
+  t["AveragePool"] = pool;
+  t["GlobalAveragePool"] = global_pool;
+  t["GlobalMaxPool"] = global_pool;
+  t["BatchNormalization"] = batch_norm;
+  t["InstanceNormalization"] = instance_norm;
+  t["LayerNormalization"] = layer_norm;
+  t["Softmax"] = softmax;
+  t["LogSoftmax"] = softmax;
+  t["Dropout"] = dropout;
+}
+
+}  // namespace tsr::onnx::detail
