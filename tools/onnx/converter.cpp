@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "fold.hpp"
+#include "infer.hpp"
 
 namespace tsr::onnx::detail {
 
@@ -186,10 +187,12 @@ bool NodeCtx::output_used(int k) const {
   return k < node_.output_size() && !node_.output(k).empty() && cv_.used_.count(node_.output(k));
 }
 
-Value NodeCtx::out_info(int k) const {
+Value NodeCtx::out_info(int k) {
   const std::string& name = node_.output(k);
   auto it = cv_.inferred_.find(name);
-  return cv_.info_of(name, it == cv_.inferred_.end() ? nullptr : it->second);
+  Value v = cv_.info_of(name, it == cv_.inferred_.end() ? nullptr : it->second);
+  if (!v.shape.has_rank || !v.dtype) fallback_info(*this, k, &v);
+  return v;
 }
 
 std::string NodeCtx::emit(const std::string& op, const std::vector<std::string>& args, int output) {

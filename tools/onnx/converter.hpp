@@ -103,7 +103,7 @@ class NodeCtx {
   // Whether output k is named and read by a later node or the graph outputs.
   bool output_used(int k) const;
   // What shape inference found for output k (dtype 0 / no rank when it found nothing).
-  Value out_info(int k) const;
+  Value out_info(int k);  // falls back on infer.cpp's rules where inference found nothing
 
   // Emits `op(args)` and returns its result's reference ("%name"). With output k >= 0 the node
   // defines ONNX output k (named after it, typed from shape inference where complete); with -1

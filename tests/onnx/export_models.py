@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Exports the models tests/onnx imports, with reference inputs and outputs from PyTorch.
+
+    export_models.py OUT_DIR
+
+Writes OUT_DIR/NAME.onnx, NAME.in<k>.npy (the inputs, random, with odd sizes and another batch
+size than the export's where the batch is dynamic) and NAME.out<k>.npy (PyTorch's outputs for
+them), then the models the importer must refuse (built with onnx.helper), then OUT_DIR/stamp.
+Exit 77 (ctest: skipped), with the reason in OUT_DIR/unavailable.txt, when this interpreter
+lacks torch or onnx (Debian's python3-torch and python3-onnx, for /usr/bin/python3).
+"""
+import math
+import os
+import sys
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+try:
+    import numpy as np
+    import onnx
+    import torch
+    from onnx import TensorProto, helper
+except ImportError as e:
+    reason = f"{sys.executable} cannot import {e.name} (install python3-torch and python3-onnx: tools/setup-deps.sh)"
+    with open(os.path.join(out, "unavailable.txt"), "w") as f:
+        f.write(reason + "\n")
+    print("onnx models: skipped: " + reason)
+    sys.exit(77)
+
+torch.manual_seed(0)
+np.random.seed(0)
+
+
+def export(name, model, example, inputs, opset, dynamic=None, input_names=None, output_names=None):
+    """Exports model traced on `example`, and saves torch's outputs for `inputs`."""
+    model.eval()
+    input_names = input_names or [f"in{k}" for k in range(len(example))]
+    with torch.no_grad():
+        outs = model(*inputs)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    output_names = output_names or [f"out{k}" for k in range(len(outs))]
+    torch.onnx.export(model, tuple(example), os.path.join(out, name + ".onnx"), opset_version=opset,
+                      input_names=input_names, output_names=output_names, dynamic_axes=dynamic or {})
+    for k, t in enumerate(inputs):
+        np.save(os.path.join(out, f"{name}.in{k}.npy"), t.numpy())
+    for k, t in enumerate(outs):
+        np.save(os.path.join(out, f"{name}.out{k}.npy"), t.numpy())
+
+
+# ---- MLP: Gemm, Relu, Sigmoid, Tanh; a dynamic batch (exported with 4, run with 3) -----------
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(13, 32)
+        self.fc2 = torch.nn.Linear(32, 17)
+        self.fc3 = torch.nn.Linear(17, 7)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        h = torch.sigmoid(self.fc2(h)) * 2.0 - 0.5
+        return torch.tanh(self.fc3(h))
+
+
+export("mlp", MLP(), [torch.randn(4, 13)], [torch.randn(3, 13)], 13,
+       dynamic={"in0": {0: "batch"}, "out0": {0: "batch"}})
+
+
+# ---- CNN: Conv (padding, stride, groups, dilation), BatchNorm (eval), Relu, MaxPool,
+# AveragePool, GlobalAveragePool, Flatten, Gemm ----------------------------------------------
+class CNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 12, 3, stride=2, padding=(1, 2), groups=4, dilation=(1, 2))
+        self.bn2 = torch.nn.BatchNorm2d(12)
+        self.pool = torch.nn.MaxPool2d(2)
+        self.avg = torch.nn.AvgPool2d(3, stride=1, padding=1)
+        self.gap = torch.nn.AdaptiveAvgPool2d(1)
+        self.fc = torch.nn.Linear(12, 5)
+        # Running statistics that are not the identity, so BatchNorm's eval formula is exercised.
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.2, 0.2)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.bn1(self.conv1(x))))
+        x = self.avg(torch.relu(self.bn2(self.conv2(x))))
+        return self.fc(torch.flatten(self.gap(x), 1))
+
+
+# PyTorch folds eval BatchNorm into Conv by default (training=EVAL): keep them apart so the
+# importer sees BatchNormalization.
+def export_cnn():
+    model = CNN().eval()
+    x = torch.randn(2, 3, 17, 15)
+    with torch.no_grad():
+        y = model(x)
+    torch.onnx.export(model, (x,), os.path.join(out, "cnn.onnx"), opset_version=13, input_names=["in0"],
+                      output_names=["out0"], training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
+    np.save(os.path.join(out, "cnn.in0.npy"), x.numpy())
+    np.save(os.path.join(out, "cnn.out0.npy"), y.numpy())
+
+
+export_cnn()
+
+
+# ---- a small transformer block: Gather (embedding), LayerNormalization (opset 17), MatMul,
+# Softmax, GELU through Erf, Reshape/Transpose of the heads, a causal mask (Where); dynamic batch
+class Block(torch.nn.Module):
+    def __init__(self, vocab=23, d=16, heads=2, seq=7):
+        super().__init__()
+        self.heads, self.d = heads, d
+        self.tok = torch.nn.Embedding(vocab, d)
+        self.pos = torch.nn.Parameter(torch.randn(seq, d) * 0.1)
+        self.ln1 = torch.nn.LayerNorm(d)
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.proj = torch.nn.Linear(d, d)
+        self.ln2 = torch.nn.LayerNorm(d)
+        self.fc1 = torch.nn.Linear(d, 4 * d)
+        self.fc2 = torch.nn.Linear(4 * d, d)
+        self.head = torch.nn.Linear(d, vocab)
+        self.register_buffer("mask", torch.tril(torch.ones(seq, seq, dtype=torch.bool)))
+        for ln in (self.ln1, self.ln2):
+            ln.weight.data.uniform_(0.5, 1.5)
+            ln.bias.data.uniform_(-0.2, 0.2)
+
+    def forward(self, idx):
+        b, t = idx.shape
+        x = self.tok(idx) + self.pos[:t]
+        h = self.ln1(x)
+        q, k, v = self.qkv(h).split(self.d, dim=-1)
+        hd = self.d // self.heads
+        q = q.reshape(b, t, self.heads, hd).transpose(1, 2)
+        k = k.reshape(b, t, self.heads, hd).transpose(1, 2)
+        v = v.reshape(b, t, self.heads, hd).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(hd)
+        att = att.masked_fill(~self.mask[:t, :t], float("-inf"))
+        y = torch.softmax(att, dim=-1) @ v
+        y = y.transpose(1, 2).reshape(b, t, self.d)
+        x = x + self.proj(y)
+        x = x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+        return self.head(x)
+
+
+export("transformer", Block(), [torch.randint(0, 23, (2, 7))], [torch.randint(0, 23, (3, 7))], 17,
+       dynamic={"in0": {0: "batch"}, "out0": {0: "batch"}})
+
+
+# ---- models the importer must refuse -------------------------------------------------------
+def save(name, nodes, inputs, outputs, initializers=(), opset=13):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, name + ".onnx"))
+
+
+f32 = TensorProto.FLOAT
+
+
+x4 = helper.make_tensor_value_info("x", f32, [1, 4, 5, 5])
+# An op the importer does not map (LRN), after one it does.
+save("unknown_op", [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+                    helper.make_node("LRN", ["r"], ["y"], name="my_lrn", size=3)],
+     [x4], [helper.make_tensor_value_info("y", f32, [1, 4, 5, 5])])
+# An attribute the importer does not map (ConvTranspose's output_shape).
+w = helper.make_tensor("w", f32, [4, 2, 3, 3], np.random.randn(4 * 2 * 9).astype(np.float32).tolist())
+save("bad_attr", [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="deconv", output_shape=[7, 7])],
+     [x4], [helper.make_tensor_value_info("y", f32, [1, 2, 7, 7])], [w])
+# A Reshape whose target is computed from tensor values at run time.
+shape_in = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
+save("runtime_reshape", [helper.make_node("Abs", ["s"], ["t"], name="abs_target"),
+                         helper.make_node("Reshape", ["x", "t"], ["y"], name="reshape_dyn")],
+     [x4, shape_in], [helper.make_tensor_value_info("y", f32, ["a", "b"])])
+
+with open(os.path.join(out, "stamp"), "w") as f:
+    f.write("ok\n")
+print("onnx models: exported to " + out)
