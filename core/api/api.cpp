@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "autograd/engine.hpp"
+#include "graph/trace.hpp"
 #include "ops/op_impl.hpp"
 #include "plugins/registrar.hpp"
 #include "io/dlpack.hpp"
@@ -305,47 +306,77 @@ static tsr_status_t view_entry(const char* name, Tensor* t, Tensor** out, ViewKi
   }
 }
 
-#define VIEW_ENTRY(name, params, call, kind, ...)                                                \
+// trace: the entry's arguments after the tensor, in its graph builtin's schema order
+// (graph/builtins.cpp), recorded when the thread traces (graph/trace.hpp).
+#define VIEW_ENTRY(name, params, call, trace, kind, ...)                                         \
   tsr_status_t tensor_##name params {                                                            \
     TSR_CHECK_ARG(t&& out, #name, "tensor and out are required");                                \
-    return view_entry(                                                                           \
+    graph::BuiltinScope scope;                                                                   \
+    tsr_status_t st_ = view_entry(                                                               \
         #name, t, out, kind, [&]() { return call; }, [&]() { return ViewParams{__VA_ARGS__}; }); \
+    if (!st_) scope.record(#name, t, *out, {TSR_UNPAREN trace});                                 \
+    return st_;                                                                                  \
   }
+#define TSR_UNPAREN(...) __VA_ARGS__
+
+using graph::v_int;
+using graph::v_ints;
 
 static int64_t wrapped(int64_t d, int n) { return d < 0 ? d + n : d; }
 
 VIEW_ENTRY(as_strided,
            (tsr_tensor_t * t, int32_t n, const int64_t* s, const int64_t* st, int64_t off, tsr_tensor_t** out),
-           view_as_strided(t, n, s, st, off, out), ViewKind::AsStrided)
+           view_as_strided(t, n, s, st, off, out), (v_ints(s, n), v_ints(st, n), v_int(off)), ViewKind::AsStrided)
 VIEW_ENTRY(view, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t** out), view_shape(t, n, s, out),
-           ViewKind::Reshape)
+           (v_ints(s, n)), ViewKind::Reshape)
 VIEW_ENTRY(reshape, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t** out), reshape(t, n, s, out),
-           ViewKind::Reshape)
+           (v_ints(s, n)), ViewKind::Reshape)
 VIEW_ENTRY(transpose, (tsr_tensor_t * t, int64_t a, int64_t b, tsr_tensor_t** out), transpose(t, a, b, out),
-           ViewKind::Transpose, a, b)
+           (v_int(a), v_int(b)), ViewKind::Transpose, a, b)
 VIEW_ENTRY(permute, (tsr_tensor_t * t, int32_t n, const int64_t* d, tsr_tensor_t** out), permute(t, n, d, out),
-           ViewKind::Permute, 0, 0, 0, 0, [&] {
+           (v_ints(d, n)), ViewKind::Permute, 0, 0, 0, 0, [&] {
              std::vector<int64_t> v(d, d + n);
              for (auto& x : v) x = wrapped(x, n);
              return v;
            }())
 VIEW_ENTRY(expand, (tsr_tensor_t * t, int32_t n, const int64_t* s, tsr_tensor_t** out), expand(t, n, s, out),
-           ViewKind::Expand)
+           (v_ints(s, n)), ViewKind::Expand)
 VIEW_ENTRY(slice, (tsr_tensor_t * t, int64_t d, int64_t a, int64_t b, int64_t s, tsr_tensor_t** out),
-           slice(t, d, a, b, s, out), ViewKind::Slice, d, a, b, s)
-VIEW_ENTRY(select, (tsr_tensor_t * t, int64_t d, int64_t i, tsr_tensor_t** out), select(t, d, i, out), ViewKind::Select,
-           d, i)
+           slice(t, d, a, b, s, out), (v_int(d), v_int(a), v_int(b), v_int(s)), ViewKind::Slice, d, a, b, s)
+VIEW_ENTRY(select, (tsr_tensor_t * t, int64_t d, int64_t i, tsr_tensor_t** out), select(t, d, i, out),
+           (v_int(d), v_int(i)), ViewKind::Select, d, i)
 VIEW_ENTRY(narrow, (tsr_tensor_t * t, int64_t d, int64_t a, int64_t l, tsr_tensor_t** out), narrow(t, d, a, l, out),
-           ViewKind::Slice, d, a < 0 ? a + t->sizes[wrapped(d, t->ndim)] : a,
+           (v_int(d), v_int(a), v_int(l)), ViewKind::Slice, d, a < 0 ? a + t->sizes[wrapped(d, t->ndim)] : a,
            (a < 0 ? a + t->sizes[wrapped(d, t->ndim)] : a) + l, 1)
-VIEW_ENTRY(squeeze, (tsr_tensor_t * t, int64_t d, tsr_tensor_t** out), squeeze(t, d, out), ViewKind::Reshape)
-VIEW_ENTRY(unsqueeze, (tsr_tensor_t * t, int64_t d, tsr_tensor_t** out), unsqueeze(t, d, out), ViewKind::Reshape)
+VIEW_ENTRY(squeeze, (tsr_tensor_t * t, int64_t d, tsr_tensor_t** out), squeeze(t, d, out),
+           (d == TSR_ALL_DIMS ? tsr_value_t{} : v_int(d)), ViewKind::Reshape)
+VIEW_ENTRY(unsqueeze, (tsr_tensor_t * t, int64_t d, tsr_tensor_t** out), unsqueeze(t, d, out), (v_int(d)),
+           ViewKind::Reshape)
 VIEW_ENTRY(contiguous, (tsr_tensor_t * t, tsr_tensor_t** out), make_contiguous(t->runtime, t, "contiguous", out),
-           ViewKind::Identity)
+           (), ViewKind::Identity)
 
+static tsr_status_t tensor_to_body(tsr_tensor_t* t, tsr_dtype_t dtype, tsr_device_t device, int32_t copy,
+                                   tsr_tensor_t** out);
 tsr_status_t tensor_to(tsr_tensor_t* t, tsr_dtype_t dtype, tsr_device_t device, int32_t copy, tsr_tensor_t** out) {
   TSR_CHECK_ARG(t && out, "to", "tensor and out are required");
   if (dtype == TSR_DTYPE_UNDEFINED) dtype = t->dtype;
+  graph::BuiltinScope scope;
+  tsr_status_t st = tensor_to_body(t, dtype, device, copy, out);
+  if (!st) {
+    tsr_value_t dt{}, dev{}, cp{};
+    dt.tag = TSR_VALUE_DTYPE;
+    dt.u.dtype = dtype;
+    dev.tag = TSR_VALUE_DEVICE;
+    dev.u.device = device;
+    cp.tag = TSR_VALUE_BOOL;
+    cp.u.b = copy != 0;
+    scope.record("to", t, *out, {dt, dev, cp});
+  }
+  return st;
+}
+
+static tsr_status_t tensor_to_body(tsr_tensor_t* t, tsr_dtype_t dtype, tsr_device_t device, int32_t copy,
+                                   tsr_tensor_t** out) {
   TSR_GUARD("to", {
     Runtime* rt = t->runtime;
     bool same = dtype == t->dtype && device.type == t->device.type && device.index == t->device.index;
@@ -367,8 +398,21 @@ tsr_status_t tensor_to(tsr_tensor_t* t, tsr_dtype_t dtype, tsr_device_t device, 
   })
 }
 
+static tsr_status_t tensor_copy_body(tsr_tensor_t* dst, tsr_tensor_t* src);
 tsr_status_t tensor_copy_(tsr_tensor_t* dst, tsr_tensor_t* src) {
   TSR_CHECK_ARG(dst && src, "copy_", "dst and src are required");
+  graph::BuiltinScope scope;
+  tsr_status_t st = tensor_copy_body(dst, src);
+  if (!st) {
+    tsr_value_t s{};
+    s.tag = TSR_VALUE_TENSOR;
+    s.u.tensor = src;
+    scope.record("copy_", dst, nullptr, {s});
+  }
+  return st;
+}
+
+static tsr_status_t tensor_copy_body(tsr_tensor_t* dst, tsr_tensor_t* src) {
   TSR_GUARD("copy_", {
     TSR_RETURN_IF_ERROR(check_copy_allowed(dst, src));
     // As the dispatcher checks every op's written tensors (ops/op_impl.hpp check_overlap): dst

@@ -2,6 +2,7 @@
 #include "runtime/streams.hpp"
 
 #include "autograd/engine.hpp"
+#include "graph/trace.hpp"
 #include "tessera/plugin.hpp"
 
 #include <algorithm>
@@ -9,8 +10,8 @@
 
 namespace tsr::core {
 
-tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_tensor_t** outs, size_t nouts) {
-  if (!op) return make_status(TSR_INVALID_ARGUMENT, "op_call: op is NULL");
+static tsr_status_t call_op_body(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_tensor_t** outs,
+                                 size_t nouts) {
   const Schema& s = op->schema;
   if (nargs > s.args.size() || (nargs > 0 && !args))
     return make_status(TSR_INVALID_ARGUMENT, s.name + ": expected at most " + std::to_string(s.args.size()) +
@@ -49,6 +50,15 @@ tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_te
     for (size_t i = 0; i < s.args.size(); ++i)
       if (s.args[i].mutable_ && ctx.args[i].tag == TSR_VALUE_TENSOR) ctx.args[i].u.tensor->bump_version();
   return st;
+}
+
+tsr_status_t call_op(tsr_op_s* op, const tsr_value_t* args, size_t nargs, tsr_tensor_t** outs, size_t nouts) {
+  if (!op) return make_status(TSR_INVALID_ARGUMENT, "op_call: op is NULL");
+  // Tracing (graph/trace.hpp) costs one relaxed load here while no thread traces.
+  if (graph::g_tracing_threads.load(std::memory_order_relaxed) != 0)
+    if (graph::Tracer* tr = graph::thread_tracer())
+      return graph::traced_call(tr, call_op_body, op, args, nargs, outs, nouts);
+  return call_op_body(op, args, nargs, outs, nouts);
 }
 
 std::string describe(Runtime* rt, const Tensor* t) {

@@ -6,6 +6,7 @@
 #include "runtime/status.hpp"
 #include "runtime/streams.hpp"
 #include "tessera/ext_dispatch_trace.h"
+#include "tessera/ext_model.h"
 
 namespace tsr::core {
 
@@ -119,7 +120,12 @@ static tsr_status_t set_dispatch_observer(tsr_runtime_t* rt, tsr_dispatch_observ
 
 static const tsr_dispatch_trace_t kDispatchTrace = {sizeof(tsr_dispatch_trace_t), 0, set_dispatch_observer};
 
-void publish_core_extensions(Runtime* rt) { rt->extensions[TSR_DISPATCH_TRACE_EXTENSION] = &kDispatchTrace; }
+const void* model_extension();  // api/model_api.cpp
+
+void publish_core_extensions(Runtime* rt) {
+  rt->extensions[TSR_DISPATCH_TRACE_EXTENSION] = &kDispatchTrace;
+  rt->extensions[TSR_MODEL_EXTENSION] = model_extension();
+}
 
 tsr_status_t device_memcpy(Runtime* rt, tsr_device_t dst_dev, void* dst, tsr_device_t src_dev, const void* src,
                                   size_t nbytes, const char* op) {

@@ -164,7 +164,7 @@ tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t
 // tensors (the hot path of every op's output): numel must match sizes, alloc the device's.
 tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int64_t numel, tsr_dtype_t dtype,
                                 tsr_device_t device, DeviceAllocator* alloc, const char* op, Tensor** out);
-// Publishes the extension tables the core itself implements (tessera.dispatch_trace).
+// Publishes the extension tables the core itself implements (tessera.dispatch_trace, tessera.model).
 void publish_core_extensions(Runtime* rt);
 // Raw copy of nbytes between two dense buffers of possibly different devices (one may be
 // TSR_DEVICE_TYPE_HOST memory); a copy with host memory on one side has finished on return.
