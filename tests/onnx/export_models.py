@@ -175,6 +175,19 @@ save("runtime_reshape", [helper.make_node("Abs", ["s"], ["t"], name="abs_target"
                          helper.make_node("Reshape", ["x", "t"], ["y"], name="reshape_dyn")],
      [x4, shape_in], [helper.make_tensor_value_info("y", f32, ["a", "b"])])
 
+# Names outside the graph text's charset, two of which sanitize alike, and a dim_param that is
+# also a value name: the importer must keep them apart. Reference from NumPy.
+a = np.random.randn(3, 5).astype(np.float32)
+b = np.random.randn(5).astype(np.float32)
+xin = helper.make_tensor_value_info("n", f32, ["n", 5])
+save("names", [helper.make_node("Add", ["n", "w:0"], ["sum/0"], name="add:0"),
+               helper.make_node("Mul", ["sum/0", "w/0"], ["out 0"], name="mul 0")],
+     [xin], [helper.make_tensor_value_info("out 0", f32, ["n", 5])],
+     [helper.make_tensor("w:0", f32, [5], b.tolist()), helper.make_tensor("w/0", f32, [3, 5], a.flatten().tolist())])
+xv = np.random.randn(3, 5).astype(np.float32)
+np.save(os.path.join(out, "names.in0.npy"), xv)
+np.save(os.path.join(out, "names.out0.npy"), (xv + b) * a)
+
 with open(os.path.join(out, "stamp"), "w") as f:
     f.write("ok\n")
 print("onnx models: exported to " + out)

@@ -1,5 +1,6 @@
 // import_file: read the model, check it with ONNX's checker, infer shapes (the importer needs
-// ranks and, where it folds shape computations or picks static sizes, dims), then convert.
+// ranks and, where it folds shape computations or picks static sizes, dims), convert, and
+// print the result the way the graph printer does.
 #include "onnx_import.hpp"
 
 #include <onnx/checker.h>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "converter.hpp"
+#include "tessera/jit.hpp"
 
 namespace tsr::onnx {
 
@@ -27,7 +29,16 @@ Imported import_bytes(const std::string& bytes, const std::string& dir) {
   } catch (const std::exception& e) {
     throw Error(TSR_INVALID_ARGUMENT, std::string("ONNX shape inference fails on the model: ") + e.what());
   }
-  return detail::Converter(model, dir).run();
+  Imported r = detail::Converter(model, dir).run();
+  // The text as the graph printer writes it (trailing default arguments left out): parsing it
+  // here also proves it names only ops and arguments this runtime knows.
+  try {
+    r.text = jit::Model::parse(r.text).text();
+  } catch (const Error& e) {
+    throw Error(TSR_INTERNAL, std::string("the importer wrote a graph the parser refuses (a bug): ") + e.what() +
+                                  "\n" + r.text);
+  }
+  return r;
 }
 
 Imported import_file(const std::string& path) {

@@ -5,6 +5,7 @@
 
 #include "cli.hpp"
 #include "onnx_import.hpp"
+#include "tessera/jit.hpp"
 
 namespace tessera_cli {
 
@@ -52,8 +53,15 @@ int cmd_import_onnx(int argc, char** argv) {
   }
   if (args.has("--print")) std::fputs(m.text.c_str(), stdout);
   if (args.has("-o")) {
-    std::fprintf(stderr, "tessera import-onnx: -o needs the graph runtime (tsr::jit), which this build lacks\n");
-    return kExitInternal;
+    try {
+      tsr::jit::Model model = tsr::jit::Model::parse(m.text);
+      for (const auto& [name, w] : m.weights) model.bind(name, w);
+      model.save(args.value("-o"));
+    } catch (const tsr::Error& e) {
+      std::fprintf(stderr, "tessera import-onnx: saving %s: %s\n", args.value("-o").c_str(), e.what());
+      return kExitInternal;
+    }
+    std::fprintf(stderr, "tessera import-onnx: saved %s (%zu weights)\n", args.value("-o").c_str(), m.weights.size());
   }
   if (!args.has("--print")) {
     size_t nodes = 0;

@@ -1,0 +1,65 @@
+// Models the importer must refuse, with errors that name the node (index, name, op type) and
+// what is not supported; and input that is not an ONNX model at all.
+#include "onnx_test_util.hpp"
+
+namespace {
+
+// The tsr::Error import_file throws for path.
+tsr::Error import_error(const std::string& path) {
+  try {
+    tsr::onnx::import_file(path);
+  } catch (const tsr::Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << path << " imported";
+  return tsr::Error(TSR_OK, "");
+}
+
+TEST(OnnxErrors, UnknownOpNamesTheNode) {
+  ONNX_MODELS_OR_SKIP(dir);
+  tsr::Error e = import_error(dir + "/unknown_op.onnx");
+  EXPECT_EQ(e.code(), TSR_UNIMPLEMENTED);
+  EXPECT_NE(std::string(e.what()).find("node 1 \"my_lrn\" (LRN): op 'LRN' is not supported"), std::string::npos)
+      << e.what();
+}
+
+TEST(OnnxErrors, UnsupportedAttributeNamesTheNode) {
+  ONNX_MODELS_OR_SKIP(dir);
+  tsr::Error e = import_error(dir + "/bad_attr.onnx");
+  EXPECT_EQ(e.code(), TSR_UNIMPLEMENTED);
+  EXPECT_NE(std::string(e.what()).find("node 0 \"deconv\" (ConvTranspose): attribute 'output_shape'"),
+            std::string::npos)
+      << e.what();
+}
+
+TEST(OnnxErrors, ReshapeTargetComputedAtRunTime) {
+  ONNX_MODELS_OR_SKIP(dir);
+  tsr::Error e = import_error(dir + "/runtime_reshape.onnx");
+  EXPECT_EQ(e.code(), TSR_UNIMPLEMENTED);
+  const std::string msg = e.what();
+  EXPECT_NE(msg.find("node 1 \"reshape_dyn\" (Reshape)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("computed at run time"), std::string::npos) << msg;
+}
+
+TEST(OnnxErrors, NotAModel) {
+  const std::string path = std::string(TSR_ONNX_MODELS) + ".garbage.onnx";
+  std::ofstream(path) << "this is not a protobuf";
+  tsr::Error e = import_error(path);
+  EXPECT_EQ(e.code(), TSR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  EXPECT_EQ(import_error(path + ".missing").code(), TSR_INVALID_ARGUMENT);
+}
+
+TEST(OnnxErrors, CommandLineReportsTheError) {
+  ONNX_MODELS_OR_SKIP(dir);
+  const std::string out = std::string(TSR_ONNX_MODELS) + ".cli.txt";
+  int rc = std::system((std::string(TSR_CLI) + " import-onnx " + dir + "/unknown_op.onnx > " + out + " 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 1);
+  EXPECT_NE(onnx_test::read_text(out).find("(LRN): op 'LRN' is not supported"), std::string::npos)
+      << onnx_test::read_text(out);
+  rc = std::system((std::string(TSR_CLI) + " import-onnx --print " + dir + "/mlp.onnx > " + out + " 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 0);
+  EXPECT_EQ(onnx_test::read_text(out).rfind("tessera.graph 1\n", 0), 0u) << onnx_test::read_text(out);
+}
+
+}  // namespace
