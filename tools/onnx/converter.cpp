@@ -215,6 +215,32 @@ std::string NodeCtx::emit(const std::string& op, const std::vector<std::string>&
   return "%" + name;
 }
 
+std::vector<std::string> NodeCtx::emit_multi(const std::string& op, const std::vector<std::string>& args,
+                                             const std::vector<int>& outputs) {
+  std::vector<std::string> refs;
+  std::string line;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const int k = outputs[j];
+    std::string name, type;
+    if (k >= 0) {
+      Value v = out_info(k);
+      name = cv_.names_.fresh(v.onnx_name);
+      v.ref = name;
+      type = cv_.type_text(v);
+      cv_.values_[v.onnx_name] = v;
+      defined_[static_cast<size_t>(k)] = true;
+    } else {
+      name = cv_.names_.fresh((node_.output_size() ? node_.output(0) : node_.op_type()) + "." + op);
+    }
+    line += (j ? ", %" : "%") + name + (type.empty() ? "" : ": " + type);
+    refs.push_back("%" + name);
+  }
+  line += " = " + op + "(";
+  for (size_t k = 0; k < args.size(); ++k) line += (k ? ", " : "") + args[k];
+  cv_.nodes_text_ += line + ")\n";
+  return refs;
+}
+
 std::string NodeCtx::scalar(int32_t dtype, double v) {
   const std::string base = node_.output_size() ? node_.output(0) : node_.op_type();
   const std::string name = cv_.names_.fresh(base + ".c");
@@ -395,7 +421,8 @@ Imported Converter::run() {
   int opset = -1;
   for (const auto& o : model_.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = static_cast<int>(o.version());
-  if (opset < 0) throw Error(TSR_INVALID_ARGUMENT, "the model imports no opset of the default ONNX domain");
+  if (opset < 0)
+    throw Error(TSR_UNIMPLEMENTED, "the model imports no opset of the default ONNX domain (only other domains' ops)");
   if (opset < kMinOpset || opset > kMaxOpset)
     throw Error(TSR_UNIMPLEMENTED, "the model uses opset " + std::to_string(opset) + "; the importer maps opsets " +
                                        std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));

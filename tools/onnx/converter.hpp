@@ -109,6 +109,9 @@ class NodeCtx {
   // defines ONNX output k (named after it, typed from shape inference where complete); with -1
   // it is an intermediate of a composition.
   std::string emit(const std::string& op, const std::vector<std::string>& args, int output = -1);
+  // An op with several results: outputs[j] is the ONNX output result j defines (-1: none).
+  std::vector<std::string> emit_multi(const std::string& op, const std::vector<std::string>& args,
+                                      const std::vector<int>& outputs);
   // A 0-dim constant of the given dtype written inline; returns its reference.
   std::string scalar(int32_t dtype, double v);
   // ONNX output k is the existing graph value `ref` (Identity, Dropout at inference).

@@ -91,6 +91,10 @@ void clip(NodeCtx& c) {
   };
   lo = bound(1);
   hi = bound(2);
+  if (lo == "None" && hi == "None") {  // no bounds: the identity
+    c.forward(0, 0);
+    return;
+  }
   c.emit(scalars ? "clamp" : "clamp_tensor", {c.tensor(0), lo, hi}, 0);
 }
 
@@ -194,10 +198,93 @@ void reduce(NodeCtx& c) {
 }
 
 void arg_extreme(NodeCtx& c) {
-  if (c.attr_int("select_last_index", 0)) c.unsupported("select_last_index=1 is not supported");
   const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), c.rank(0));
   const bool keep = c.attr_int("keepdims", 1) != 0;
-  c.emit(c.op_type() == "ArgMax" ? "argmax" : "argmin", {c.tensor(0), lit(axis), lit_bool(keep)}, 0);
+  const std::string op = c.op_type() == "ArgMax" ? "argmax" : "argmin";
+  if (!c.attr_int("select_last_index", 0)) {
+    c.emit(op, {c.tensor(0), lit(axis), lit_bool(keep)}, 0);
+    return;
+  }
+  // The last of equal extremes: the first one of the flipped input, counted from the end.
+  const Dim d = c.in(0).shape.dims[static_cast<size_t>(axis)];
+  if (!d.is_static()) c.unsupported("select_last_index=1 over a dim known only at run time is not supported");
+  const std::string f = c.emit("flip", {c.tensor(0), lit(std::vector<int64_t>{axis})});
+  const std::string i = c.emit(op, {f, lit(axis), lit_bool(keep)});
+  c.emit("sub", {c.scalar(::onnx::TensorProto::INT64, static_cast<double>(d.size - 1)), i}, 0);
+}
+
+void thresholded_relu(NodeCtx& c) {
+  // x > alpha ? x : 0
+  const std::string x = c.tensor(0);
+  const std::string gt = c.emit("gt", {x, c.scalar(c.dtype(0), c.attr_float("alpha", 1.0f))});
+  c.emit("where", {gt, x, c.scalar(c.dtype(0), 0)}, 0);
+}
+
+void is_inf(NodeCtx& c) {
+  const bool neg = c.attr_int("detect_negative", 1) != 0, pos = c.attr_int("detect_positive", 1) != 0;
+  const std::string x = c.tensor(0);
+  if (neg && pos) c.emit("isinf", {x}, 0);
+  else if (pos) c.emit("isposinf", {x}, 0);
+  else if (neg) c.emit("isneginf", {x}, 0);
+  else c.emit("logical_and", {c.emit("isinf", {x}), c.scalar(::onnx::TensorProto::BOOL, 0)}, 0);
+}
+
+void einsum(NodeCtx& c) {
+  std::string list = "[";
+  for (int i = 0; i < c.num_inputs(); ++i) list += (i ? ", " : "") + c.tensor(i);
+  std::string eq;
+  for (char ch : c.attr_string("equation", "")) {
+    if (ch == '"' || ch == '\\') eq += '\\';
+    eq += ch;
+  }
+  c.emit("einsum", {"\"" + eq + "\"", list + "]"}, 0);
+}
+
+void cumsum(NodeCtx& c) {
+  const int64_t axis = normalize_axis(c, c.constant(1, "axis").ints("axis").at(0), c.rank(0));
+  const bool exclusive = c.attr_int("exclusive", 0) != 0, reverse = c.attr_int("reverse", 0) != 0;
+  const std::string flip_dims = lit(std::vector<int64_t>{axis});
+  std::string x = c.tensor(0);
+  if (reverse) x = c.emit("flip", {x, flip_dims});
+  // Tessera's cumsum keeps the dtype given: ONNX's does too.
+  std::string y = c.emit("cumsum", {x, lit(axis), dtype_lit(c.dtype(0))}, reverse || exclusive ? -1 : 0);
+  if (exclusive) y = c.emit("sub", {y, x}, reverse ? -1 : 0);
+  if (reverse) c.emit("flip", {y, flip_dims}, 0);
+}
+
+void trilu(NodeCtx& c) {
+  const int64_t k = c.has_input(1) ? c.constant(1, "k").ints("k").at(0) : 0;
+  c.emit(c.attr_int("upper", 1) ? "triu" : "tril", {c.tensor(0), lit(k)}, 0);
+}
+
+void top_k(NodeCtx& c) {
+  const int64_t k = c.constant(1, "K").ints("K").at(0);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", -1), c.rank(0));
+  const bool largest = c.attr_int("largest", 1) != 0, sorted = c.attr_int("sorted", 1) != 0;
+  c.emit_multi("topk", {c.tensor(0), lit(k), lit(axis), lit_bool(largest), lit_bool(sorted)}, {0, 1});
+}
+
+// The reduction and class weights of the two ONNX losses, as Tessera's nll_loss and
+// cross_entropy take them.
+std::vector<std::string> loss_args(NodeCtx& c) {
+  const std::string reduction = c.attr_string("reduction", "mean");
+  if (reduction != "mean" && reduction != "sum" && reduction != "none") c.fail("reduction '" + reduction + "'");
+  return {c.has_input(2) ? c.tensor(2) : "None", "\"" + reduction + "\"",
+          lit(c.attr_int("ignore_index", -100))};  // no ignore_index: torch's default, never a class
+}
+
+void nll_loss(NodeCtx& c) {
+  std::vector<std::string> args{c.tensor(0), c.tensor(1)};
+  for (std::string& a : loss_args(c)) args.push_back(a);
+  c.emit("nll_loss", args, 0);
+}
+
+void softmax_cross_entropy(NodeCtx& c) {
+  // loss = nll_loss(log_softmax(scores, 1), labels); output 1 is the log-probabilities.
+  const std::string logp = c.emit("log_softmax", {c.tensor(0), "1"}, c.output_used(1) ? 1 : -1);
+  std::vector<std::string> args{logp, c.tensor(1)};
+  for (std::string& a : loss_args(c)) args.push_back(a);
+  c.emit("nll_loss", args, 0);
 }
 
 }  // namespace
@@ -222,6 +309,14 @@ void add_math_ops(OpTable& t) {
   for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSumExp",
                          "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum"})
     t[op] = reduce;
+  t["ThresholdedRelu"] = thresholded_relu;
+  t["IsInf"] = is_inf;
+  t["Einsum"] = einsum;
+  t["CumSum"] = cumsum;
+  t["Trilu"] = trilu;
+  t["TopK"] = top_k;
+  t["NegativeLogLikelihoodLoss"] = nll_loss;
+  t["SoftmaxCrossEntropyLoss"] = softmax_cross_entropy;
   t["ArgMax"] = arg_extreme;
   t["ArgMin"] = arg_extreme;
 }

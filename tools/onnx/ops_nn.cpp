@@ -105,6 +105,7 @@ void pool(NodeCtx& c) {
     p.extra = {p.sym[1], p.sym[1], p.sym[0], p.sym[0]};
     p.sym = {0, 0};
   }
+  if (!is_float_dtype(c.dtype(0))) c.unsupported("Tessera pools floating-point tensors only");
   if (is_max) {
     c.ignore_attr("storage_order");  // only matters for the Indices output, which is not mapped
     const std::string x = padded(c, c.tensor(0), p, "-inf");
@@ -161,9 +162,19 @@ void layer_norm(NodeCtx& c) {
     shape = c.static_dims(1, "LayerNormalization's normalized shape");
     if (static_cast<int64_t>(shape.size()) != r - axis) c.unsupported("a scale that broadcasts is not supported");
   }
-  c.emit("layer_norm", {c.tensor(0), lit(shape), c.tensor(1), c.has_input(2) ? c.tensor(2) : "None",
-                        lit_float(c.attr_float("epsilon", 1e-5f))},
-         0);
+  const float eps = c.attr_float("epsilon", 1e-5f);
+  c.emit("layer_norm", {c.tensor(0), lit(shape), c.tensor(1), c.has_input(2) ? c.tensor(2) : "None", lit_float(eps)}, 0);
+  if (!c.output_used(1) && !c.output_used(2)) return;
+  // Mean and InvStdDev (training outputs), over the normalized dims with them kept as 1s:
+  // mean(x) and 1 / sqrt(mean((x - mean)^2) + eps).
+  std::vector<int64_t> dims;
+  for (int64_t k = axis; k < r; ++k) dims.push_back(k);
+  const std::string xt = c.tensor(0);
+  const std::string mean = c.emit("mean", {xt, lit(dims), "true"}, c.output_used(1) ? 1 : -1);
+  if (!c.output_used(2)) return;
+  const std::string d = c.emit("sub", {xt, mean});
+  const std::string var = c.emit("mean", {c.emit("mul", {d, d}), lit(dims), "true"});
+  c.emit("rsqrt", {c.emit("add", {var, c.scalar(c.dtype(0), eps)})}, 2);
 }
 
 void softmax(NodeCtx& c) {

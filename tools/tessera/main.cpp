@@ -31,6 +31,7 @@ const Command kCommands[] = {
     {"train", cmd_train, "train a small GPT on addition (held-out accuracy) or on a text file (--text)"},
 #ifdef TESSERA_HAVE_ONNX
     {"import-onnx", cmd_import_onnx, "import an ONNX model into a Tessera graph (--print the text, -o save the model)"},
+    {"onnx-conformance", cmd_onnx_conformance, "run ONNX's backend node tests through the importer and the graph runner"},
 #endif
     {"version", cmd_version, "print the core and ABI versions"},
     {"help", cmd_help, "this help"},
