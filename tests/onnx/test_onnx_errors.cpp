@@ -50,16 +50,4 @@ TEST(OnnxErrors, NotAModel) {
   EXPECT_EQ(import_error(path + ".missing").code(), TSR_INVALID_ARGUMENT);
 }
 
-TEST(OnnxErrors, CommandLineReportsTheError) {
-  ONNX_MODELS_OR_SKIP(dir);
-  const std::string out = std::string(TSR_ONNX_MODELS) + ".cli.txt";
-  int rc = std::system((std::string(TSR_CLI) + " import-onnx " + dir + "/unknown_op.onnx > " + out + " 2>&1").c_str());
-  EXPECT_EQ(WEXITSTATUS(rc), 1);
-  EXPECT_NE(onnx_test::read_text(out).find("(LRN): op 'LRN' is not supported"), std::string::npos)
-      << onnx_test::read_text(out);
-  rc = std::system((std::string(TSR_CLI) + " import-onnx --print " + dir + "/mlp.onnx > " + out + " 2>&1").c_str());
-  EXPECT_EQ(WEXITSTATUS(rc), 0);
-  EXPECT_EQ(onnx_test::read_text(out).rfind("tessera.graph 1\n", 0), 0u) << onnx_test::read_text(out);
-}
-
 }  // namespace

@@ -6,7 +6,7 @@
 //   dtype_names.cpp      dtype masks as names
 //   child_process.cpp    run a function in a forked child with a pipe and a time limit
 //   op_index.hpp         where ops are written outside the core (generated at build time)
-//   info.cpp, kernels.cpp, ops.cpp, check_plugin.cpp, conformance.cpp, train.cpp   the subcommands
+//   info.cpp, kernels.cpp, ops.cpp, check_plugin.cpp, conformance.cpp, train.cpp, run.cpp   the subcommands
 #pragma once
 
 #include <cstdint>
@@ -203,6 +203,7 @@ int cmd_ops(int argc, char** argv);
 int cmd_check_plugin(int argc, char** argv);
 int cmd_conformance(int argc, char** argv);
 int cmd_train(int argc, char** argv);  // train.cpp, over tools/train
+int cmd_run(int argc, char** argv);    // run.cpp: run a saved model (tsr::jit)
 int cmd_new_plugin(int argc, char** argv);  // new_plugin.cpp, over tools/templates (templates.cpp)
 #ifdef TESSERA_HAVE_ONNX
 int cmd_import_onnx(int argc, char** argv);  // import_onnx.cpp, over tools/onnx

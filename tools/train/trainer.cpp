@@ -19,6 +19,7 @@
 #include "tessera/checkpoint.hpp"
 #include "tessera/distributed/ddp.hpp"
 #include "tessera/distributed/process_group.hpp"
+#include "tessera/jit.hpp"
 #include "tessera/optim.hpp"
 #include "text_task.hpp"
 
@@ -417,6 +418,12 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
     tsr::save_checkpoint(ckpt.string(), save);
     res.files.push_back(ckpt.string());
 
+    // The deployable model: the GPT's inference graph over one full block (a causal model, so
+    // a host pads a shorter prompt and reads the logits at its last position), with its weights.
+    fs::path served = dir / "model.tsm";
+    write_served_model(*model, gc.block_size, dev, served.string());
+    res.files.push_back(served.string());
+
     std::ostringstream csv;
     csv << "step,loss,lr,tokens_per_s\n";
     for (const StepRecord& r : res.history)
@@ -486,6 +493,18 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
     std::fflush(out);
   }
   return res;
+}
+
+void write_served_model(GPT& model, int64_t block_size, tsr::Device dev, const std::string& path) {
+  const bool was_training = model.is_training();
+  model.eval();
+  tsr::jit::TraceOptions opts;
+  opts.input_names = {"tokens"};
+  opts.output_names = {"logits"};
+  tsr::jit::Model m = tsr::jit::trace(model, {tsr::zeros({1, block_size}, TSR_I64, dev)}, opts);
+  m.optimize("all");
+  m.save(path);
+  if (was_training) model.train();
 }
 
 }  // namespace tessera_train

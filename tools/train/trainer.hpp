@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "gpt.hpp"
 #include "tessera/tessera.hpp"
 
 namespace tessera_train {
@@ -99,5 +100,10 @@ int openmp_threads();
 
 // The best device the runtime has loaded: the first non-CPU device if any, else cpu:0.
 tsr::Device best_device();
+
+// The deployable model `tessera train` writes beside its checkpoint (model.tsm): model.forward
+// traced (tsr::jit) on one block of token ids [1, block_size] in eval mode, optimized, saved to
+// `path`. The GPT is causal, so a host pads shorter prompts (examples/serve_gpt).
+void write_served_model(GPT& model, int64_t block_size, tsr::Device dev, const std::string& path);
 
 }  // namespace tessera_train
