@@ -31,6 +31,7 @@ int cmd_onnx_conformance(int argc, char** argv) {
       {"--filter", true, "only the tests whose folder name contains TEXT"},
       {"--failures", false, "list every failed and unsupported test with the reason"},
       {"--markdown", false, "print the per-op table as Markdown (docs/onnx.md)"},
+      {"--max-failed", true, "exit 1 when more than N tests fail (a regression check; unsupported ones do not count)"},
       {"--help", false, "this help"},
   };
   Args args;
@@ -81,6 +82,11 @@ int cmd_onnx_conformance(int argc, char** argv) {
       if (r.status != tsr::onnx::NodeTestResult::Passed)
         std::printf("%s %s: %s\n", r.status == tsr::onnx::NodeTestResult::Failed ? "FAILED     " : "UNSUPPORTED",
                     r.test.c_str(), r.detail.c_str());
+  if (args.has("--max-failed") && all.failed > std::stoi(args.value("--max-failed"))) {
+    std::fprintf(stderr, "tessera onnx-conformance: %d tests failed, more than --max-failed %s\n", all.failed,
+                 args.value("--max-failed").c_str());
+    return kExitFailure;
+  }
   return kExitOk;
 }
 
