@@ -91,9 +91,10 @@ bool is_integer_or_bool(int32_t dt) {
   return dt == ::onnx::TensorProto::INT64 || dt == ::onnx::TensorProto::INT32 || dt == ::onnx::TensorProto::BOOL;
 }
 
-// The model with its integer and bool inputs (data from the test set) turned into initializers;
+// The model with some inputs (data from the test set) turned into initializers: the integer and
+// bool ones, or (all_but_first) every one after the first (Resize's float scales, say);
 // `inputs` keeps only the others.
-std::string bake_integer_inputs(::onnx::ModelProto model, std::vector<::onnx::TensorProto>* inputs) {
+std::string bake_inputs(::onnx::ModelProto model, std::vector<::onnx::TensorProto>* inputs, bool all_but_first) {
   ::onnx::GraphProto* g = model.mutable_graph();
   std::vector<::onnx::TensorProto> kept;
   ::google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto> graph_inputs;
@@ -105,7 +106,7 @@ std::string bake_integer_inputs(::onnx::ModelProto model, std::vector<::onnx::Te
       *graph_inputs.Add() = vi;
       continue;
     }
-    if (k < inputs->size() && is_integer_or_bool((*inputs)[k].data_type())) {
+    if (k < inputs->size() && (all_but_first ? k > 0 : is_integer_or_bool((*inputs)[k].data_type()))) {
       ::onnx::TensorProto t = (*inputs)[k];
       t.set_name(vi.name());
       *g->add_initializer() = t;
@@ -133,13 +134,20 @@ NodeTestResult run_one(const std::string& dir, const std::string& name) {
   try {
     std::vector<::onnx::TensorProto> input_protos = read_set(path + "/test_data_set_0", "input_");
     Imported m;
-    try {
-      m = import_file(path + "/model.onnx");
-    } catch (const Error& e) {
-      if (e.code() != TSR_UNIMPLEMENTED || std::string(e.what()).find("computed at run time") == std::string::npos)
-        throw;
-      m = import_bytes(bake_integer_inputs(model, &input_protos), path);
-      r.const_inputs = true;
+    // As is; then with integer inputs as constants; then with every input but the first.
+    for (int attempt = 0;; ++attempt) {
+      std::vector<::onnx::TensorProto> baked = input_protos;
+      try {
+        m = attempt == 0 ? import_file(path + "/model.onnx")
+                         : import_bytes(bake_inputs(model, &baked, attempt == 2), path);
+        input_protos = baked;
+        r.const_inputs = attempt > 0;
+        break;
+      } catch (const Error& e) {
+        if (attempt == 2 || e.code() != TSR_UNIMPLEMENTED ||
+            std::string(e.what()).find("computed at run time") == std::string::npos)
+          throw;
+      }
     }
     std::vector<Tensor> inputs;
     for (const ::onnx::TensorProto& t : input_protos) inputs.push_back(detail::make_weight(t, "."));

@@ -252,6 +252,36 @@ void cumsum(NodeCtx& c) {
   if (reverse) c.emit("flip", {y, flip_dims}, 0);
 }
 
+void shrink(NodeCtx& c) {
+  // x < -lambd ? x + bias : x > lambd ? x - bias : 0
+  const float l = c.attr_float("lambd", 0.5f), b = c.attr_float("bias", 0.0f);
+  const int32_t dt = c.dtype(0);
+  const std::string x = c.tensor(0);
+  const std::string lo = c.emit("lt", {x, c.scalar(dt, -l)}), hi = c.emit("gt", {x, c.scalar(dt, l)});
+  const std::string inner = c.emit("where", {hi, c.emit("sub", {x, c.scalar(dt, b)}), c.scalar(dt, 0)});
+  c.emit("where", {lo, c.emit("add", {x, c.scalar(dt, b)}), inner}, 0);
+}
+
+void det(NodeCtx& c) { c.emit("det", {c.tensor(0)}, 0); }
+
+void scatter_elements(NodeCtx& c) {
+  const int r = c.rank(0);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), r);
+  const std::string reduction = c.attr_string("reduction", "none");
+  // ONNX allows negative indices; Tessera's scatter does not: wrap them (static dim).
+  std::string idx = c.tensor(1);
+  if (c.dtype(1) != ::onnx::TensorProto::INT64) idx = c.emit("to", {idx, "int64"});
+  const Dim d = c.in(0).shape.dims[static_cast<size_t>(axis)];
+  if (d.is_static()) {
+    const std::string neg = c.emit("lt", {idx, c.scalar(::onnx::TensorProto::INT64, 0)});
+    idx = c.emit("where", {neg, c.emit("add", {idx, c.scalar(::onnx::TensorProto::INT64, static_cast<double>(d.size))}), idx});
+  }
+  if (reduction == "none") c.emit("scatter", {c.tensor(0), lit(axis), idx, c.tensor(2)}, 0);
+  else if (reduction == "add") c.emit("scatter_add", {c.tensor(0), lit(axis), idx, c.tensor(2)}, 0);
+  else if (reduction == "mul") c.emit("scatter_reduce", {c.tensor(0), lit(axis), idx, c.tensor(2), "\"prod\""}, 0);
+  else c.fail("reduction '" + reduction + "'");
+}
+
 void trilu(NodeCtx& c) {
   const int64_t k = c.has_input(1) ? c.constant(1, "k").ints("k").at(0) : 0;
   c.emit(c.attr_int("upper", 1) ? "triu" : "tril", {c.tensor(0), lit(k)}, 0);
@@ -314,6 +344,10 @@ void add_math_ops(OpTable& t) {
   t["Einsum"] = einsum;
   t["CumSum"] = cumsum;
   t["Trilu"] = trilu;
+  t["Shrink"] = shrink;
+  t["Det"] = det;
+  t["ScatterElements"] = scatter_elements;
+  t["Scatter"] = scatter_elements;
   t["TopK"] = top_k;
   t["NegativeLogLikelihoodLoss"] = nll_loss;
   t["SoftmaxCrossEntropyLoss"] = softmax_cross_entropy;
