@@ -73,8 +73,8 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 // ---- NodeCtx ---------------------------------------------------------------------------------
 
-NodeCtx::NodeCtx(Converter& cv, const NodeProto& node, int index, int opset)
-    : cv_(cv), node_(node), index_(index), opset_(opset), defined_(static_cast<size_t>(node.output_size()), false) {}
+NodeCtx::NodeCtx(Converter& cv, const NodeProto& node, int opset)
+    : cv_(cv), node_(node), opset_(opset), defined_(static_cast<size_t>(node.output_size()), false) {}
 
 bool NodeCtx::has_input(int i) const { return i >= 0 && i < node_.input_size() && !node_.input(i).empty(); }
 
@@ -401,7 +401,7 @@ void Converter::convert_node(const NodeProto& node, int index, int opset) {
     const OpTable& table = op_table();
     auto it = table.find(node.op_type());
     if (it == table.end()) throw Error(TSR_UNIMPLEMENTED, "op " + quoted(node.op_type()) + " is not supported");
-    NodeCtx ctx(*this, node, index, opset);
+    NodeCtx ctx(*this, node, opset);
     if (!fold_node(ctx)) it->second(ctx);
     for (const std::string& a : ctx.unread_attrs())
       throw Error(TSR_UNIMPLEMENTED, "unsupported attribute " + quoted(a));

@@ -64,7 +64,7 @@ class Converter;
 // or any tsr::Error) are reported with the node's index, name and op type.
 class NodeCtx {
  public:
-  NodeCtx(Converter& cv, const ::onnx::NodeProto& node, int index, int opset);
+  NodeCtx(Converter& cv, const ::onnx::NodeProto& node, int opset);
 
   const ::onnx::NodeProto& node() const { return node_; }
   int opset() const { return opset_; }
@@ -129,7 +129,7 @@ class NodeCtx {
  private:
   Converter& cv_;
   const ::onnx::NodeProto& node_;
-  int index_, opset_;
+  int opset_;
   std::set<std::string> read_;
   std::vector<bool> defined_;
   const ::onnx::AttributeProto* attr(const std::string& name, int type);

@@ -211,6 +211,11 @@ void dropout(NodeCtx& c) {
     if (c.constant(2, "training_mode").elems.at(0).i) c.unsupported("training_mode=true is not supported (inference only)");
   }
   c.forward(0, 0);
+  if (c.output_used(1)) {
+    // The mask keeps every element at inference: all true, of the input's shape.
+    const std::string nan = c.emit("isnan", {c.tensor(0)});
+    c.emit("logical_or", {nan, c.emit("logical_not", {nan})}, 1);
+  }
 }
 
 // Resize (and the older Upsample) of 4-D NCHW inputs, where ONNX's sampling is torch's:

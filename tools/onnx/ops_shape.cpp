@@ -203,7 +203,7 @@ void split(NodeCtx& c) {
 
 void pad(NodeCtx& c) {
   const std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant") c.unsupported("mode '" + mode + "' is not supported (only constant)");
+  if (mode != "constant" && mode != "reflect" && mode != "edge") c.unsupported("mode '" + mode + "' is not supported");
   const int r = c.rank(0);
   std::vector<int64_t> pads;
   std::string value = "0";
@@ -224,7 +224,13 @@ void pad(NodeCtx& c) {
     tp.push_back(pads[static_cast<size_t>(k)]);
     tp.push_back(pads[static_cast<size_t>(k + r)]);
   }
-  c.emit("constant_pad_nd", {c.tensor(0), lit(tp), value}, 0);
+  if (mode == "constant") {
+    c.emit("constant_pad_nd", {c.tensor(0), lit(tp), value}, 0);
+    return;
+  }
+  // reflect / edge (replicate) pad the trailing dims only: drop the unpadded leading ones.
+  while (tp.size() > 2 && tp[tp.size() - 1] == 0 && tp[tp.size() - 2] == 0) tp.resize(tp.size() - 2);
+  c.emit("pad", {c.tensor(0), lit(tp), mode == "edge" ? "\"replicate\"" : "\"reflect\""}, 0);
 }
 
 void cast(NodeCtx& c) {
