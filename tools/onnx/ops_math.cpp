@@ -262,6 +262,30 @@ void shrink(NodeCtx& c) {
   c.emit("where", {lo, c.emit("add", {x, c.scalar(dt, b)}), inner}, 0);
 }
 
+void celu(NodeCtx& c) { c.emit("celu", {c.tensor(0), lit_float(c.attr_float("alpha", 1.0f))}, 0); }
+
+void softsign(NodeCtx& c) {
+  // x / (1 + |x|)
+  const std::string x = c.tensor(0);
+  c.emit("div", {x, c.emit("add", {c.emit("abs", {x}), c.scalar(c.dtype(0), 1)})}, 0);
+}
+
+void nonzero(NodeCtx& c) {
+  // ONNX gives [rank, count], torch's nonzero [count, rank].
+  c.emit("permute", {c.emit("nonzero", {c.tensor(0)}), "[1, 0]"}, 0);
+}
+
+void mean_variance_normalization(NodeCtx& c) {
+  // (x - mean) / sqrt(mean((x - mean)^2)) over axes (default N, H, W), without an epsilon.
+  const std::vector<int64_t> axes = c.attr_ints("axes", {0, 2, 3});
+  std::vector<int64_t> dims;
+  for (int64_t a : axes) dims.push_back(normalize_axis(c, a, c.rank(0)));
+  const std::string x = c.tensor(0);
+  const std::string d = c.emit("sub", {x, c.emit("mean", {x, lit(dims), "true"})});
+  const std::string var = c.emit("mean", {c.emit("mul", {d, d}), lit(dims), "true"});
+  c.emit("div", {d, c.emit("sqrt", {var})}, 0);
+}
+
 void det(NodeCtx& c) { c.emit("det", {c.tensor(0)}, 0); }
 
 void scatter_elements(NodeCtx& c) {
@@ -346,6 +370,10 @@ void add_math_ops(OpTable& t) {
   t["Trilu"] = trilu;
   t["Shrink"] = shrink;
   t["Det"] = det;
+  t["Celu"] = celu;
+  t["Softsign"] = softsign;
+  t["NonZero"] = nonzero;
+  t["MeanVarianceNormalization"] = mean_variance_normalization;
   t["ScatterElements"] = scatter_elements;
   t["Scatter"] = scatter_elements;
   t["TopK"] = top_k;

@@ -116,8 +116,18 @@ void pool(NodeCtx& c) {
   }
   if (dilations != std::vector<int64_t>{1, 1}) c.unsupported("dilated average pooling is not supported");
   const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
-  if (!p.extra.empty() && !include_pad)
-    c.unsupported("asymmetric (or larger than half the kernel) pads with count_include_pad=0 are not supported");
+  if (!p.extra.empty() && !include_pad) {
+    // Explicit padding counts the pads: divide by the pool of a padded tensor of ones instead,
+    // which counts each window's real elements (static dims).
+    const std::vector<int64_t> dims = c.static_dims(0, "average pooling with asymmetric pads");
+    const std::string ones = padded(c, c.emit("full", {lit(dims), "1", dtype_lit(c.dtype(0))}), p, "0");
+    const std::vector<std::string> args{lit(kernel), lit(strides), lit(p.sym), lit_bool(ceil), "true"};
+    std::vector<std::string> sum_args{padded(c, c.tensor(0), p, "0")}, count_args{ones};
+    sum_args.insert(sum_args.end(), args.begin(), args.end());
+    count_args.insert(count_args.end(), args.begin(), args.end());
+    c.emit("div", {c.emit("avg_pool2d", sum_args), c.emit("avg_pool2d", count_args)}, 0);
+    return;
+  }
   const std::string x = padded(c, c.tensor(0), p, "0");
   c.emit("avg_pool2d", {x, lit(kernel), lit(strides), lit(p.sym), lit_bool(ceil), lit_bool(include_pad)}, 0);
 }
