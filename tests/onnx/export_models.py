@@ -188,6 +188,44 @@ xv = np.random.randn(3, 5).astype(np.float32)
 np.save(os.path.join(out, "names.in0.npy"), xv)
 np.save(os.path.join(out, "names.out0.npy"), (xv + b) * a)
 
+# Ops over a dynamic batch where the importer picks run-time sizes (opset 11: Softmax over the
+# flattened trailing dims, Unsqueeze axes as an attribute): Softmax, Flatten, Slice with a
+# negative step, Gather along axis 1 with 2-D indices, Expand of a reduced dim, Reshape [0, -1],
+# Unsqueeze of two axes, and Gemm with transA, alpha, beta and a 2-D C. Reference from NumPy.
+xd = helper.make_tensor_value_info("x", f32, ["b", 3, 4])
+g_idx = np.array([[0, 2], [1, 1]], dtype=np.int64)
+g_a = np.random.randn(5, 3).astype(np.float32)
+g_b = np.random.randn(5, 4).astype(np.float32)
+g_c = np.random.randn(3, 4).astype(np.float32)
+ints = lambda name, v: helper.make_tensor(name, TensorProto.INT64, [len(v)], v)
+outs = {"soft": ["b", 3, 4], "flat": ["b3", 4], "sliced": ["b", 2, 4], "gathered": ["b", 2, 2, 4],
+        "expanded": ["b", 3, 5], "reshaped": ["b", 12], "unsq": [1, "b", 3, 1, 4], "gemm": [3, 4]}
+save("dynamic_ops", [
+    helper.make_node("Softmax", ["x"], ["soft"], axis=1),
+    helper.make_node("Flatten", ["x"], ["flat"], axis=2),
+    helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["sliced"]),
+    helper.make_node("Gather", ["x", "idx"], ["gathered"], axis=1),
+    helper.make_node("ReduceMax", ["x"], ["rmax"], axes=[2], keepdims=1),
+    helper.make_node("Expand", ["rmax", "eshape"], ["expanded"]),
+    helper.make_node("Reshape", ["x", "rshape"], ["reshaped"]),
+    helper.make_node("Unsqueeze", ["x"], ["unsq"], axes=[0, 3]),
+    helper.make_node("Gemm", ["ga", "gb", "gc"], ["gemm"], transA=1, alpha=0.5, beta=2.0)],
+    [xd], [helper.make_tensor_value_info(n, f32, d) for n, d in outs.items()],
+    [ints("starts", [-1, 0]), ints("ends", [-1000, 3]), ints("axes", [2, 1]), ints("steps", [-1, 2]),
+     helper.make_tensor("idx", TensorProto.INT64, [2, 2], g_idx.flatten().tolist()), ints("eshape", [1, 1, 5]),
+     ints("rshape", [0, -1]), helper.make_tensor("ga", f32, [5, 3], g_a.flatten().tolist()),
+     helper.make_tensor("gb", f32, [5, 4], g_b.flatten().tolist()),
+     helper.make_tensor("gc", f32, [3, 4], g_c.flatten().tolist())], opset=11)
+xv = np.random.randn(5, 3, 4).astype(np.float32)
+flat2 = xv.reshape(5, 12)
+soft = np.exp(flat2 - flat2.max(1, keepdims=True))
+refs = [(soft / soft.sum(1, keepdims=True)).reshape(5, 3, 4), xv.reshape(15, 4), xv[:, 0:3:2, ::-1],
+        np.take(xv, g_idx, axis=1), np.broadcast_to(xv.max(2, keepdims=True), (5, 3, 5)), xv.reshape(5, 12),
+        np.expand_dims(xv, (0, 3)), 0.5 * g_a.T @ g_b + 2.0 * g_c]
+np.save(os.path.join(out, "dynamic_ops.in0.npy"), xv)
+for k, r in enumerate(refs):
+    np.save(os.path.join(out, f"dynamic_ops.out{k}.npy"), np.ascontiguousarray(r).astype(np.float32))
+
 with open(os.path.join(out, "stamp"), "w") as f:
     f.write("ok\n")
 print("onnx models: exported to " + out)

@@ -62,9 +62,19 @@ TEST(OnnxModels, NamesAreSanitizedUniquelyAndRun) {
   run_and_compare(dir, "names", 1, 1);
 }
 
+// Run-time sizes the importer picks for a dynamic batch: Softmax (opset 11) over flattened
+// dims, Flatten, Slice with a negative step, Gather along axis 1, Expand, Reshape [0, -1],
+// Unsqueeze, and Gemm with transA/alpha/beta, against NumPy.
+TEST(OnnxModels, DynamicOpsMatchNumpy) {
+  ONNX_MODELS_OR_SKIP(dir);
+  tsr::onnx::Imported m = tsr::onnx::import_file(dir + "/dynamic_ops.onnx");
+  EXPECT_NE(m.text.find("reshape(%x, [-1, 12])"), std::string::npos) << m.text;
+  run_and_compare(dir, "dynamic_ops", 1, 8);
+}
+
 TEST(OnnxModels, TextRoundTripsExactly) {
   ONNX_MODELS_OR_SKIP(dir);
-  for (const char* name : {"mlp", "cnn", "transformer", "names"}) {
+  for (const char* name : {"mlp", "cnn", "transformer", "names", "dynamic_ops"}) {
     tsr::onnx::Imported m = tsr::onnx::import_file(dir + "/" + name + ".onnx");
     EXPECT_EQ(tsr::jit::Model::parse(m.text).text(), m.text) << name;
   }

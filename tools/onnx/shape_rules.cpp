@@ -94,32 +94,61 @@ bool all_static(const Shape& s, std::vector<int64_t>* dims) {
 std::vector<int64_t> reshape_sizes(const NodeCtx& ctx, const Shape& in, const Folded& target, bool allowzero) {
   if (target.dims.size() != 1) ctx.fail("the shape input is not 1-D");
   std::vector<int64_t> out;
-  int unknown = 0;
+  // Entries known only at run time, and which of them is the one symbol `sym` (a copied input
+  // dim, or a symbol from a Shape chain): they may cancel against the input's dims below.
+  std::vector<size_t> unknown;
+  std::vector<std::string> sym;
+  int explicit_infer = -1;
   for (size_t k = 0; k < target.elems.size(); ++k) {
     const Elem& e = target.elems[k];
     int64_t v = -1;
+    std::string s;
     if (e.kind == Elem::Int && e.i == 0 && !allowzero) {
       // 0 copies the input's dim k.
       if (!in.has_rank || k >= in.dims.size()) ctx.fail("shape entry " + std::to_string(k) + " is 0 past the input's rank");
       const Dim& d = in.dims[k];
       if (d.is_static()) v = d.size;
-      else ++unknown;
+      else s = d.sym.empty() ? "?" : d.sym;
     } else if (e.kind == Elem::Int) {
       if (e.i < -1) ctx.fail("shape entry " + std::to_string(e.i) + " is negative");
       v = e.i;
-      if (v == -1) ++unknown;
+      if (v == -1) {
+        if (explicit_infer >= 0) ctx.fail("the shape has two -1 entries");
+        explicit_infer = static_cast<int>(k);
+      }
     } else if (e.kind == Elem::Float) {
       ctx.fail("the shape input holds floats");
     } else {
-      ++unknown;
+      s = e.kind == Elem::Sym ? e.sym : "?";
     }
+    if (v == -1) unknown.push_back(k), sym.push_back(s);
     out.push_back(v);
   }
-  // At most one size may be left for the runtime to infer; every unknown entry became -1.
-  if (unknown > 1)
-    ctx.unsupported("the Reshape target has " + std::to_string(unknown) +
-                    " sizes known only at run time; the importer can leave one to be inferred");
-  return out;
+  if (unknown.size() <= 1) return out;  // the one unknown (if any) is -1 already
+  // Several: the explicit -1 can still be computed here when every other unknown entry is an
+  // input symbol that cancels one of the input's dims, and the input's other dims are static
+  // (reshape(x, [0, -1]) of a [batch, 3, 4] input is [batch, 12]). Then one symbol stays -1.
+  if (explicit_infer >= 0 && in.has_rank) {
+    std::vector<bool> used(in.dims.size(), false);
+    bool ok = true;
+    for (size_t j = 0; j < unknown.size() && ok; ++j) {
+      if (static_cast<int>(unknown[j]) == explicit_infer) continue;
+      ok = false;
+      for (size_t d = 0; d < in.dims.size() && !ok; ++d)
+        if (!used[d] && sym[j] != "?" && in.dims[d].sym == sym[j]) used[d] = ok = true;
+    }
+    int64_t rest = 1, known = 1;
+    for (size_t d = 0; d < in.dims.size() && ok; ++d)
+      if (!used[d]) ok = in.dims[d].is_static(), rest *= in.dims[d].size;
+    for (int64_t v : out)
+      if (v >= 0) known *= v;
+    if (ok && known > 0 && rest % known == 0) {
+      out[static_cast<size_t>(explicit_infer)] = rest / known;
+      if (unknown.size() == 2) return out;  // the symbol left is the -1
+    }
+  }
+  ctx.unsupported("the Reshape target has " + std::to_string(unknown.size()) +
+                  " sizes known only at run time; the importer can leave one to be inferred");
 }
 
 std::vector<int64_t> expand_sizes(const NodeCtx& ctx, const Shape& in, const Folded& target) {

@@ -63,11 +63,16 @@ int cmd_import_onnx(int argc, char** argv) {
     }
     std::fprintf(stderr, "tessera import-onnx: saved %s (%zu weights)\n", args.value("-o").c_str(), m.weights.size());
   }
-  if (!args.has("--print")) {
-    size_t nodes = 0;
-    for (size_t p = 0; (p = m.text.find(" = ", p)) != std::string::npos; ++p) ++nodes;
-    std::printf("%s: imported: %zu statements with ' = ' (nodes and inline constants), %zu weights\n",
-                args.positional[0].c_str(), nodes, m.weights.size());
+  if (!args.has("--print") && !args.has("-o")) {
+    // Statements by kind: nodes start with '%' (docs/graphs.md).
+    size_t nodes = 0, inputs = 0;
+    for (size_t p = 0; p < m.text.size(); p = m.text.find('\n', p) + 1) {
+      nodes += m.text[p] == '%';
+      inputs += m.text.compare(p, 6, "input ") == 0;
+      if (m.text.find('\n', p) == std::string::npos) break;
+    }
+    std::printf("%s: imported: %zu inputs, %zu weights, %zu nodes\n", args.positional[0].c_str(), inputs,
+                m.weights.size(), nodes);
   }
   return kExitOk;
 }
