@@ -149,6 +149,12 @@ export("transformer", Block(), [torch.randint(0, 23, (2, 7))], [torch.randint(0,
        dynamic={"in0": {0: "batch"}, "out0": {0: "batch"}})
 
 
+# The MLP again with its weights in a separate file (ONNX external data), as large models are saved.
+mlp_proto = onnx.load(os.path.join(out, "mlp.onnx"))
+onnx.save_model(mlp_proto, os.path.join(out, "mlp_external.onnx"), save_as_external_data=True,
+                all_tensors_to_one_file=True, location="mlp_external.weights", size_threshold=0)
+
+
 # ---- models the importer must refuse -------------------------------------------------------
 def save(name, nodes, inputs, outputs, initializers=(), opset=13):
     graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))

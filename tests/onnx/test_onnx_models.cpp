@@ -32,6 +32,16 @@ TEST(OnnxModels, MlpWithDynamicBatchMatchesTorch) {
   run_and_compare(dir, "mlp", 1, 1);
 }
 
+TEST(OnnxModels, ExternalDataWeightsAreRead) {
+  ONNX_MODELS_OR_SKIP(dir);
+  ASSERT_TRUE(onnx_test::exists(dir + "/mlp_external.weights"));
+  tsr::onnx::Imported a = tsr::onnx::import_file(dir + "/mlp.onnx");
+  tsr::onnx::Imported b = tsr::onnx::import_file(dir + "/mlp_external.onnx");
+  EXPECT_EQ(a.text, b.text);
+  std::vector<tsr::Tensor> out = onnx_test::load(b).run({npy::load(dir + "/mlp.in0.npy")});
+  EXPECT_TRUE(close(out.at(0), npy::load(dir + "/mlp.out0.npy")));
+}
+
 TEST(OnnxModels, CnnMatchesTorch) {
   ONNX_MODELS_OR_SKIP(dir);
   tsr::onnx::Imported m = tsr::onnx::import_file(dir + "/cnn.onnx");

@@ -14,14 +14,23 @@
 
 namespace tsr::onnx {
 
-Imported import_bytes(const std::string& bytes, const std::string& dir) {
-  ::onnx::ModelProto model;
-  if (!model.ParseFromString(bytes)) throw Error(TSR_INVALID_ARGUMENT, "not an ONNX model (the protobuf does not parse)");
+namespace {
+
+// The checker, given the model file's path where there is one: external data is looked up
+// beside it.
+void check(const ::onnx::ModelProto& model, const std::string& path) {
   try {
-    ::onnx::checker::check_model(model);
+    if (path.empty()) ::onnx::checker::check_model(model);
+    else ::onnx::checker::check_model(path);
   } catch (const std::exception& e) {
     throw Error(TSR_INVALID_ARGUMENT, std::string("the ONNX checker refuses the model: ") + e.what());
   }
+}
+
+Imported import_model(const std::string& bytes, const std::string& dir, const std::string& path) {
+  ::onnx::ModelProto model;
+  if (!model.ParseFromString(bytes)) throw Error(TSR_INVALID_ARGUMENT, "not an ONNX model (the protobuf does not parse)");
+  check(model, path);
   try {
     // Data propagation lets inference see through Shape -> Gather -> Concat -> Reshape chains.
     ::onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, /*data_prop=*/true);
@@ -41,6 +50,10 @@ Imported import_bytes(const std::string& bytes, const std::string& dir) {
   return r;
 }
 
+}  // namespace
+
+Imported import_bytes(const std::string& bytes, const std::string& dir) { return import_model(bytes, dir, ""); }
+
 Imported import_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(TSR_INVALID_ARGUMENT, "cannot open " + path);
@@ -49,7 +62,7 @@ Imported import_file(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   try {
-    return import_bytes(ss.str(), dir);
+    return import_model(ss.str(), dir, path);
   } catch (const Error& e) {
     throw Error(e.code(), path + ": " + e.what());
   }

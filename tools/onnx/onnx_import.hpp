@@ -29,7 +29,8 @@ constexpr int kMaxOpset = 17;
 
 Imported import_file(const std::string& path);
 // The same from the bytes of a model (a serialized ModelProto); `dir` is where tensors stored
-// as external data are looked up (the model file's folder).
+// as external data are read from (the model file's folder). ONNX's checker looks for external
+// data relative to the working directory here: import such models with import_file.
 Imported import_bytes(const std::string& bytes, const std::string& dir = ".");
 
 // The ONNX op types the importer maps (default domain), sorted.
