@@ -53,8 +53,9 @@ typedef struct tsr_model_io_t {
   const char* name;                      /* the value's name, without '%' */
   int32_t dtype;                         /* tsr_dtype_t; UNDEFINED for an output of unknown type */
   int32_t ndim;                          /* -1 for an output of unknown type */
-  int64_t sizes[TSR_MAX_DIMS];           /* -1 where the dim is a symbol */
-  const char* symbols[TSR_MAX_DIMS];     /* the symbol ("B"), or NULL for a fixed size */
+  int64_t sizes[TSR_MAX_DIMS];           /* -1 where the dim is symbolic */
+  const char* symbols[TSR_MAX_DIMS];     /* the symbol ("B"; an output's may be an expression,
+                                          * "4*B"), or NULL for a fixed size */
 } tsr_model_io_t;
 
 /* What one model_run did. */
@@ -85,6 +86,13 @@ typedef struct tsr_model_ext_t {
   tsr_status_t (*trace_end)(tsr_tensor_t* const* outputs, size_t n, const char* const* names, tsr_model_t** out);
   /* Ends the trace and discards it (no-op when the thread is not tracing). */
   void (*trace_abort)(void);
+  /* Merges traces of the same code made at different sizes of the inputs' symbolic dims into one
+   * model whose ints that follow those sizes (view(x, [B*T, 64]), arange(T)) are expressions of the
+   * symbols, evaluated per run: k symbols need 2^k + 1 traces at distinct sizes (the SDK's trace
+   * makes them: the example sizes, each symbol one smaller, all two smaller). Takes ownership of
+   * traces[0..n) (released, also on error). INVALID_ARGUMENT naming the node and argument when the
+   * traces differ in their ops, or an int is not a multilinear function of the symbols. */
+  tsr_status_t (*model_generalize)(tsr_model_t* const* traces, size_t n, tsr_model_t** out);
 
   /* ---- text ---- */
   /* The model's graph as text (docs/graphs.md) into *text (free with api->string_free). */

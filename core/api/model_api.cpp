@@ -7,6 +7,7 @@
 #include "graph/model_file.hpp"
 #include "graph/passes.hpp"
 #include "graph/runner.hpp"
+#include "graph/symbolic.hpp"
 #include "graph/text.hpp"
 #include "graph/trace.hpp"
 #include "ops/op_impl.hpp"
@@ -54,6 +55,19 @@ tsr_status_t m_trace_end(tsr_tensor_t* const* outputs, size_t n, const char* con
   return guarded("trace_end", [&] { return graph::trace_end(outputs, n, names, out); });
 }
 void m_trace_abort() { graph::trace_abort(); }
+
+tsr_status_t m_generalize(tsr_model_t* const* traces, size_t n, tsr_model_t** out) {
+  // Owned from here on, whatever happens.
+  std::vector<std::unique_ptr<tsr_model_s>> owned;
+  for (size_t i = 0; traces && i < n; ++i) owned.emplace_back(traces[i]);
+  CHECK_ARGS(traces && n > 0 && out, "model_generalize", "traces, n > 0 and out are required");
+  return guarded("model_generalize", [&]() -> tsr_status_t {
+    std::unique_ptr<tsr_model_s> g;
+    TSR_RETURN_IF_ERROR(graph::generalize(owned, &g));
+    *out = g.release();
+    return nullptr;
+  });
+}
 
 tsr_status_t m_print(const tsr_model_t* m, char** text) {
   CHECK_ARGS(m && text, "model_print", "model and text are required");
@@ -158,6 +172,7 @@ const tsr_model_ext_t kModel = {
     m_trace_param,
     m_trace_end,
     m_trace_abort,
+    m_generalize,
     m_print,
     m_parse,
     m_bind,

@@ -8,7 +8,7 @@
 namespace tsr::core::graph {
 
 bool Arg::operator==(const Arg& o) const {
-  if (tag != o.tag) return false;
+  if (tag != o.tag || sym != o.sym) return false;
   switch (tag) {
     case TSR_VALUE_NONE:
       return true;

@@ -8,6 +8,8 @@
 // threads may run it at once (run reads it only).
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,7 +26,24 @@ struct Builtin;
 
 enum class ValueKind { Input, Param, Const, Node };
 
-// A dim: a size, or a symbol the inputs decide at run time ("B").
+using SymbolEnv = std::unordered_map<std::string, int64_t>;
+
+// A size that follows the inputs' symbolic dims: a multilinear expression of the symbols with
+// integer coefficients, "2*B*T+B-1" (graph/symbolic.cpp).
+struct SymExpr {
+  // Sorted symbol names (a product; empty: the constant term) -> coefficient (never 0).
+  std::map<std::vector<std::string>, int64_t> terms;
+
+  bool symbolic() const;  // has a term with a symbol
+  // Canonical text: higher degrees first, then by name, constant last ("2*B*T+B-1").
+  std::string str() const;
+  // The value with every symbol bound; false when a symbol is missing from env.
+  bool eval(const SymbolEnv& env, int64_t* out) const;
+  bool operator==(const SymExpr& o) const { return terms == o.terms; }
+};
+
+// A dim: a size, or an expression of symbols the inputs decide at run time ("B", "4*T"; input
+// dims are single symbols).
 struct Dim {
   int64_t size = 0;
   std::string sym;
@@ -62,6 +81,9 @@ struct Arg {
   std::vector<int64_t> ints;
   std::string str;
   std::vector<int> values;  // TENSOR: one value id; TENSOR_LIST: every element's
+  // INT (index 0) or INT_LIST elements that follow symbolic dims: evaluated per run; i / ints
+  // hold the values of the trace.
+  std::vector<std::pair<size_t, SymExpr>> sym;
   bool operator==(const Arg& o) const;
 };
 

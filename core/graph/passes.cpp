@@ -69,6 +69,7 @@ std::string call_key(const Node& n) {
         break;
     }
     for (int64_t x : a.ints) k << x << ' ';
+    for (const auto& [index, expr] : a.sym) k << '@' << index << '=' << expr.str() << ' ';
     for (int v : a.values) k << '%' << v << ' ';
     k << ',';
   }
@@ -144,6 +145,9 @@ int fold_constants(Graph& g, tsr_status_t* error) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
     if (!is_pure(n.callee)) continue;
+    bool sized = false;  // a size that follows the inputs is not constant
+    for (const Arg& a : n.args) sized = sized || !a.sym.empty();
+    if (sized) continue;
     bool all_const = true;
     int64_t in_numel = 0;
     for (const Arg& a : n.args)
@@ -154,7 +158,7 @@ int fold_constants(Graph& g, tsr_status_t* error) {
       }
     if (!all_const) continue;
     Tensor* outs[kMaxOutputs] = {};
-    tsr_status_t st = exec_node(g, n, vals.data(), outs);
+    tsr_status_t st = exec_node(g, n, vals.data(), nullptr, outs);
     if (st) {
       *error = prefix_status(st, "fold: node " + std::to_string(i) + " (" + n.callee.name() + ")");
       return folded;

@@ -20,11 +20,12 @@ tsr_status_t check_bound(const Graph& g, const char* entry) {
   return nullptr;
 }
 
-tsr_status_t exec_node(const Graph& g, const Node& n, Tensor* const* vals, Tensor** outs) {
+tsr_status_t exec_node(const Graph& g, const Node& n, Tensor* const* vals, const SymbolEnv* env, Tensor** outs) {
   (void)g;
   const Schema& schema = n.callee.schema();
   tsr_value_t args[kMaxArgs];
   std::vector<Tensor*> lists[kMaxArgs];
+  std::vector<int64_t> sized[kMaxArgs];  // int lists with symbolic elements, evaluated
   // Builtins take every argument (their defaults filled here); ops fill their own.
   size_t nargs = n.callee.builtin ? schema.args.size() : n.args.size();
   for (size_t k = 0; k < nargs; ++k) {
@@ -66,6 +67,21 @@ tsr_status_t exec_node(const Graph& g, const Node& n, Tensor* const* vals, Tenso
         break;
       default:
         break;
+    }
+    if (!a.sym.empty()) {
+      if (!env) return make_status(TSR_INTERNAL, n.callee.name() + ": symbolic sizes without their symbols");
+      if (a.tag == TSR_VALUE_INT_LIST) sized[k] = a.ints;
+      for (const auto& [index, expr] : a.sym) {
+        int64_t value = 0;
+        if (!expr.eval(*env, &value))
+          return make_status(TSR_INVALID_ARGUMENT, n.callee.name() + ": the size " + expr.str() +
+                                                       " names a symbol no input binds");
+        if (a.tag == TSR_VALUE_INT_LIST)
+          sized[k][index] = value;
+        else
+          v.u.i = value;
+      }
+      if (a.tag == TSR_VALUE_INT_LIST) v.u.ints.data = sized[k].data();
     }
     // a list default (INT_LIST) points at `def`, which lives until the next iteration: copy it.
     if (k >= n.args.size() && a.tag == TSR_VALUE_INT_LIST) v.u.ints = schema.args[k].default_value.u.ints;
@@ -110,14 +126,14 @@ std::string where(const Graph& g, size_t i) {
   return s + (n.outputs.empty() ? "" : " = ") + n.callee.name() + ")";
 }
 
-tsr_status_t check_inputs(const Graph& g, Tensor* const* inputs, size_t n) {
+tsr_status_t check_inputs(const Graph& g, Tensor* const* inputs, size_t n, SymbolEnv* symbols_out) {
   if (n != g.inputs.size() || (n > 0 && !inputs)) {
     std::string names;
     for (int id : g.inputs) names += (names.empty() ? "" : ", ") + g.values[static_cast<size_t>(id)].name;
     return make_status(TSR_INVALID_ARGUMENT, "model_run: the model takes " + std::to_string(g.inputs.size()) +
                                                  " input(s) (" + names + "), got " + std::to_string(n));
   }
-  std::unordered_map<std::string, int64_t> symbols;
+  SymbolEnv& symbols = *symbols_out;
   for (size_t k = 0; k < n; ++k) {
     const Value& v = g.values[static_cast<size_t>(g.inputs[k])];
     const Tensor* t = inputs[k];
@@ -148,7 +164,8 @@ tsr_status_t check_inputs(const Graph& g, Tensor* const* inputs, size_t n) {
 
 tsr_status_t run(const Graph& g, Tensor* const* inputs, size_t n, Tensor** outputs, size_t nout, RunStats* stats) {
   TSR_RETURN_IF_ERROR(check_bound(g, "model_run"));
-  TSR_RETURN_IF_ERROR(check_inputs(g, inputs, n));
+  SymbolEnv symbols;
+  TSR_RETURN_IF_ERROR(check_inputs(g, inputs, n, &symbols));
   if (nout != g.outputs.size() || (nout > 0 && !outputs))
     return make_status(TSR_INVALID_ARGUMENT, "model_run: the model has " + std::to_string(g.outputs.size()) +
                                                  " output(s), got " + std::to_string(nout) + " slot(s)");
@@ -182,7 +199,7 @@ tsr_status_t run(const Graph& g, Tensor* const* inputs, size_t n, Tensor** outpu
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
     Tensor* outs[kMaxOutputs] = {};
-    tsr_status_t st = exec_node(g, node, vals.data(), outs);
+    tsr_status_t st = exec_node(g, node, vals.data(), &symbols, outs);
     if (st) {
       release_all();
       return prefix_status(st, "model_run: " + where(g, i));

@@ -22,8 +22,9 @@ tsr_status_t check_bound(const Graph& g, const char* entry);
 // on success and left untouched on error. stats may be null.
 tsr_status_t run(const Graph& g, Tensor* const* inputs, size_t n, Tensor** outputs, size_t nout, RunStats* stats);
 
-// Calls node n with vals[id] as the tensor of value id; outs gets n.outputs.size() new
-// references. Used by the runner and by constant folding.
-tsr_status_t exec_node(const Graph& g, const Node& n, Tensor* const* vals, Tensor** outs);
+// Calls node n with vals[id] as the tensor of value id and env binding the symbols of its
+// symbolic ints (nullptr: the node has none); outs gets n.outputs.size() new references. Used by
+// the runner and by constant folding.
+tsr_status_t exec_node(const Graph& g, const Node& n, Tensor* const* vals, const SymbolEnv* env, Tensor** outs);
 
 }  // namespace tsr::core::graph

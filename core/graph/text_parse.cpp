@@ -3,10 +3,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <cerrno>
 #include <string_view>
 
 #include "graph/builtins.hpp"
+#include "graph/symbolic.hpp"
 #include "graph/text.hpp"
 #include "tensor/dtype.hpp"
 
@@ -142,6 +144,25 @@ class Lexer {
     return i;
   }
 
+  // An int or an expression of symbols ("B*T", "4*B-1").
+  SymExpr sym_expr() {
+    skip_space();
+    SymExpr e;
+    size_t used = 0;
+    std::string err;
+    std::string text(s_);
+    if (!parse_sym_expr(text, p_, &e, &used, &err)) {
+      p_ += used;
+      fail(err + found());
+    }
+    p_ += used;
+    return e;
+  }
+  bool at_sym_expr() {
+    char c = peek();
+    return ident_start(c) || c == '-' || std::isdigit(static_cast<unsigned char>(c));
+  }
+
   std::string string_literal() {
     skip_space();
     if (p_ >= s_.size() || s_[p_] != '"') fail("expected a string" + found());
@@ -241,6 +262,18 @@ class Parser {
     end(lx);
   }
 
+  // Every symbol of e is a dim of an input declared so far (inputs come first).
+  void check_symbols(Lexer& lx, const SymExpr& e, size_t c) {
+    if (declaring_input_) {
+      for (const auto& [names, coef] : e.terms)
+        for (const std::string& n : names) input_symbols_.insert(n);
+      return;
+    }
+    for (const auto& [names, coef] : e.terms)
+      for (const std::string& n : names)
+        if (!input_symbols_.count(n)) lx.fail_at(c, "unknown symbol '" + n + "' (not a dim of any input)");
+  }
+
   Type type(Lexer& lx) {
     Type t;
     t.known = true;
@@ -252,11 +285,14 @@ class Parser {
     if (!lx.accept(']')) {
       do {
         Dim d;
-        if (lx.at_ident()) {
-          d.sym = lx.ident();
+        size_t dc = lx.col();
+        SymExpr e = lx.sym_expr();
+        if (e.symbolic()) {
+          check_symbols(lx, e, dc);
+          d.sym = e.str();
         } else {
-          d.size = lx.integer("(a dim)");
-          if (d.size < 0) lx.fail("negative dim");
+          d.size = e.terms.empty() ? 0 : e.terms.begin()->second;
+          if (d.size < 0) lx.fail_at(dc, "negative dim");
         }
         t.dims.push_back(d);
       } while (lx.accept(','));
@@ -284,15 +320,24 @@ class Parser {
     v.name = lx.value_name();
     v.kind = kw == "input" ? ValueKind::Input : kw == "param" ? ValueKind::Param : ValueKind::Const;
     lx.expect(':', "before the type");
+    declaring_input_ = v.kind == ValueKind::Input;
     v.type = type(lx);
+    declaring_input_ = false;
     if (lx.accept('=')) {
       if (v.kind != ValueKind::Const || !v.type.dims.empty())
         lx.fail("only 0-dim consts are written inline ('const %s: float32[] = 1.5')");
       inline_scalar(lx, &v);
     }
     if (v.kind == ValueKind::Input)
+      for (const Dim& d : v.type.dims) {
+        if (d.sym.empty()) continue;
+        bool plain = ident_start(d.sym[0]);
+        for (char ch : d.sym) plain = plain && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+        if (!plain) lx.fail_at(c, "an input's dims are sizes or single symbols, not '" + d.sym + "'");
+      }
+    else
       for (const Dim& d : v.type.dims)
-        if (!d.sym.empty() && g_->by_name.count(d.sym)) lx.fail("the symbol '" + d.sym + "' is also a value name");
+        if (!d.sym.empty()) lx.fail_at(c, "params and consts have fixed sizes, not '" + d.sym + "'");
     end(lx);
     int id = define(lx, std::move(v), c);
     (kw == "input" ? g_->inputs : g_->weights).push_back(id);
@@ -440,6 +485,23 @@ class Parser {
     g_->nodes.push_back(std::move(n));
   }
 
+  // An int, or an expression of the inputs' symbols (kept in a->sym at `index`).
+  void int_or_expr(Lexer& lx, Arg* a, size_t index) {
+    size_t c = lx.col();
+    SymExpr e = lx.sym_expr();
+    int64_t v = 0;
+    if (e.symbolic()) {
+      check_symbols(lx, e, c);
+      a->sym.emplace_back(index, e);
+    } else if (!e.terms.empty()) {
+      v = e.terms.begin()->second;
+    }
+    if (a->tag == TSR_VALUE_INT_LIST)
+      a->ints.push_back(v);
+    else
+      a->i = v;
+  }
+
   Arg arg(Lexer& lx, const ArgSpec& spec, const std::string& op) {
     Arg a;
     size_t c = lx.col();
@@ -475,23 +537,41 @@ class Parser {
         if (lx.accept('[')) {
           a.tag = TSR_VALUE_INT_LIST;
           if (!lx.accept(']')) {
-            do a.ints.push_back(lx.integer("in the list"));
-            while (lx.accept(','));
+            do {
+              if (!lx.at_sym_expr()) wrong("ints in the list");
+              int_or_expr(lx, &a, a.ints.size());
+            } while (lx.accept(','));
             lx.expect(']', "to close the list");
           }
           return a;
         }
-        if (lx.peek() != '-' && !std::isdigit(static_cast<unsigned char>(lx.peek()))) wrong("a list [..] or an int");
+        if (!lx.at_sym_expr()) wrong("a list [..] or an int");
         a.tag = TSR_VALUE_INT;
-        a.i = lx.integer("or a list [..]");
+        int_or_expr(lx, &a, 0);
         return a;
       case ArgKind::Int:
-        if (lx.peek() != '-' && !std::isdigit(static_cast<unsigned char>(lx.peek()))) wrong("an integer");
+        if (!lx.at_sym_expr()) wrong("an integer");
         a.tag = TSR_VALUE_INT;
-        a.i = lx.integer("");
+        int_or_expr(lx, &a, 0);
         return a;
       case ArgKind::Float:
       case ArgKind::Scalar: {
+        // A size that follows the inputs ("arange(0, 2*T)"): an int expression of symbols.
+        if (lx.at_sym_expr() && !input_symbols_.empty()) {
+          Lexer probe = lx;
+          try {
+            SymExpr e = probe.sym_expr();
+            bool known = e.symbolic();  // only the inputs' symbols: "inf" and "nan" are floats
+            for (const auto& [names, coef] : e.terms)
+              for (const std::string& n : names) known = known && input_symbols_.count(n);
+            if (known && probe.peek() != '.') {
+              a.tag = TSR_VALUE_INT;
+              int_or_expr(lx, &a, 0);
+              return a;
+            }
+          } catch (const ParseError&) {
+          }
+        }
         bool is_float = false;
         if (lx.number(&a.i, &a.d, &is_float)) {
           a.tag = is_float ? TSR_VALUE_DOUBLE : TSR_VALUE_INT;
@@ -537,6 +617,8 @@ class Parser {
   ParseOptions opts_;
   Graph* g_;
   bool seen_header_ = false, seen_output_ = false;
+  bool declaring_input_ = false;
+  std::set<std::string> input_symbols_;
   std::string graph_device_text_;
 };
 

@@ -47,14 +47,19 @@ std::string literal(const Graph& g, const Arg& a) {
     case TSR_VALUE_NONE:
       return "None";
     case TSR_VALUE_INT:
-      return std::to_string(a.i);
+      return a.sym.empty() ? std::to_string(a.i) : a.sym[0].second.str();
     case TSR_VALUE_DOUBLE:
       return format_double(a.d);
     case TSR_VALUE_BOOL:
       return a.b ? "true" : "false";
     case TSR_VALUE_INT_LIST: {
       std::string s = "[";
-      for (size_t k = 0; k < a.ints.size(); ++k) s += (k ? ", " : "") + std::to_string(a.ints[k]);
+      for (size_t k = 0; k < a.ints.size(); ++k) {
+        std::string item = std::to_string(a.ints[k]);
+        for (const auto& [index, expr] : a.sym)
+          if (index == k) item = expr.str();
+        s += (k ? ", " : "") + item;
+      }
       return s + "]";
     }
     case TSR_VALUE_DTYPE:

@@ -202,6 +202,11 @@ bool valid_name(const char* name, bool symbol_like = false) {
     if (!(std::isalnum(static_cast<unsigned char>(*p)) || *p == '_' || *p == '.')) return false;
   return true;
 }
+// A symbol of a dim ("B", "seq_len"): a letter or '_', then letters, digits, '_'.
+bool valid_symbol(const char* s) {
+  if (!valid_name(s, true)) return false;
+  return std::strchr(s, '.') == nullptr;
+}
 }  // namespace
 
 Tracer* thread_tracer() { return t_tracer; }
@@ -302,7 +307,7 @@ tsr_status_t trace_input(Tensor* t, const char* name, const char* const* dim_sym
   for (int d = 0; dim_symbols && d < t->ndim; ++d) {
     const char* s = dim_symbols[d];
     if (!s) continue;
-    if (!valid_name(s, true))
+    if (!valid_symbol(s))
       return make_status(TSR_INVALID_ARGUMENT, std::string("trace_input: '") + s + "' (dim " + std::to_string(d) +
                                                    " of '" + name + "') is not a symbol name");
     v.type.dims[static_cast<size_t>(d)].sym = s;

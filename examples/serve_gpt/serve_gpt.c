@@ -7,11 +7,12 @@
  *   (the core: $TESSERA_CORE, else ../lib/libtessera.so beside this program, as installed and
  *   built, else "libtessera.so" on the loader's path)
  *
- * The model's input is one block of token ids (int64 [1, T]); its output the logits
- * [1, T, 12]. Tokens: '0'..'9' = 0..9, '+' = 10, '=' = 11 (tools/train/addition_task.hpp). The
- * model writes the d+1 digits of the sum least significant first. It is causal: the logits at
- * position i depend on tokens 0..i only, so a prompt shorter than the block is padded (with 0)
- * and the next token read at the prompt's last position.
+ * The model's input is token ids (int64 [B, T]; `tessera train` saves it with symbolic B and T,
+ * so any prompt length runs); its output the logits [B, T, 12]. Tokens: '0'..'9' = 0..9,
+ * '+' = 10, '=' = 11 (tools/train/addition_task.hpp). The model writes the d+1 digits of the sum
+ * least significant first. A model of fixed length T works too: it is causal (the logits at
+ * position i depend on tokens 0..i only), so the prompt is padded to T and the next token read
+ * at the prompt's last position.
  *
  * Prints one line per problem: "123+456=579". Build (the ABI headers only, no C++, no link to
  * the core):  cc -std=c11 -I<prefix>/include serve_gpt.c -ldl -o tessera_serve_gpt
@@ -56,23 +57,24 @@ static int encode(const char* text, int64_t* tokens, int64_t cap) {
   return (int)n;
 }
 
-/* Greedy decoding of `answer_len` tokens after the prompt; 0 on success. */
+/* Greedy decoding of `answer_len` tokens after the prompt; block: the model's fixed length, or
+ * -1 when its length is symbolic. 0 on success. */
 static int answer(tsr_runtime_t* rt, const tsr_model_t* model, int64_t block, int64_t* tokens, int64_t prompt_len,
                   int64_t answer_len) {
-  const int64_t sizes[2] = {1, block};
   tsr_device_t dev = ext->model_device(model);
   float logits[kMaxBlock * kVocab];
   int64_t k, v;
   for (k = 0; k < answer_len; ++k) {
     tsr_tensor_t *in = NULL, *out[1] = {NULL}, *host_out = NULL;
     const int64_t last = prompt_len + k - 1; /* the position that predicts the next token */
+    const int64_t sizes[2] = {1, block > 0 ? block : prompt_len + k};
     int64_t best = 0;
     int err = failed(api->tensor_from_host(rt, tokens, 2, sizes, TSR_I64, dev, &in), "tensor_from_host");
     err = err || failed(ext->model_run(model, &in, 1, out, 1, NULL), "model_run");
     /* The logits may live on a GPU: bring them to the host as float32. */
     err = err || failed(api->tensor_to(out[0], TSR_F32, (tsr_device_t){TSR_DEVICE_TYPE_CPU, 0}, 0, &host_out),
                         "tensor_to(cpu)");
-    err = err || failed(api->tensor_copy_to_host(host_out, logits, (size_t)(block * kVocab) * sizeof(float)),
+    err = err || failed(api->tensor_copy_to_host(host_out, logits, (size_t)(sizes[1] * kVocab) * sizeof(float)),
                         "tensor_copy_to_host");
     api->tensor_release(in);
     api->tensor_release(out[0]);
@@ -150,7 +152,7 @@ int main(int argc, char** argv) {
   }
   if (failed(ext->model_load(rt, argv[1], NULL, &model), "model_load")) goto out;
 
-  /* The signature: tokens int64 [1, T] -> logits [1, T, 12]; T = 3 * digits + 2. */
+  /* The signature: tokens int64 [B, T] -> logits [B, T, 12]; a fixed T is 3 * digits + 2. */
   memset(&in, 0, sizeof in);
   in.struct_size = sizeof in;
   memset(&out, 0, sizeof out);
@@ -158,14 +160,14 @@ int main(int argc, char** argv) {
   if (ext->model_num_inputs(model) != 1 || ext->model_num_outputs(model) != 1 ||
       failed(ext->model_input(model, 0, &in), "model_input") || failed(ext->model_output(model, 0, &out), "model_output"))
     goto out;
-  block = in.ndim == 2 ? in.sizes[1] : -1;
-  if (in.dtype != TSR_I64 || in.ndim != 2 || in.sizes[0] != 1 || block < 5 || block > kMaxBlock ||
-      (block - 2) % 3 != 0 || out.ndim != 3 || out.sizes[2] != kVocab) {
+  block = in.ndim == 2 ? in.sizes[1] : 0; /* -1: symbolic */
+  if (in.dtype != TSR_I64 || in.ndim != 2 || (in.sizes[0] != 1 && in.sizes[0] != -1) ||
+      (block != -1 && (block < 5 || block > kMaxBlock || (block - 2) % 3 != 0)) || out.ndim != 3 ||
+      out.sizes[2] != kVocab) {
     fprintf(stderr, "serve_gpt: %s is not an addition GPT of `tessera train` (input %s, output %s)\n", argv[1],
             in.name, out.name);
     goto out;
   }
-  digits = (block - 2) / 3;
 
   for (i = 0; i < nproblems; ++i) {
     int64_t tokens[kMaxBlock + 1];
@@ -174,10 +176,13 @@ int main(int argc, char** argv) {
     int n;
     size_t len;
     memset(tokens, 0, sizeof tokens);
-    n = encode(problems[i], tokens, kMaxBlock);
-    if (n != 2 * digits + 2 || tokens[digits] != kPlus || tokens[n - 1] != kEquals) {
-      fprintf(stderr, "serve_gpt: '%s' is not a problem of this model (%lld-digit operands, e.g. %s)\n", problems[i],
-              (long long)digits, digits == 3 ? "123+045=" : "zero-padded operands and '='");
+    n = encode(problems[i], tokens, kMaxBlock / 2);
+    /* d-digit operands: "ddd+ddd=", and a fixed-length model fixes d. */
+    digits = n > 2 ? (n - 2) / 2 : 0;
+    if (n < 4 || n != 2 * digits + 2 || tokens[digits] != kPlus || tokens[n - 1] != kEquals ||
+        (block > 0 && block != 3 * digits + 2)) {
+      fprintf(stderr, "serve_gpt: '%s' is not a problem of this model (equal-length zero-padded operands, e.g. %s)\n",
+              problems[i], "123+045=");
       goto out;
     }
     if (answer(rt, model, block, tokens, n, digits + 1)) goto out;

@@ -1,19 +1,23 @@
 // Tessera SDK: tracing code into a graph and running saved models (docs/graphs.md), over the
 // core's tessera.model extension (tessera/ext_model.h).
 //
-//   tsr::jit::Model m = tsr::jit::trace(net, {x}, {.dynamic = {{0, 0, "B"}}});
+//   tsr::jit::TraceOptions opts;
+//   opts.dynamic = {{0, 0, "B"}};  // input 0's dim 0 is the batch: any size at run time
+//   tsr::jit::Model m = tsr::jit::trace(net, {x}, opts);
 //   m.optimize();                  // cse, fold, dce
 //   m.save("net.tsm");
 //   auto model = tsr::jit::Model::load("net.tsm");     // in another process, no frontend code
 //   tsr::Tensor y = model.run({x})[0];
 //
-// trace() runs the code once and records every op and view it calls at the level it calls them,
-// with autograd off; control flow is unrolled as traced (a branch on tensor values is frozen).
-// Sizes computed from a symbolic dim (view(x.size(0) * 4, -1)) are frozen too: give views -1
-// where they should follow the inputs. Errors are tsr::Error exceptions naming the entry.
+// trace() runs the code and records every op and view it calls at the level it calls them, with
+// autograd off; control flow is unrolled as traced (a branch on tensor values is frozen). With
+// dynamic dims it runs the code at several sizes so that sizes computed from them
+// (view(x, {x.size(0) * 4, -1})) follow the inputs at run time. Errors are tsr::Error exceptions
+// naming the entry.
 // Thread-safety: as ext_model.h: run() may be called from several threads at once.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -163,23 +167,19 @@ struct TraceOptions {
   std::vector<std::pair<std::string, Tensor>> params;  // named weights (a module's state)
 };
 
-// Traces fn(inputs) -> std::vector<Tensor> (or one Tensor) into a model.
-template <class F, std::enable_if_t<std::is_invocable_v<F&, const std::vector<Tensor>&>, int> = 0>
-Model trace(F&& fn, const std::vector<Tensor>& inputs, const TraceOptions& opts = {}) {
-  tsr_runtime_t* rt = inputs.empty() ? runtime() : inputs[0].runtime();
-  const tsr_model_ext_t* e = detail::model_ext(rt);
+namespace detail {
+
+// One trace of fn(inputs) (ext_model.h trace_begin .. trace_end); the caller owns the result.
+template <class F>
+tsr_model_t* trace_once(F& fn, const std::vector<Tensor>& inputs, const TraceOptions& opts, tsr_runtime_t* rt) {
+  const tsr_model_ext_t* e = model_ext(rt);
   check(e->trace_begin(rt));
   try {
     for (size_t i = 0; i < inputs.size(); ++i) {
       std::string name = i < opts.input_names.size() ? opts.input_names[i] : "x" + std::to_string(i);
       std::vector<std::string> syms(static_cast<size_t>(inputs[i].dim()));
       for (const DynamicDim& d : opts.dynamic)
-        if (d.input == i) {
-          if (d.dim < 0 || d.dim >= inputs[i].dim())
-            throw Error(TSR_INVALID_ARGUMENT, "jit::trace: dynamic dim " + std::to_string(d.dim) + " of input " +
-                                                  std::to_string(i) + ", which has " + std::to_string(inputs[i].dim()));
-          syms[static_cast<size_t>(d.dim)] = d.symbol;
-        }
+        if (d.input == i) syms[static_cast<size_t>(d.dim)] = d.symbol;
       std::vector<const char*> sp;
       for (const std::string& s : syms) sp.push_back(s.empty() ? nullptr : s.c_str());
       check(e->trace_input(inputs[i].get(), name.c_str(), sp.data()));
@@ -197,11 +197,77 @@ Model trace(F&& fn, const std::vector<Tensor>& inputs, const TraceOptions& opts 
       names.push_back(i < opts.output_names.size() ? opts.output_names[i].c_str() : nullptr);
     tsr_model_t* m = nullptr;
     check(e->trace_end(o.data(), o.size(), names.data(), &m));  // ends the trace even on error
-    return Model(m, rt);
+    return m;
   } catch (...) {
     e->trace_abort();
     throw;
   }
+}
+
+}  // namespace detail
+
+// Traces fn(inputs) -> std::vector<Tensor> (or one Tensor) into a model.
+//
+// With opts.dynamic, the model accepts other sizes of those dims: fn runs 2^k + 1 times for k
+// symbols (at the example sizes, with each symbol one smaller, and with all two smaller; inputs
+// are cut to those sizes), and the ints that follow the sizes become expressions of the symbols
+// (ext_model.h model_generalize). Each symbolic dim needs an example size of at least 3; code
+// whose ops change with the sizes (a branch on a size) is an error naming where.
+template <class F, std::enable_if_t<std::is_invocable_v<F&, const std::vector<Tensor>&>, int> = 0>
+Model trace(F&& fn, const std::vector<Tensor>& inputs, const TraceOptions& opts = {}) {
+  tsr_runtime_t* rt = inputs.empty() ? runtime() : inputs[0].runtime();
+  const tsr_model_ext_t* e = detail::model_ext(rt);
+  // The symbols and their example sizes.
+  std::vector<std::string> syms;
+  std::vector<int64_t> base;
+  for (const DynamicDim& d : opts.dynamic) {
+    if (d.input >= inputs.size() || d.dim < 0 || d.dim >= inputs[d.input].dim())
+      throw Error(TSR_INVALID_ARGUMENT, "jit::trace: dynamic dim " + std::to_string(d.dim) + " of input " +
+                                            std::to_string(d.input) + " does not exist");
+    int64_t size = inputs[d.input].size(d.dim);
+    auto it = std::find(syms.begin(), syms.end(), d.symbol);
+    if (it == syms.end()) {
+      syms.push_back(d.symbol);
+      base.push_back(size);
+    } else if (base[static_cast<size_t>(it - syms.begin())] != size) {
+      throw Error(TSR_INVALID_ARGUMENT, "jit::trace: the symbol " + d.symbol + " is " +
+                                            std::to_string(base[static_cast<size_t>(it - syms.begin())]) +
+                                            " in one input and " + std::to_string(size) + " in input " +
+                                            std::to_string(d.input));
+    }
+  }
+  if (syms.empty()) return Model(detail::trace_once(fn, inputs, opts, rt), rt);
+  for (size_t s = 0; s < syms.size(); ++s)
+    if (base[s] < 3)
+      throw Error(TSR_INVALID_ARGUMENT, "jit::trace: the dynamic dim " + syms[s] + " needs an example size of at least 3 (got " +
+                                            std::to_string(base[s]) + "): it is also traced two smaller");
+  // Sizes to trace at: the example's, every subset of the symbols one smaller, all two smaller.
+  std::vector<std::vector<int64_t>> points;
+  for (size_t mask = 0; mask < (size_t(1) << syms.size()); ++mask) {
+    std::vector<int64_t> p = base;
+    for (size_t s = 0; s < syms.size(); ++s)
+      if (mask >> s & 1) --p[s];
+    points.push_back(p);
+  }
+  points.push_back(base);
+  for (int64_t& v : points.back()) v -= 2;
+  std::vector<tsr_model_t*> traces;
+  try {
+    for (const std::vector<int64_t>& p : points) {
+      std::vector<Tensor> cut = inputs;
+      for (const DynamicDim& d : opts.dynamic) {
+        size_t s = static_cast<size_t>(std::find(syms.begin(), syms.end(), d.symbol) - syms.begin());
+        cut[d.input] = cut[d.input].narrow(d.dim, 0, p[s]);
+      }
+      traces.push_back(detail::trace_once(fn, cut, opts, rt));
+    }
+  } catch (...) {
+    for (tsr_model_t* t : traces) e->model_release(t);
+    throw;
+  }
+  tsr_model_t* m = nullptr;
+  check(e->model_generalize(traces.data(), traces.size(), &m));  // owns the traces
+  return Model(m, rt);
 }
 
 // Traces module.forward(inputs[0]) with the module's parameters and buffers as named weights.

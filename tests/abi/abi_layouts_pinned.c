@@ -8,6 +8,7 @@
 #include "tessera/ext_pinned_host.h"
 #include "tessera/ext_dispatch_trace.h"
 #include "tessera/ext_collectives.h"
+#include "tessera/ext_model.h"
 
 #include <stddef.h>
 
@@ -857,6 +858,77 @@ PIN(tsr_collectives_t, work_query, 64, 8);
 _Static_assert(_Generic(((tsr_collectives_t*)0)->work_query, tsr_status_t (*)(tsr_comm_work_t *, int32_t *): 1, default: 0), "tsr_collectives_t.work_query is tsr_status_t (*)(tsr_comm_work_t *, int32_t *)");
 PIN(tsr_collectives_t, work_release, 72, 8);
 _Static_assert(_Generic(((tsr_collectives_t*)0)->work_release, void (*)(tsr_comm_work_t *): 1, default: 0), "tsr_collectives_t.work_release is void (*)(tsr_comm_work_t *)");
+
+/* tsr_model_io_t */
+PIN_RECORD(tsr_model_io_t, 280, 8);
+PIN(tsr_model_io_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_model_io_t*)0)->struct_size, size_t: 1, default: 0), "tsr_model_io_t.struct_size is size_t");
+PIN(tsr_model_io_t, name, 8, 8);
+_Static_assert(_Generic(((tsr_model_io_t*)0)->name, const char *: 1, default: 0), "tsr_model_io_t.name is const char *");
+PIN(tsr_model_io_t, dtype, 16, 4);
+_Static_assert(_Generic(((tsr_model_io_t*)0)->dtype, int32_t: 1, default: 0), "tsr_model_io_t.dtype is int32_t");
+PIN(tsr_model_io_t, ndim, 20, 4);
+_Static_assert(_Generic(((tsr_model_io_t*)0)->ndim, int32_t: 1, default: 0), "tsr_model_io_t.ndim is int32_t");
+PIN(tsr_model_io_t, sizes, 24, 128);
+_Static_assert(_Generic(&((tsr_model_io_t*)0)->sizes, int64_t (*)[16]: 1, default: 0), "tsr_model_io_t.sizes is int64_t (*)[16]");
+PIN(tsr_model_io_t, symbols, 152, 128);
+_Static_assert(_Generic(&((tsr_model_io_t*)0)->symbols, const char *(*)[16]: 1, default: 0), "tsr_model_io_t.symbols is const char *(*)[16]");
+
+/* tsr_model_run_stats_t */
+PIN_RECORD(tsr_model_run_stats_t, 32, 8);
+PIN(tsr_model_run_stats_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_model_run_stats_t*)0)->struct_size, size_t: 1, default: 0), "tsr_model_run_stats_t.struct_size is size_t");
+PIN(tsr_model_run_stats_t, nodes, 8, 8);
+_Static_assert(_Generic(((tsr_model_run_stats_t*)0)->nodes, int64_t: 1, default: 0), "tsr_model_run_stats_t.nodes is int64_t");
+PIN(tsr_model_run_stats_t, peak_bytes, 16, 8);
+_Static_assert(_Generic(((tsr_model_run_stats_t*)0)->peak_bytes, int64_t: 1, default: 0), "tsr_model_run_stats_t.peak_bytes is int64_t");
+PIN(tsr_model_run_stats_t, total_bytes, 24, 8);
+_Static_assert(_Generic(((tsr_model_run_stats_t*)0)->total_bytes, int64_t: 1, default: 0), "tsr_model_run_stats_t.total_bytes is int64_t");
+
+/* tsr_model_ext_t */
+PIN_RECORD(tsr_model_ext_t, 168, 8);
+PIN(tsr_model_ext_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->struct_size, size_t: 1, default: 0), "tsr_model_ext_t.struct_size is size_t");
+PIN(tsr_model_ext_t, flags, 8, 4);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->flags, uint32_t: 1, default: 0), "tsr_model_ext_t.flags is uint32_t");
+PIN(tsr_model_ext_t, trace_begin, 16, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->trace_begin, tsr_status_t (*)(tsr_runtime_t *): 1, default: 0), "tsr_model_ext_t.trace_begin is tsr_status_t (*)(tsr_runtime_t *)");
+PIN(tsr_model_ext_t, trace_input, 24, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->trace_input, tsr_status_t (*)(tsr_tensor_t *, const char *, const char *const *): 1, default: 0), "tsr_model_ext_t.trace_input is tsr_status_t (*)(tsr_tensor_t *, const char *, const char *const *)");
+PIN(tsr_model_ext_t, trace_param, 32, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->trace_param, tsr_status_t (*)(tsr_tensor_t *, const char *): 1, default: 0), "tsr_model_ext_t.trace_param is tsr_status_t (*)(tsr_tensor_t *, const char *)");
+PIN(tsr_model_ext_t, trace_end, 40, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->trace_end, tsr_status_t (*)(tsr_tensor_t *const *, size_t, const char *const *, tsr_model_t **): 1, default: 0), "tsr_model_ext_t.trace_end is tsr_status_t (*)(tsr_tensor_t *const *, size_t, const char *const *, tsr_model_t **)");
+PIN(tsr_model_ext_t, trace_abort, 48, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->trace_abort, void (*)(void): 1, default: 0), "tsr_model_ext_t.trace_abort is void (*)(void)");
+PIN(tsr_model_ext_t, model_generalize, 56, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_generalize, tsr_status_t (*)(tsr_model_t *const *, size_t, tsr_model_t **): 1, default: 0), "tsr_model_ext_t.model_generalize is tsr_status_t (*)(tsr_model_t *const *, size_t, tsr_model_t **)");
+PIN(tsr_model_ext_t, model_print, 64, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_print, tsr_status_t (*)(const tsr_model_t *, char **): 1, default: 0), "tsr_model_ext_t.model_print is tsr_status_t (*)(const tsr_model_t *, char **)");
+PIN(tsr_model_ext_t, model_parse, 72, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_parse, tsr_status_t (*)(tsr_runtime_t *, const char *, tsr_model_t **): 1, default: 0), "tsr_model_ext_t.model_parse is tsr_status_t (*)(tsr_runtime_t *, const char *, tsr_model_t **)");
+PIN(tsr_model_ext_t, model_bind, 80, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_bind, tsr_status_t (*)(tsr_model_t *, const char *, tsr_tensor_t *): 1, default: 0), "tsr_model_ext_t.model_bind is tsr_status_t (*)(tsr_model_t *, const char *, tsr_tensor_t *)");
+PIN(tsr_model_ext_t, model_optimize, 88, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_optimize, tsr_status_t (*)(tsr_model_t *, const char *, char **): 1, default: 0), "tsr_model_ext_t.model_optimize is tsr_status_t (*)(tsr_model_t *, const char *, char **)");
+PIN(tsr_model_ext_t, model_save, 96, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_save, tsr_status_t (*)(const tsr_model_t *, const char *): 1, default: 0), "tsr_model_ext_t.model_save is tsr_status_t (*)(const tsr_model_t *, const char *)");
+PIN(tsr_model_ext_t, model_load, 104, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_load, tsr_status_t (*)(tsr_runtime_t *, const char *, const tsr_device_t *, tsr_model_t **): 1, default: 0), "tsr_model_ext_t.model_load is tsr_status_t (*)(tsr_runtime_t *, const char *, const tsr_device_t *, tsr_model_t **)");
+PIN(tsr_model_ext_t, model_num_inputs, 112, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_num_inputs, size_t (*)(const tsr_model_t *): 1, default: 0), "tsr_model_ext_t.model_num_inputs is size_t (*)(const tsr_model_t *)");
+PIN(tsr_model_ext_t, model_num_outputs, 120, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_num_outputs, size_t (*)(const tsr_model_t *): 1, default: 0), "tsr_model_ext_t.model_num_outputs is size_t (*)(const tsr_model_t *)");
+PIN(tsr_model_ext_t, model_input, 128, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_input, tsr_status_t (*)(const tsr_model_t *, size_t, tsr_model_io_t *): 1, default: 0), "tsr_model_ext_t.model_input is tsr_status_t (*)(const tsr_model_t *, size_t, tsr_model_io_t *)");
+PIN(tsr_model_ext_t, model_output, 136, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_output, tsr_status_t (*)(const tsr_model_t *, size_t, tsr_model_io_t *): 1, default: 0), "tsr_model_ext_t.model_output is tsr_status_t (*)(const tsr_model_t *, size_t, tsr_model_io_t *)");
+PIN(tsr_model_ext_t, model_run, 144, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_run, tsr_status_t (*)(const tsr_model_t *, tsr_tensor_t *const *, size_t, tsr_tensor_t **, size_t, tsr_model_run_stats_t *): 1, default: 0), "tsr_model_ext_t.model_run is tsr_status_t (*)(const tsr_model_t *, tsr_tensor_t *const *, size_t, tsr_tensor_t **, size_t, tsr_model_run_stats_t *)");
+PIN(tsr_model_ext_t, model_device, 152, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_device, tsr_device_t (*)(const tsr_model_t *): 1, default: 0), "tsr_model_ext_t.model_device is tsr_device_t (*)(const tsr_model_t *)");
+PIN(tsr_model_ext_t, model_release, 160, 8);
+_Static_assert(_Generic(((tsr_model_ext_t*)0)->model_release, void (*)(tsr_model_t *): 1, default: 0), "tsr_model_ext_t.model_release is void (*)(tsr_model_t *)");
 
 /* enum values */
 PIN_ENUM(TSR_OK, 0);

@@ -5,6 +5,7 @@
 #include "tessera/ext_pinned_host.h"
 #include "tessera/ext_dispatch_trace.h"
 #include "tessera/ext_collectives.h"
+#include "tessera/ext_model.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ int main(void) {
   puts("#include \"tessera/ext_pinned_host.h\"");
   puts("#include \"tessera/ext_dispatch_trace.h\"");
   puts("#include \"tessera/ext_collectives.h\"");
+  puts("#include \"tessera/ext_model.h\"");
   puts("");
   puts("#include <stddef.h>");
   puts("");
@@ -875,6 +877,77 @@ int main(void) {
   TYPE(tsr_collectives_t, work_query, "((tsr_collectives_t*)0)->work_query", "tsr_status_t (*)(tsr_comm_work_t *, int32_t *)");
   FIELD(tsr_collectives_t, work_release);
   TYPE(tsr_collectives_t, work_release, "((tsr_collectives_t*)0)->work_release", "void (*)(tsr_comm_work_t *)");
+
+  puts("\n/* tsr_model_io_t */");
+  RECORD(tsr_model_io_t);
+  FIELD(tsr_model_io_t, struct_size);
+  TYPE(tsr_model_io_t, struct_size, "((tsr_model_io_t*)0)->struct_size", "size_t");
+  FIELD(tsr_model_io_t, name);
+  TYPE(tsr_model_io_t, name, "((tsr_model_io_t*)0)->name", "const char *");
+  FIELD(tsr_model_io_t, dtype);
+  TYPE(tsr_model_io_t, dtype, "((tsr_model_io_t*)0)->dtype", "int32_t");
+  FIELD(tsr_model_io_t, ndim);
+  TYPE(tsr_model_io_t, ndim, "((tsr_model_io_t*)0)->ndim", "int32_t");
+  FIELD(tsr_model_io_t, sizes);
+  TYPE(tsr_model_io_t, sizes, "&((tsr_model_io_t*)0)->sizes", "int64_t (*)[16]");
+  FIELD(tsr_model_io_t, symbols);
+  TYPE(tsr_model_io_t, symbols, "&((tsr_model_io_t*)0)->symbols", "const char *(*)[16]");
+
+  puts("\n/* tsr_model_run_stats_t */");
+  RECORD(tsr_model_run_stats_t);
+  FIELD(tsr_model_run_stats_t, struct_size);
+  TYPE(tsr_model_run_stats_t, struct_size, "((tsr_model_run_stats_t*)0)->struct_size", "size_t");
+  FIELD(tsr_model_run_stats_t, nodes);
+  TYPE(tsr_model_run_stats_t, nodes, "((tsr_model_run_stats_t*)0)->nodes", "int64_t");
+  FIELD(tsr_model_run_stats_t, peak_bytes);
+  TYPE(tsr_model_run_stats_t, peak_bytes, "((tsr_model_run_stats_t*)0)->peak_bytes", "int64_t");
+  FIELD(tsr_model_run_stats_t, total_bytes);
+  TYPE(tsr_model_run_stats_t, total_bytes, "((tsr_model_run_stats_t*)0)->total_bytes", "int64_t");
+
+  puts("\n/* tsr_model_ext_t */");
+  RECORD(tsr_model_ext_t);
+  FIELD(tsr_model_ext_t, struct_size);
+  TYPE(tsr_model_ext_t, struct_size, "((tsr_model_ext_t*)0)->struct_size", "size_t");
+  FIELD(tsr_model_ext_t, flags);
+  TYPE(tsr_model_ext_t, flags, "((tsr_model_ext_t*)0)->flags", "uint32_t");
+  FIELD(tsr_model_ext_t, trace_begin);
+  TYPE(tsr_model_ext_t, trace_begin, "((tsr_model_ext_t*)0)->trace_begin", "tsr_status_t (*)(tsr_runtime_t *)");
+  FIELD(tsr_model_ext_t, trace_input);
+  TYPE(tsr_model_ext_t, trace_input, "((tsr_model_ext_t*)0)->trace_input", "tsr_status_t (*)(tsr_tensor_t *, const char *, const char *const *)");
+  FIELD(tsr_model_ext_t, trace_param);
+  TYPE(tsr_model_ext_t, trace_param, "((tsr_model_ext_t*)0)->trace_param", "tsr_status_t (*)(tsr_tensor_t *, const char *)");
+  FIELD(tsr_model_ext_t, trace_end);
+  TYPE(tsr_model_ext_t, trace_end, "((tsr_model_ext_t*)0)->trace_end", "tsr_status_t (*)(tsr_tensor_t *const *, size_t, const char *const *, tsr_model_t **)");
+  FIELD(tsr_model_ext_t, trace_abort);
+  TYPE(tsr_model_ext_t, trace_abort, "((tsr_model_ext_t*)0)->trace_abort", "void (*)(void)");
+  FIELD(tsr_model_ext_t, model_generalize);
+  TYPE(tsr_model_ext_t, model_generalize, "((tsr_model_ext_t*)0)->model_generalize", "tsr_status_t (*)(tsr_model_t *const *, size_t, tsr_model_t **)");
+  FIELD(tsr_model_ext_t, model_print);
+  TYPE(tsr_model_ext_t, model_print, "((tsr_model_ext_t*)0)->model_print", "tsr_status_t (*)(const tsr_model_t *, char **)");
+  FIELD(tsr_model_ext_t, model_parse);
+  TYPE(tsr_model_ext_t, model_parse, "((tsr_model_ext_t*)0)->model_parse", "tsr_status_t (*)(tsr_runtime_t *, const char *, tsr_model_t **)");
+  FIELD(tsr_model_ext_t, model_bind);
+  TYPE(tsr_model_ext_t, model_bind, "((tsr_model_ext_t*)0)->model_bind", "tsr_status_t (*)(tsr_model_t *, const char *, tsr_tensor_t *)");
+  FIELD(tsr_model_ext_t, model_optimize);
+  TYPE(tsr_model_ext_t, model_optimize, "((tsr_model_ext_t*)0)->model_optimize", "tsr_status_t (*)(tsr_model_t *, const char *, char **)");
+  FIELD(tsr_model_ext_t, model_save);
+  TYPE(tsr_model_ext_t, model_save, "((tsr_model_ext_t*)0)->model_save", "tsr_status_t (*)(const tsr_model_t *, const char *)");
+  FIELD(tsr_model_ext_t, model_load);
+  TYPE(tsr_model_ext_t, model_load, "((tsr_model_ext_t*)0)->model_load", "tsr_status_t (*)(tsr_runtime_t *, const char *, const tsr_device_t *, tsr_model_t **)");
+  FIELD(tsr_model_ext_t, model_num_inputs);
+  TYPE(tsr_model_ext_t, model_num_inputs, "((tsr_model_ext_t*)0)->model_num_inputs", "size_t (*)(const tsr_model_t *)");
+  FIELD(tsr_model_ext_t, model_num_outputs);
+  TYPE(tsr_model_ext_t, model_num_outputs, "((tsr_model_ext_t*)0)->model_num_outputs", "size_t (*)(const tsr_model_t *)");
+  FIELD(tsr_model_ext_t, model_input);
+  TYPE(tsr_model_ext_t, model_input, "((tsr_model_ext_t*)0)->model_input", "tsr_status_t (*)(const tsr_model_t *, size_t, tsr_model_io_t *)");
+  FIELD(tsr_model_ext_t, model_output);
+  TYPE(tsr_model_ext_t, model_output, "((tsr_model_ext_t*)0)->model_output", "tsr_status_t (*)(const tsr_model_t *, size_t, tsr_model_io_t *)");
+  FIELD(tsr_model_ext_t, model_run);
+  TYPE(tsr_model_ext_t, model_run, "((tsr_model_ext_t*)0)->model_run", "tsr_status_t (*)(const tsr_model_t *, tsr_tensor_t *const *, size_t, tsr_tensor_t **, size_t, tsr_model_run_stats_t *)");
+  FIELD(tsr_model_ext_t, model_device);
+  TYPE(tsr_model_ext_t, model_device, "((tsr_model_ext_t*)0)->model_device", "tsr_device_t (*)(const tsr_model_t *)");
+  FIELD(tsr_model_ext_t, model_release);
+  TYPE(tsr_model_ext_t, model_release, "((tsr_model_ext_t*)0)->model_release", "void (*)(tsr_model_t *)");
 
   puts("\n/* enum values */");
   ENUM(TSR_OK);

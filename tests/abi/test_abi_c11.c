@@ -5,6 +5,7 @@
 #include "tessera/ext_pinned_host.h"
 #include "tessera/ext_dispatch_trace.h"
 #include "tessera/ext_collectives.h"
+#include "tessera/ext_model.h"
 
 #include <stddef.h>
 

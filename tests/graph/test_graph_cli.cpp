@@ -29,7 +29,7 @@ TEST(RunCli, RunsAModelOnGivenInputsAndBenchmarks) {
   opts.dynamic = {{0, 0, "B"}, {1, 0, "B"}};
   opts.params = {{"w", w}};
   auto fn = [&](const std::vector<tsr::Tensor>& v) { return tsr::linear(v[0], w) * tsr::sigmoid(v[1]); };
-  tsr::jit::trace(fn, {tsr::randn({2, 5}), tsr::randn({2, 6})}, opts).save(model);
+  tsr::jit::trace(fn, {tsr::randn({3, 5}), tsr::randn({3, 6})}, opts).save(model);
 
   tsr::Tensor x = tsr::randn({3, 5}), y = tsr::randn({3, 6});
   tsr::StateDict sd;

@@ -59,9 +59,12 @@ TEST(Serve, CHostDecodesLikeTheEagerModel) {
       }
     }
     std::string path = ::testing::TempDir() + "/tessera_served_" + std::to_string(::getpid()) + ".tsm";
+    std::string fixed = ::testing::TempDir() + "/tessera_served_fixed_" + std::to_string(::getpid()) + ".tsm";
     tessera_train::write_served_model(gpt, cfg.block_size, tsr::Device::cpu(), path);
     EXPECT_TRUE(gpt.is_training()) << "the trainer's mode is restored";
     gpt.eval();
+    // The same GPT at a fixed length: the host pads the prompt (the model is causal).
+    tsr::jit::trace(gpt, {tsr::zeros({1, cfg.block_size}, TSR_I64)}).save(fixed);
     std::vector<std::string> problems = {"123+456=", "999+001=", "000+000="};
     std::string want;
     for (const std::string& p : problems) {
@@ -69,11 +72,12 @@ TEST(Serve, CHostDecodesLikeTheEagerModel) {
       prompt.resize(task.prompt_len());
       want += eager_answer(gpt, prompt, task.digits() + 1) + "\n";
     }
-    std::string got = run_host(path, problems);
-    EXPECT_EQ(got, want) << "seed " << seed;
+    EXPECT_EQ(run_host(path, problems), want) << "seed " << seed;
+    EXPECT_EQ(run_host(fixed, problems), want) << "seed " << seed << ", fixed length";
+    std::remove(fixed.c_str());
     EXPECT_NE(want.substr(8, 4), want.substr(21 + 8, 4)) << "answers that differ: " << want;
     // A problem the model cannot take is an error, not a crash.
-    std::string bad = "TESSERA_CORE='" TSR_CORE_LIB "' '" TSR_SERVE_GPT "' '" + path + "' 12+34= 2>&1";
+    std::string bad = "TESSERA_CORE='" TSR_CORE_LIB "' '" TSR_SERVE_GPT "' '" + path + "' 12+345= 2>&1";
     FILE* f = popen(bad.c_str(), "r");
     char buf[512] = {0};
     size_t n = f ? std::fread(buf, 1, sizeof buf - 1, f) : 0;

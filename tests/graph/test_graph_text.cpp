@@ -61,6 +61,24 @@ output %v, %y
   expect_error([&] { m.bind("nope", w); }, TSR_NOT_FOUND, {"no param or const named 'nope'"});
 }
 
+TEST(Text, SymbolicSizesInHandWrittenGraphs) {
+  tsr::jit::Model m = tsr::jit::Model::parse(R"(tessera.graph 1
+input %x: float32[B, T]
+%flat: float32[B*T] = reshape(%x, [B*T])
+%idx = arange(0, 2*T - 1 + B*T - B*T + 1, dtype=int64)
+%out: float32[2*T] = cat([%flat, %flat], 0)
+%s = slice(%out, 0, 0, -9223372036854775808 + 9223372036854775807 + 2*T + 1, 1)
+output %s, %idx
+)");
+  std::string text = m.text();
+  EXPECT_NE(text.find("arange(0, 2*T, 1, int64)"), std::string::npos) << "expressions are canonical:\n" << text;
+  EXPECT_NE(text.find("slice(%out, 0, 0, 2*T)"), std::string::npos) << text;
+  tsr::Tensor x = tsr::randn({1, 3});
+  std::vector<tsr::Tensor> r = m.run({x});
+  EXPECT_EQ(r[0].sizes(), (std::vector<int64_t>{6}));
+  EXPECT_EQ(r[1].to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+}
+
 TEST(Text, ErrorsPointAtLineAndColumn) {
   struct Case {
     const char* text;
@@ -87,6 +105,12 @@ TEST(Text, ErrorsPointAtLineAndColumn) {
       {"tessera.graph 1\ninput %x: float32[2]\n%y = to(%x, device=gpu:0)\noutput %y\n", "line 3:20: device 'gpu:0'"},
       {"tessera.graph 1\ninput %x: float32[2]\n%y = gelu(%x, \"tanh)\noutput %y\n", "unterminated string"},
       {"tessera.graph 1\nparam %w: float32[2] = 1.0\noutput %w\n", "only 0-dim consts are written inline"},
+      {"tessera.graph 1\ninput %x: float32[B]\n%y = view(%x, [2*C])\noutput %y\n",
+       "line 3:16: unknown symbol 'C' (not a dim of any input)"},
+      {"tessera.graph 1\ninput %x: float32[2*B]\noutput %x\n", "an input's dims are sizes or single symbols"},
+      {"tessera.graph 1\ninput %x: float32[B]\n%y = view(%x, [B*B])\noutput %y\n", "a symbol appears twice"},
+      {"tessera.graph 1\ninput %x: float32[B]\n%y = view(%x, [99999999999999999999])\noutput %y\n",
+       "integer out of range"},
   };
   for (const Case& c : cases)
     expect_error([&] { tsr::jit::Model::parse(c.text); }, TSR_INVALID_ARGUMENT, {c.expected});

@@ -116,7 +116,82 @@ TEST(Trace, GptEqualsEager) {
   tsr::jit::Model m = tsr::jit::trace(gpt, {idx});
   expect_like_eager(m, {idx}, gpt.forward(idx), "gpt");
 }
+
+TEST(Trace, GptWithDynamicBatchAndLength) {
+  tsr::manual_seed(6);
+  tessera_train::GPTConfig cfg;
+  cfg.n_layer = 1;
+  cfg.n_embd = 32;
+  tessera_train::GPT gpt(cfg);
+  gpt.eval();
+  tsr::jit::TraceOptions opts;
+  opts.dynamic = {{0, 0, "B"}, {0, 1, "T"}};
+  tsr::jit::Model m = tsr::jit::trace(gpt, {tsr::randint(0, cfg.vocab_size, {3, 9})}, opts);
+  std::string text = m.text();
+  // GPT's reshape(B, T, H, C/H) and arange(T) follow the inputs.
+  EXPECT_NE(text.find("input %x0: int64[B, T]"), std::string::npos) << text;
+  EXPECT_NE(text.find("[B, T, 4, 8])"), std::string::npos) << text;
+  EXPECT_NE(text.find("arange(0, T, 1, int64"), std::string::npos) << text;
+  EXPECT_EQ(tsr::jit::Model::parse(text).text(), text);
+  for (auto [b, t] : {std::pair<int64_t, int64_t>{1, 1}, {2, 16}, {5, 4}, {3, 9}}) {
+    tsr::Tensor idx = tsr::randint(0, cfg.vocab_size, {b, t});
+    EXPECT_EQ(max_abs_diff(m(idx), gpt.forward(idx)), 0.0) << b << "x" << t;
+  }
+  tsr::Tensor idx = tsr::randint(0, cfg.vocab_size, {2, 7});
+  expect_like_eager(m, {idx}, gpt.forward(idx), "gpt-dynamic");
+}
 #endif
+
+TEST(Trace, SizesBecomeExpressionsOfTheSymbols) {
+  tsr::jit::TraceOptions opts;
+  opts.dynamic = {{0, 0, "B"}, {0, 1, "T"}};
+  auto fn = [](const std::vector<tsr::Tensor>& in) {
+    const int64_t B = in[0].size(0), T = in[0].size(1);
+    tsr::Tensor flat = in[0].reshape({B * T, in[0].size(2)});           // B*T
+    tsr::Tensor pos = tsr::arange(2 * T + 1, TSR_F32).narrow(0, 0, T);  // 2*T+1, then T
+    return tsr::sum(flat, {1}).reshape({B, T}) + pos;
+  };
+  tsr::Tensor x = tsr::randn({4, 5, 3});
+  tsr::jit::Model m = tsr::jit::trace(fn, {x}, opts);
+  std::string text = m.text();
+  EXPECT_NE(text.find("[B*T, 3]"), std::string::npos) << text;
+  EXPECT_NE(text.find("arange(0, 2*T+1, 1, float32"), std::string::npos) << text;
+  EXPECT_NE(text.find("float32[B*T, 3]"), std::string::npos) << "result types too:\n" << text;
+  m.optimize();  // arange(2*T+1) is not folded: it follows the inputs
+  for (auto s : {std::vector<int64_t>{1, 1, 3}, {7, 2, 3}, {0, 4, 3}, {4, 5, 3}}) {
+    tsr::Tensor y = tsr::randn(s);
+    EXPECT_EQ(max_abs_diff(m(y), fn({y})), 0.0);
+  }
+  EXPECT_EQ(tsr::jit::Model::parse(m.text()).text(), m.text());
+  auto outs = m.outputs();
+  EXPECT_EQ(outs[0].symbols, (std::vector<std::string>{"B", "T"}));
+}
+
+TEST(Trace, SizesThatCannotFollowTheInputsAreErrors) {
+  tsr::jit::TraceOptions opts;
+  opts.dynamic = {{0, 0, "N"}};
+  tsr::Tensor x = tsr::randn({6, 2});
+  // A branch on a size: other ops at other sizes.
+  expect_error([&] {
+    tsr::jit::trace([](const std::vector<tsr::Tensor>& in) { return in[0].size(0) > 5 ? tsr::exp(in[0]) : tsr::cos(in[0]); },
+                    {x}, opts);
+  }, TSR_INVALID_ARGUMENT, {"node 0 (%0 = exp) calls cos in trace 1", "other ops at other sizes"});
+  // A size that is not multilinear in the symbols.
+  expect_error([&] {
+    tsr::jit::trace([](const std::vector<tsr::Tensor>& in) {
+      return tsr::arange(in[0].size(0) * in[0].size(0), TSR_F32);
+    }, {x}, opts);
+  }, TSR_INVALID_ARGUMENT, {"argument 'end' is not a multilinear function of the symbols", "36 at N=6"});
+  // A tensor made outside ops whose shape follows a size.
+  expect_error([&] {
+    tsr::jit::trace([](const std::vector<tsr::Tensor>& in) {
+      return in[0] + tsr::from_vector<float>(std::vector<float>(static_cast<size_t>(in[0].size(0)), 1.f), {in[0].size(0), 1});
+    }, {x}, opts);
+  }, TSR_INVALID_ARGUMENT, {"const %c0 is float32[6, 1] in trace 0 but float32[5, 1]"});
+  // Example sizes too small to trace smaller.
+  expect_error([&] { tsr::jit::trace([](const std::vector<tsr::Tensor>& in) { return in[0] * 2; }, {tsr::randn({2, 2})}, opts); },
+               TSR_INVALID_ARGUMENT, {"needs an example size of at least 3"});
+}
 
 TEST(Trace, PluginOpInsideAGraph) {
   tsr_op_t* op = nullptr;

@@ -501,7 +501,8 @@ void write_served_model(GPT& model, int64_t block_size, tsr::Device dev, const s
   tsr::jit::TraceOptions opts;
   opts.input_names = {"tokens"};
   opts.output_names = {"logits"};
-  tsr::jit::Model m = tsr::jit::trace(model, {tsr::zeros({1, block_size}, TSR_I64, dev)}, opts);
+  opts.dynamic = {{0, 0, "B"}, {0, 1, "T"}};  // any batch, any length up to block_size
+  tsr::jit::Model m = tsr::jit::trace(model, {tsr::zeros({3, block_size}, TSR_I64, dev)}, opts);
   m.optimize("all");
   m.save(path);
   if (was_training) model.train();

@@ -102,8 +102,8 @@ int openmp_threads();
 tsr::Device best_device();
 
 // The deployable model `tessera train` writes beside its checkpoint (model.tsm): model.forward
-// traced (tsr::jit) on one block of token ids [1, block_size] in eval mode, optimized, saved to
-// `path`. The GPT is causal, so a host pads shorter prompts (examples/serve_gpt).
+// traced (tsr::jit) in eval mode on token ids int64 [B, T] with dynamic batch B and length
+// T <= block_size, optimized, saved to `path` (examples/serve_gpt serves it from C).
 void write_served_model(GPT& model, int64_t block_size, tsr::Device dev, const std::string& path);
 
 }  // namespace tessera_train
