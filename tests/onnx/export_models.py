@@ -149,6 +149,12 @@ export("transformer", Block(), [torch.randint(0, 23, (2, 7))], [torch.randint(0,
        dynamic={"in0": {0: "batch"}, "out0": {0: "batch"}})
 
 
+# The same block with the sequence length dynamic too (exported with 7 tokens, run with 5): the
+# head reshapes and the position/mask slices follow two symbols.
+export("transformer_seq", Block(), [torch.randint(0, 23, (2, 7))], [torch.randint(0, 23, (3, 5))], 17,
+       dynamic={"in0": {0: "batch", 1: "seq"}, "out0": {0: "batch", 1: "seq"}})
+
+
 # The MLP again with its weights in a separate file (ONNX external data), as large models are saved.
 mlp_proto = onnx.load(os.path.join(out, "mlp.onnx"))
 onnx.save_model(mlp_proto, os.path.join(out, "mlp_external.onnx"), save_as_external_data=True,

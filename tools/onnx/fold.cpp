@@ -72,26 +72,27 @@ Folded arith(NodeCtx& ctx, const Folded& a, const Folded& b, char op) {
   const bool is_float = is_float_dtype(a.dtype);
   return elementwise(ctx, {&a, &b}, a.dtype, [&](const std::vector<Elem>& e) {
     const Elem &x = e[0], &y = e[1];
-    // x*1, x+0, x-0 and x/1 keep a symbol.
-    if (!is_float && y.kind == Elem::Int && ((op == '*' || op == '/') ? y.i == 1 : (op != '*' && op != '/' && y.i == 0)))
-      return x;
-    if (!is_float && op == '*' && x.kind == Elem::Int && x.i == 1) return y;
-    if (!is_float && op == '+' && x.kind == Elem::Int && x.i == 0) return y;
-    if (!x.known() || !y.known()) return Elem::unknown();
     if (is_float) {
+      if (!x.known() || !y.known()) return Elem::unknown();
       const double p = x.as_double(), q = y.as_double();
       return float_elem(op == '+' ? p + q : op == '-' ? p - q : op == '*' ? p * q : p / q, a.dtype);
     }
-    if (op == '/' && y.i == 0) ctx.fail("integer division by zero in a constant");
-    // ONNX integer Div truncates (as C does).
-    return Elem::of_int(op == '+' ? x.i + y.i : op == '-' ? x.i - y.i : op == '*' ? x.i * y.i : x.i / y.i);
+    // Integers and sizes that follow the inputs' symbols (b*t, t-1).
+    if (!x.integral() || !y.integral()) return Elem::unknown();
+    if (op == '+') return poly_add(x, y);
+    if (op == '-') return poly_add(x, y, -1);
+    if (op == '*') return poly_mul(x, y);
+    if (y.kind != Elem::Int) return Elem::unknown();
+    if (y.i == 0) ctx.fail("integer division by zero in a constant");
+    // ONNX integer Div truncates (as C does); a symbolic size divides only exactly.
+    return x.kind == Elem::Int ? Elem::of_int(x.i / y.i) : poly_div(x, y.i);
   });
 }
 
 Folded compare(NodeCtx& ctx, const Folded& a, const Folded& b, const std::string& op) {
   return elementwise(ctx, {&a, &b}, TensorProto::BOOL, [&](const std::vector<Elem>& e) {
     const Elem &x = e[0], &y = e[1];
-    if (op == "Equal" && x.kind == Elem::Sym && y.kind == Elem::Sym && x.sym == y.sym) return Elem::of_int(1);
+    if (op == "Equal" && x.kind == Elem::Sym && y.kind == Elem::Sym && x.poly == y.poly) return Elem::of_int(1);
     if (!x.known() || !y.known()) return Elem::unknown();
     const double p = x.as_double(), q = y.as_double();
     bool r = op == "Equal" ? p == q : op == "Less" ? p < q : op == "Greater" ? p > q : op == "LessOrEqual" ? p <= q : p >= q;
@@ -174,7 +175,9 @@ Folded fold_slice(NodeCtx& ctx, const Folded& data) {
   std::vector<int64_t> first(data.dims.size(), 0), step(data.dims.size(), 1), out_dims = data.dims;
   for (size_t k = 0; k < s.axes.size(); ++k) {
     const size_t a = static_cast<size_t>(s.axes[k]);
-    int64_t b = s.starts[k], e = s.ends[k];
+    if (s.starts[k].kind != Elem::Int || s.ends[k].kind != Elem::Int)
+      throw Error(TSR_UNIMPLEMENTED, "Slice bounds that follow the inputs' sizes do not fold");
+    int64_t b = s.starts[k].i, e = s.ends[k].i;
     clamp_slice(data.dims[a], s.steps[k], &b, &e);
     first[a] = b;
     step[a] = s.steps[k];
@@ -260,6 +263,10 @@ bool fold_shape(NodeCtx& ctx) {
 
 }  // namespace
 
+namespace {
+bool fold_known(NodeCtx& ctx, const std::string& op, const std::vector<const Folded*>& in);
+}  // namespace
+
 bool fold_node(NodeCtx& ctx) {
   const std::string& op = ctx.op_type();
   if (op == "Shape" || op == "Size") return fold_shape(ctx);
@@ -274,6 +281,17 @@ bool fold_node(NodeCtx& ctx) {
     in[static_cast<size_t>(i)] = &ctx.constant(i, "input " + std::to_string(i));
   }
   if (ctx.num_outputs() != 1) return false;
+  try {
+    return fold_known(ctx, op, in);
+  } catch (const Error& e) {
+    if (e.code() != TSR_UNIMPLEMENTED) throw;
+    return false;  // e.g. Slice bounds that follow the inputs' sizes: the handler writes them
+  }
+}
+
+namespace {
+
+bool fold_known(NodeCtx& ctx, const std::string& op, const std::vector<const Folded*>& in) {
   Folded out;
   if (op == "Identity") {
     out = *in[0];
@@ -317,7 +335,11 @@ bool fold_node(NodeCtx& ctx) {
     Shape s;
     s.has_rank = true;
     for (int64_t d : in[0]->dims) s.dims.push_back(Dim{d, {}});
-    std::vector<int64_t> dims = reshape_sizes(ctx, s, *in[1], ctx.attr_int("allowzero", 0) != 0);
+    std::vector<int64_t> dims;
+    for (const Elem& e : reshape_sizes(ctx, s, *in[1], ctx.attr_int("allowzero", 0) != 0)) {
+      if (e.kind != Elem::Int) return false;  // a size that follows the inputs: not a constant
+      dims.push_back(e.i);
+    }
     int64_t known = 1, infer = -1;
     for (size_t k = 0; k < dims.size(); ++k)
       if (dims[k] == -1) infer = static_cast<int64_t>(k);
@@ -367,5 +389,7 @@ bool fold_node(NodeCtx& ctx) {
   ctx.define_folded(0, std::move(out));
   return true;
 }
+
+}  // namespace
 
 }  // namespace tsr::onnx::detail

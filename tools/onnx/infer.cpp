@@ -74,11 +74,11 @@ void fallback_info(NodeCtx& ctx, int k, Value* v) {
       const SliceSpec spec = read_slice(ctx, x.shape.rank());
       for (size_t j = 0; j < spec.axes.size(); ++j) {
         Dim& d = s.dims[static_cast<size_t>(spec.axes[j])];
-        if (!d.is_static()) {
+        if (!d.is_static() || spec.starts[j].kind != Elem::Int || spec.ends[j].kind != Elem::Int) {
           d = Dim{};
           continue;
         }
-        int64_t b = spec.starts[j], e = spec.ends[j];
+        int64_t b = spec.starts[j].i, e = spec.ends[j].i;
         clamp_slice(d.size, spec.steps[j], &b, &e);
         d = Dim{slice_count(b, e, spec.steps[j]), {}};
       }

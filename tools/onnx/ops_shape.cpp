@@ -16,14 +16,13 @@ namespace {
 
 void reshape(NodeCtx& c) {
   const bool allowzero = c.attr_int("allowzero", 0) != 0;
-  std::vector<int64_t> sizes;
+  const Folded& target = c.constant(1, "the target shape");
   // Static result dims (shape inference) are the simplest target; otherwise the shape input,
-  // with the one run-time size left to infer.
-  if (!all_static(c.out_info(0).shape, &sizes))
-    sizes = reshape_sizes(c, c.in(0).shape, c.constant(1, "the target shape"), allowzero);
-  else
-    c.constant(1, "the target shape");
-  c.emit("reshape", {c.tensor(0), lit(sizes)}, 0);
+  // with sizes that follow the inputs' symbols and at most one left to infer.
+  std::vector<int64_t> dims;
+  const std::string sizes =
+      all_static(c.out_info(0).shape, &dims) ? lit(dims) : lit(reshape_sizes(c, c.in(0).shape, target, allowzero));
+  c.emit("reshape", {c.tensor(0), sizes}, 0);
 }
 
 void flatten(NodeCtx& c) {
@@ -144,7 +143,13 @@ void slice(NodeCtx& c) {
     const int64_t a = s.axes[k], step = s.steps[k];
     const Dim d = c.in(0).shape.dims[static_cast<size_t>(a)];
     const int out = k + 1 == s.axes.size() ? 0 : -1;
-    int64_t b = s.starts[k], e = s.ends[k];
+    if (s.starts[k].kind == Elem::Sym || s.ends[k].kind == Elem::Sym) {
+      // Bounds that follow the inputs' sizes (x[:t]) are written as such; the runtime clamps.
+      if (step < 0) c.unsupported("a negative step with bounds known only at run time is not supported");
+      x = c.emit("slice", {x, lit(a), s.starts[k].text(), s.ends[k].text(), lit(step)}, out);
+      continue;
+    }
+    int64_t b = s.starts[k].i, e = s.ends[k].i;
     if (d.is_static()) {
       clamp_slice(d.size, step, &b, &e);
     } else if (step > 0) {
@@ -168,12 +173,10 @@ void slice(NodeCtx& c) {
 }
 
 void expand(NodeCtx& c) {
-  std::vector<int64_t> sizes;
-  if (!all_static(c.out_info(0).shape, &sizes))
-    sizes = expand_sizes(c, c.in(0).shape, c.constant(1, "the target shape"));
-  else
-    c.constant(1, "the target shape");
-  c.emit("expand", {c.tensor(0), lit(sizes)}, 0);
+  const Folded& target = c.constant(1, "the target shape");
+  std::vector<int64_t> dims;
+  const std::string sizes = all_static(c.out_info(0).shape, &dims) ? lit(dims) : lit(expand_sizes(c, c.in(0).shape, target));
+  c.emit("expand", {c.tensor(0), sizes}, 0);
 }
 
 void tile(NodeCtx& c) { c.emit("tile", {c.tensor(0), lit(c.constant(1, "repeats").ints("repeats"))}, 0); }
@@ -269,8 +272,10 @@ void constant(NodeCtx& c) {
 }
 
 void constant_of_shape(NodeCtx& c) {
-  // Reached when the shape is known but the result is too large to fold: full().
-  const std::vector<int64_t> dims = c.constant(0, "the shape").ints("the shape");
+  // Reached when the result is too large to fold, or its sizes follow the inputs: full().
+  const Folded& shape = c.constant(0, "the shape");
+  for (const Elem& e : shape.elems)
+    if (!e.integral()) c.unsupported("the shape is computed at run time");
   int32_t dtype = TensorProto::FLOAT;
   std::string value = "0.0";
   if (c.has_attr("value")) {
@@ -279,12 +284,25 @@ void constant_of_shape(NodeCtx& c) {
     const Elem e = fold_tensor(t, ".").elems.at(0);
     value = is_float_dtype(dtype) ? lit_float(static_cast<float>(e.f)) : lit(e.i);
   }
-  c.emit("full", {lit(dims), value, dtype_lit(dtype)}, 0);
+  c.emit("full", {lit(shape.elems), value, dtype_lit(dtype)}, 0);
+}
+
+void range(NodeCtx& c) {
+  // Reached when a bound follows the inputs' sizes (arange(t)): integer ranges only.
+  std::vector<std::string> args;
+  for (int i = 0; i < 3; ++i) {
+    if (!c.is_constant(i) || c.constant(i, "a bound").elems.size() != 1 || !c.constant(i, "a bound").elems[0].integral())
+      c.unsupported("its inputs are computed at run time; the importer maps Range when they are integers known at "
+                    "import time or sizes that follow the inputs");
+    args.push_back(c.constant(i, "a bound").elems[0].text());
+  }
+  args.push_back(dtype_lit(c.dtype(0)));
+  c.emit("arange", args, 0);
 }
 
 void identity(NodeCtx& c) { c.forward(0, 0); }
 
-// Shape and Size always fold (fold.cpp); Range folds when its inputs are known.
+// Shape and Size always fold (fold.cpp).
 void folds_only(NodeCtx& c) {
   c.unsupported("its inputs are computed at run time; the importer maps " + c.op_type() +
                 " only when it can compute it at import time");
@@ -311,7 +329,8 @@ void add_shape_ops(OpTable& t) {
   t["Constant"] = constant;
   t["ConstantOfShape"] = constant_of_shape;
   t["Identity"] = identity;
-  for (const char* op : {"Shape", "Size", "Range"}) t[op] = folds_only;
+  t["Range"] = range;
+  for (const char* op : {"Shape", "Size"}) t[op] = folds_only;
 }
 
 }  // namespace tsr::onnx::detail

@@ -36,12 +36,16 @@ std::optional<std::vector<int64_t>> read_axes(NodeCtx& ctx, int input, int input
 SliceSpec read_slice(NodeCtx& ctx, int rank) {
   SliceSpec s;
   if (ctx.opset() < 10) {
-    s.starts = ctx.attr_ints("starts", {});
-    s.ends = ctx.attr_ints("ends", {});
+    for (int64_t v : ctx.attr_ints("starts", {})) s.starts.push_back(Elem::of_int(v));
+    for (int64_t v : ctx.attr_ints("ends", {})) s.ends.push_back(Elem::of_int(v));
     s.axes = ctx.attr_ints("axes", {});
   } else {
-    s.starts = ctx.constant(1, "starts").ints("starts");
-    s.ends = ctx.constant(2, "ends").ints("ends");
+    // Bounds may follow the inputs' sizes (x[:, :t] with a dynamic t).
+    for (int i : {1, 2})
+      for (const Elem& e : ctx.constant(i, i == 1 ? "starts" : "ends").elems) {
+        if (!e.integral()) ctx.unsupported(std::string(i == 1 ? "starts" : "ends") + " is computed at run time");
+        (i == 1 ? s.starts : s.ends).push_back(e);
+      }
     if (ctx.has_input(3)) s.axes = ctx.constant(3, "axes").ints("axes");
     if (ctx.has_input(4)) s.steps = ctx.constant(4, "steps").ints("steps");
   }
@@ -91,71 +95,48 @@ bool all_static(const Shape& s, std::vector<int64_t>* dims) {
   return true;
 }
 
-std::vector<int64_t> reshape_sizes(const NodeCtx& ctx, const Shape& in, const Folded& target, bool allowzero) {
+std::vector<Elem> reshape_sizes(const NodeCtx& ctx, const Shape& in, const Folded& target, bool allowzero) {
   if (target.dims.size() != 1) ctx.fail("the shape input is not 1-D");
-  std::vector<int64_t> out;
-  // Entries known only at run time, and which of them is the one symbol `sym` (a copied input
-  // dim, or a symbol from a Shape chain): they may cancel against the input's dims below.
-  std::vector<size_t> unknown;
-  std::vector<std::string> sym;
-  int explicit_infer = -1;
+  std::vector<Elem> out;
+  int unknown = 0;
   for (size_t k = 0; k < target.elems.size(); ++k) {
     const Elem& e = target.elems[k];
-    int64_t v = -1;
-    std::string s;
+    Elem v = Elem::of_int(-1);
     if (e.kind == Elem::Int && e.i == 0 && !allowzero) {
-      // 0 copies the input's dim k.
+      // 0 copies the input's dim k: its size or its symbol.
       if (!in.has_rank || k >= in.dims.size()) ctx.fail("shape entry " + std::to_string(k) + " is 0 past the input's rank");
       const Dim& d = in.dims[k];
-      if (d.is_static()) v = d.size;
-      else s = d.sym.empty() ? "?" : d.sym;
+      if (d.is_static()) v = Elem::of_int(d.size);
+      else if (!d.sym.empty()) v = Elem::of_sym(d.sym);
     } else if (e.kind == Elem::Int) {
       if (e.i < -1) ctx.fail("shape entry " + std::to_string(e.i) + " is negative");
-      v = e.i;
-      if (v == -1) {
-        if (explicit_infer >= 0) ctx.fail("the shape has two -1 entries");
-        explicit_infer = static_cast<int>(k);
-      }
+      v = e;
     } else if (e.kind == Elem::Float) {
       ctx.fail("the shape input holds floats");
-    } else {
-      s = e.kind == Elem::Sym ? e.sym : "?";
+    } else if (e.kind == Elem::Sym) {
+      v = e;
     }
-    if (v == -1) unknown.push_back(k), sym.push_back(s);
+    unknown += v.kind == Elem::Int && v.i == -1;
     out.push_back(v);
   }
-  if (unknown.size() <= 1) return out;  // the one unknown (if any) is -1 already
-  // Several: the explicit -1 can still be computed here when every other unknown entry is an
-  // input symbol that cancels one of the input's dims, and the input's other dims are static
-  // (reshape(x, [0, -1]) of a [batch, 3, 4] input is [batch, 12]). Then one symbol stays -1.
-  if (explicit_infer >= 0 && in.has_rank) {
-    std::vector<bool> used(in.dims.size(), false);
-    bool ok = true;
-    for (size_t j = 0; j < unknown.size() && ok; ++j) {
-      if (static_cast<int>(unknown[j]) == explicit_infer) continue;
-      ok = false;
-      for (size_t d = 0; d < in.dims.size() && !ok; ++d)
-        if (!used[d] && sym[j] != "?" && in.dims[d].sym == sym[j]) used[d] = ok = true;
-    }
-    int64_t rest = 1, known = 1;
-    for (size_t d = 0; d < in.dims.size() && ok; ++d)
-      if (!used[d]) ok = in.dims[d].is_static(), rest *= in.dims[d].size;
-    for (int64_t v : out)
-      if (v >= 0) known *= v;
-    if (ok && known > 0 && rest % known == 0) {
-      out[static_cast<size_t>(explicit_infer)] = rest / known;
-      if (unknown.size() == 2) return out;  // the symbol left is the -1
-    }
-  }
-  ctx.unsupported("the Reshape target has " + std::to_string(unknown.size()) +
-                  " sizes known only at run time; the importer can leave one to be inferred");
+  // At most one size may be left for the runtime to infer.
+  if (unknown > 1)
+    ctx.unsupported("the Reshape target has " + std::to_string(unknown) +
+                    " sizes known only at run time; the importer can leave one to be inferred");
+  return out;
 }
 
-std::vector<int64_t> expand_sizes(const NodeCtx& ctx, const Shape& in, const Folded& target) {
+std::string lit(const std::vector<Elem>& sizes) {
+  std::string s = "[";
+  for (size_t k = 0; k < sizes.size(); ++k) s += (k ? ", " : "") + sizes[k].text();
+  return s + "]";
+}
+
+std::vector<Elem> expand_sizes(const NodeCtx& ctx, const Shape& in, const Folded& target) {
   if (target.dims.size() != 1) ctx.fail("the shape input is not 1-D");
   if (!in.has_rank) ctx.fail("the input's rank is unknown");
   const size_t r = std::max(in.dims.size(), target.elems.size());
-  std::vector<int64_t> out(r);
+  std::vector<Elem> out(r);
   for (size_t k = 0; k < r; ++k) {
     const bool has_in = k >= r - in.dims.size();
     const Dim din = has_in ? in.dims[k - (r - in.dims.size())] : Dim{1, {}};
@@ -163,17 +144,19 @@ std::vector<int64_t> expand_sizes(const NodeCtx& ctx, const Shape& in, const Fol
     const Elem et = has_t ? target.elems[k - (r - target.elems.size())] : Elem::of_int(1);
     if (et.kind == Elem::Int) {
       if (et.i == 1) {
-        out[k] = has_in ? -1 : 1;  // the input's dim, whatever it is
+        out[k] = Elem::of_int(has_in ? -1 : 1);  // the input's dim, whatever it is
       } else if (din.is_static() && din.size != 1 && din.size != et.i) {
         ctx.fail("cannot expand a dim of size " + std::to_string(din.size) + " to " + std::to_string(et.i));
       } else {
-        out[k] = et.i;
+        out[k] = et;
       }
     } else if (et.kind == Elem::Float) {
       ctx.fail("the shape input holds floats");
     } else if (has_in && !(din.is_static() && din.size == 1)) {
       // A run-time size that must be 1 or the input's own dim: either way the input's dim.
-      out[k] = -1;
+      out[k] = Elem::of_int(-1);
+    } else if (et.kind == Elem::Sym) {
+      out[k] = et;  // a size that follows the inputs
     } else {
       ctx.unsupported("the Expand target size of dim " + std::to_string(k) + " is known only at run time");
     }

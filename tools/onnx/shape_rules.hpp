@@ -20,7 +20,8 @@ std::optional<std::vector<int64_t>> read_axes(NodeCtx& ctx, int input, int input
 // Slice's starts/ends/axes/steps (attributes before opset 10, inputs from it on), axes
 // normalized against `rank`.
 struct SliceSpec {
-  std::vector<int64_t> starts, ends, axes, steps;
+  std::vector<Elem> starts, ends;  // Int, or Sym: a bound that follows the inputs' sizes
+  std::vector<int64_t> axes, steps;
 };
 SliceSpec read_slice(NodeCtx& ctx, int rank);
 // ONNX's clamping of one axis of a Slice over a dim of size n: start and end end up in [0, n]
@@ -31,12 +32,15 @@ void clamp_slice(int64_t n, int64_t step, int64_t* start, int64_t* end);
 int64_t slice_count(int64_t start, int64_t end, int64_t step);
 
 // The sizes for Tessera's reshape builtin from an ONNX Reshape of an input of shape `in` to
-// `target` (0 copies the input dim unless allowzero, -1 is inferred). Entries known only at
-// run time become the one -1; more than one is UNIMPLEMENTED.
-std::vector<int64_t> reshape_sizes(const NodeCtx& ctx, const Shape& in, const Folded& target, bool allowzero);
+// `target` (0 copies the input dim unless allowzero, -1 is inferred): ints (Int) and sizes that
+// follow the inputs' symbols (Sym, written as expressions); an entry nothing tells becomes the
+// one -1, and more than one such is UNIMPLEMENTED.
+std::vector<Elem> reshape_sizes(const NodeCtx& ctx, const Shape& in, const Folded& target, bool allowzero);
 // The sizes for Tessera's expand builtin from ONNX's Expand (two-way broadcasting) of an input
 // of shape `in` to `target`: -1 keeps an input dim.
-std::vector<int64_t> expand_sizes(const NodeCtx& ctx, const Shape& in, const Folded& target);
+std::vector<Elem> expand_sizes(const NodeCtx& ctx, const Shape& in, const Folded& target);
+// "[batch, 7, -1]"
+std::string lit(const std::vector<Elem>& sizes);
 // Whether every dim is static, and then the dims.
 bool all_static(const Shape& s, std::vector<int64_t>* dims = nullptr);
 

@@ -1,5 +1,6 @@
 #include "tensor_data.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -49,12 +50,76 @@ bool Folded::all_known() const {
 std::vector<int64_t> Folded::ints(const std::string& what) const {
   std::vector<int64_t> out;
   for (const Elem& e : elems) {
-    if (e.kind != Elem::Int)
-      throw Error(TSR_INVALID_ARGUMENT, what + (e.kind == Elem::Float ? " holds floats where integers are expected"
-                                                                       : " is only known at run time"));
+    if (e.kind == Elem::Float) throw Error(TSR_INVALID_ARGUMENT, what + " holds floats where integers are expected");
+    if (e.kind != Elem::Int) throw Error(TSR_UNIMPLEMENTED, what + " is computed at run time (from the inputs' sizes)");
     out.push_back(e.i);
   }
   return out;
+}
+
+Elem Elem::of_poly(const Poly& p) {
+  Poly q;
+  for (const auto& [m, c] : p) {
+    if (c == 0) continue;
+    for (size_t k = 1; k < m.size(); ++k)
+      if (m[k] == m[k - 1]) return unknown();
+    q[m] = c;
+  }
+  if (q.empty()) return of_int(0);
+  if (q.size() == 1 && q.begin()->first.empty()) return of_int(q.begin()->second);
+  Elem e;
+  e.kind = Sym;
+  e.poly = std::move(q);
+  return e;
+}
+
+Poly Elem::as_poly() const {
+  if (kind == Sym) return poly;
+  return Poly{{{}, i}};
+}
+
+std::string Elem::text() const {
+  if (kind == Int) return std::to_string(i);
+  std::string s;
+  // Higher degrees first, the constant last (the graph printer's order; it reorders anyway).
+  std::vector<std::pair<std::vector<std::string>, int64_t>> terms(poly.begin(), poly.end());
+  std::stable_sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [m, c] : terms) {
+    std::string t;
+    const int64_t mag = c < 0 ? -c : c;
+    if (m.empty() || mag != 1) t = std::to_string(mag);
+    for (const std::string& x : m) t += (t.empty() ? "" : "*") + x;
+    s += (c < 0 ? "-" : s.empty() ? "" : "+") + t;
+  }
+  return s;
+}
+
+Elem poly_add(const Elem& a, const Elem& b, int64_t sign) {
+  Poly p = a.as_poly();
+  for (const auto& [m, c] : b.as_poly()) p[m] += sign * c;
+  return Elem::of_poly(p);
+}
+
+Elem poly_mul(const Elem& a, const Elem& b) {
+  Poly p;
+  for (const auto& [ma, ca] : a.as_poly())
+    for (const auto& [mb, cb] : b.as_poly()) {
+      std::vector<std::string> m = ma;
+      m.insert(m.end(), mb.begin(), mb.end());
+      std::sort(m.begin(), m.end());
+      p[m] += ca * cb;
+    }
+  return Elem::of_poly(p);
+}
+
+Elem poly_div(const Elem& a, int64_t d) {
+  if (d == 0) return Elem::unknown();
+  Poly p = a.as_poly();
+  for (auto& [m, c] : p) {
+    if (c % d) return Elem::unknown();
+    c /= d;
+  }
+  return Elem::of_poly(p);
 }
 
 int64_t numel_of(const TensorProto& t) {
