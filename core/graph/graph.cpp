@@ -92,10 +92,8 @@ void Graph::compact() {
   }
 }
 
-Arg default_arg(const ArgSpec& spec) {
+Arg constant_arg(const tsr_value_t& v) {
   Arg a;
-  if (!spec.has_default) return a;
-  const tsr_value_t& v = spec.default_value;
   a.tag = v.tag;
   switch (v.tag) {
     case TSR_VALUE_INT:
@@ -108,16 +106,24 @@ Arg default_arg(const ArgSpec& spec) {
       a.b = v.u.b != 0;
       break;
     case TSR_VALUE_INT_LIST:
-      a.ints = spec.default_ints;
+      a.ints.assign(v.u.ints.data, v.u.ints.data + v.u.ints.len);
+      break;
+    case TSR_VALUE_DTYPE:
+      a.dtype = v.u.dtype;
       break;
     case TSR_VALUE_STRING:
-      a.str = spec.default_str;
+      a.str = v.u.str ? v.u.str : "";
       break;
-    default:
+    case TSR_VALUE_DEVICE:
+      a.device = v.u.device;
+      break;
+    default:  // NONE; tensors are the caller's business
       a.tag = TSR_VALUE_NONE;
   }
   return a;
 }
+
+Arg default_arg(const ArgSpec& spec) { return spec.has_default ? constant_arg(spec.default_value) : Arg{}; }
 
 bool is_default(const ArgSpec& spec, const Arg& a) { return spec.has_default && default_arg(spec) == a; }
 

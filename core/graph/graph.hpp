@@ -128,6 +128,8 @@ struct Graph {
   std::vector<int> use_counts() const;
 };
 
+// A boxed value that is not a tensor, as an Arg (copied); NONE for tensors and lists of them.
+Arg constant_arg(const tsr_value_t& v);
 // The schema default of argument i, as an Arg (NONE when it has none).
 Arg default_arg(const ArgSpec& spec);
 // Whether a's stored value equals the schema's default for it.

@@ -128,39 +128,13 @@ struct Tracer {
   }
 
   Arg box(const tsr_value_t& v) {
+    if (v.tag != TSR_VALUE_TENSOR && v.tag != TSR_VALUE_TENSOR_LIST) return constant_arg(v);
     Arg a;
     a.tag = v.tag;
-    switch (v.tag) {
-      case TSR_VALUE_INT:
-        a.i = v.u.i;
-        break;
-      case TSR_VALUE_DOUBLE:
-        a.d = v.u.d;
-        break;
-      case TSR_VALUE_BOOL:
-        a.b = v.u.b != 0;
-        break;
-      case TSR_VALUE_INT_LIST:
-        a.ints.assign(v.u.ints.data, v.u.ints.data + v.u.ints.len);
-        break;
-      case TSR_VALUE_DTYPE:
-        a.dtype = v.u.dtype;
-        break;
-      case TSR_VALUE_STRING:
-        a.str = v.u.str ? v.u.str : "";
-        break;
-      case TSR_VALUE_DEVICE:
-        a.device = v.u.device;
-        break;
-      case TSR_VALUE_TENSOR:
-        a.values.push_back(id_of(v.u.tensor));
-        break;
-      case TSR_VALUE_TENSOR_LIST:
-        for (int64_t k = 0; k < v.u.tensors.len; ++k) a.values.push_back(id_of(v.u.tensors.data[k]));
-        break;
-      default:
-        break;
-    }
+    if (v.tag == TSR_VALUE_TENSOR)
+      a.values.push_back(id_of(v.u.tensor));
+    else
+      for (int64_t k = 0; k < v.u.tensors.len; ++k) a.values.push_back(id_of(v.u.tensors.data[k]));
     return a;
   }
 
