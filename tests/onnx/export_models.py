@@ -177,10 +177,14 @@ x4 = helper.make_tensor_value_info("x", f32, [1, 4, 5, 5])
 save("unknown_op", [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
                     helper.make_node("LRN", ["r"], ["y"], name="my_lrn", size=3)],
      [x4], [helper.make_tensor_value_info("y", f32, [1, 4, 5, 5])])
-# An attribute the importer does not map (ConvTranspose's output_shape).
-w = helper.make_tensor("w", f32, [4, 2, 3, 3], np.random.randn(4 * 2 * 9).astype(np.float32).tolist())
-save("bad_attr", [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="deconv", output_shape=[7, 7])],
-     [x4], [helper.make_tensor_value_info("y", f32, [1, 2, 7, 7])], [w])
+# An attribute the importer does not map (Constant's value_string: Tessera has no strings),
+# and an attribute value it refuses (Resize's exclude_outside=1).
+save("bad_attr", [helper.make_node("Constant", [], ["y"], name="const_str", value_string="text")],
+     [], [helper.make_tensor_value_info("y", TensorProto.STRING, [])])
+save("bad_attr_value", [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize_x", mode="linear",
+                                         exclude_outside=1)],
+     [x4], [helper.make_tensor_value_info("y", f32, [1, 4, 10, 10])],
+     [helper.make_tensor("scales", f32, [4], [1, 1, 2, 2])])
 # A Reshape whose target is computed from tensor values at run time.
 shape_in = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
 save("runtime_reshape", [helper.make_node("Abs", ["s"], ["t"], name="abs_target"),

@@ -141,8 +141,12 @@ void gemm(NodeCtx& c) {
   std::string a = c.tensor(0);
   if (ta) a = c.emit("transpose", {a, "0", "1"});
   const bool has_c = c.has_input(2) && beta != 0;
-  // nn.Linear exports as Gemm(transB=1) with a 1-D bias: Tessera's linear computes exactly that.
-  if (tb && alpha == 1.0f && (!has_c || (beta == 1.0f && c.rank(2) == 1))) {
+  // nn.Linear exports as Gemm(transB=1) with a 1-D bias of the output's width: Tessera's linear
+  // computes exactly that (a C that broadcasts otherwise goes through addmm).
+  const Dim n = c.in(1).shape.dims[0];
+  const bool bias_is_row = has_c && beta == 1.0f && c.rank(2) == 1 && c.in(2).shape.dims[0].is_static() &&
+                           n.is_static() && c.in(2).shape.dims[0].size == n.size;
+  if (tb && alpha == 1.0f && (!has_c || bias_is_row)) {
     c.emit("linear", {a, c.tensor(1), has_c ? c.tensor(2) : "None"}, 0);
     return;
   }

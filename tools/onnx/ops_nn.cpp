@@ -75,61 +75,121 @@ void conv(NodeCtx& c) {
 }
 
 void conv_transpose(NodeCtx& c) {
-  if (c.rank(0) != 4) c.unsupported("only 2-D transposed convolutions are supported");
+  const int r = c.rank(0);
+  if (r != 3 && r != 4) c.unsupported("only 1-D and 2-D transposed convolutions are supported");
+  const int spatial = r - 2;
   const std::vector<int64_t> w = c.static_dims(1, "ConvTranspose's weight");
   const std::vector<int64_t> kernel(w.begin() + 2, w.end());
   if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape", {}) != kernel)
     c.fail("kernel_shape does not match the weight's dims");
-  if (c.has_attr("output_shape")) c.unsupported("attribute 'output_shape' is not supported (give pads instead)");
-  if (c.attr_string("auto_pad", "NOTSET") != "NOTSET") c.unsupported("auto_pad other than NOTSET is not supported");
-  const std::vector<int64_t> strides = c.attr_ints("strides", {1, 1}), dilations = c.attr_ints("dilations", {1, 1});
-  const std::vector<int64_t> out_pad = c.attr_ints("output_padding", {0, 0});
-  const std::vector<int64_t> pads = c.attr_ints("pads", {0, 0, 0, 0});
-  if (pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3]) c.unsupported("asymmetric pads are not supported");
-  c.emit("conv_transpose2d", {c.tensor(0), c.tensor(1), c.has_input(2) ? c.tensor(2) : "None", lit(strides),
-                              lit(std::vector<int64_t>{pads[0], pads[1]}), lit(out_pad), lit(c.attr_int("group", 1)),
-                              lit(dilations)},
-         0);
+  const std::vector<int64_t> ones(static_cast<size_t>(spatial), 1), zeros(static_cast<size_t>(spatial), 0);
+  std::vector<int64_t> strides = c.attr_ints("strides", ones), dilations = c.attr_ints("dilations", ones);
+  std::vector<int64_t> out_pad = c.attr_ints("output_padding", zeros);
+  std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(static_cast<size_t>(2 * spatial), 0));
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  std::vector<int64_t> out_shape = c.attr_ints("output_shape", {});
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    // The output is input * stride; the padding follows as for output_shape.
+    const std::vector<int64_t> in = c.static_dims(0, "auto_pad " + auto_pad);
+    out_shape.clear();
+    for (int k = 0; k < spatial; ++k) out_shape.push_back(in[static_cast<size_t>(k + 2)] * strides[static_cast<size_t>(k)]);
+  } else if (auto_pad != "NOTSET" && auto_pad != "VALID") {
+    c.fail("auto_pad " + auto_pad + " is not an ONNX value");
+  }
+  if (!out_shape.empty()) {
+    // ONNX: total padding = stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - output,
+    // split evenly (the odd one at the end, or at the start for SAME_LOWER). Tessera pads
+    // symmetrically: an odd total is not supported; a negative one is more output padding.
+    const std::vector<int64_t> in = c.static_dims(0, "output_shape");
+    if (static_cast<int>(out_shape.size()) == r) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+    if (static_cast<int>(out_shape.size()) != spatial) c.fail("output_shape has the wrong length");
+    for (int k = 0; k < spatial; ++k) {
+      const size_t i = static_cast<size_t>(k);
+      const int64_t total = strides[i] * (in[i + 2] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - out_shape[i];
+      if (total < 0) {
+        out_pad[i] -= total;
+        pads[i] = pads[i + static_cast<size_t>(spatial)] = 0;
+      } else if (total % 2) {
+        c.unsupported("an output_shape that needs asymmetric padding is not supported");
+      } else {
+        pads[i] = pads[i + static_cast<size_t>(spatial)] = total / 2;
+      }
+    }
+  }
+  for (int k = 0; k < spatial; ++k)
+    if (pads[static_cast<size_t>(k)] != pads[static_cast<size_t>(k + spatial)])
+      c.unsupported("asymmetric pads are not supported");
+  std::vector<int64_t> sym(pads.begin(), pads.begin() + spatial);
+  std::string x = c.tensor(0), weight = c.tensor(1);
+  // 1-D as 2-D over [N, C, 1, L] with a [C, O, 1, K] weight.
+  if (spatial == 1) {
+    x = c.emit("unsqueeze", {x, "2"});
+    weight = c.emit("unsqueeze", {weight, "2"});
+    for (auto* v : {&strides, &dilations}) v->insert(v->begin(), 1);
+    out_pad.insert(out_pad.begin(), 0);
+    sym.insert(sym.begin(), 0);
+  }
+  const std::string y = c.emit("conv_transpose2d", {x, weight, c.has_input(2) ? c.tensor(2) : "None", lit(strides),
+                                                    lit(sym), lit(out_pad), lit(c.attr_int("group", 1)), lit(dilations)},
+                               spatial == 1 ? -1 : 0);
+  if (spatial == 1) c.emit("squeeze", {y, "2"}, 0);
 }
 
 void pool(NodeCtx& c) {
   const bool is_max = c.op_type() == "MaxPool";
-  if (c.rank(0) != 4) c.unsupported("only 2-D pooling is supported (input rank " + std::to_string(c.rank(0)) + ")");
-  const std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});
-  if (kernel.size() != 2) c.fail("kernel_shape must have 2 entries");
+  const int r = c.rank(0);
+  if (r != 3 && r != 4) c.unsupported("only 1-D and 2-D pooling are supported (input rank " + std::to_string(r) + ")");
+  const int spatial = r - 2;
+  const std::vector<int64_t> ones(static_cast<size_t>(spatial), 1);
+  std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {});
+  if (static_cast<int>(kernel.size()) != spatial) c.fail("kernel_shape must have " + std::to_string(spatial) + " entries");
   // ONNX's strides default to 1, Tessera's (torch's) to the kernel: always written.
-  const std::vector<int64_t> strides = c.attr_ints("strides", {1, 1});
-  const std::vector<int64_t> dilations = c.attr_ints("dilations", {1, 1});
+  std::vector<int64_t> strides = c.attr_ints("strides", ones), dilations = c.attr_ints("dilations", ones);
   const bool ceil = c.attr_int("ceil_mode", 0) != 0;
-  Padding p = read_pads(c, 2, kernel, strides, dilations);
+  Padding p = read_pads(c, spatial, kernel, strides, dilations);
+  if (!is_float_dtype(c.dtype(0))) c.unsupported("Tessera pools floating-point tensors only");
+  // 1-D pooling is 2-D pooling of [N, C, 1, L] (the explicit pads already name the last dim).
+  std::string x = c.tensor(0);
+  std::vector<int64_t> dims;
+  if (spatial == 1) {
+    kernel.insert(kernel.begin(), 1);
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 1);
+    p.sym.insert(p.sym.begin(), 0);
+    x = c.emit("unsqueeze", {x, "2"});
+  }
+  const int out = spatial == 1 ? -1 : 0;
   // Tessera (like torch) allows at most half the kernel as padding: more is padded explicitly.
   if (p.extra.empty() && (p.sym[0] > kernel[0] / 2 || p.sym[1] > kernel[1] / 2)) {
     p.extra = {p.sym[1], p.sym[1], p.sym[0], p.sym[0]};
     p.sym = {0, 0};
   }
-  if (!is_float_dtype(c.dtype(0))) c.unsupported("Tessera pools floating-point tensors only");
+  std::string y;
   if (is_max) {
     c.ignore_attr("storage_order");  // only matters for the Indices output, which is not mapped
-    const std::string x = padded(c, c.tensor(0), p, "-inf");
-    c.emit("max_pool2d", {x, lit(kernel), lit(strides), lit(p.sym), lit(dilations), lit_bool(ceil)}, 0);
-    return;
+    y = c.emit("max_pool2d", {padded(c, x, p, "-inf"), lit(kernel), lit(strides), lit(p.sym), lit(dilations), lit_bool(ceil)},
+               out);
+  } else {
+    if (dilations != std::vector<int64_t>{1, 1}) c.unsupported("dilated average pooling is not supported");
+    const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
+    if (!p.extra.empty() && !include_pad) {
+      // Explicit padding counts the pads: divide by the pool of a padded tensor of ones instead,
+      // which counts each window's real elements (static dims).
+      dims = c.static_dims(0, "average pooling with asymmetric pads");
+      if (spatial == 1) dims.insert(dims.begin() + 2, 1);
+      const std::string ones_t = padded(c, c.emit("full", {lit(dims), "1", dtype_lit(c.dtype(0))}), p, "0");
+      const std::vector<std::string> args{lit(kernel), lit(strides), lit(p.sym), lit_bool(ceil), "true"};
+      std::vector<std::string> sum_args{padded(c, x, p, "0")}, count_args{ones_t};
+      sum_args.insert(sum_args.end(), args.begin(), args.end());
+      count_args.insert(count_args.end(), args.begin(), args.end());
+      y = c.emit("div", {c.emit("avg_pool2d", sum_args), c.emit("avg_pool2d", count_args)}, out);
+    } else {
+      y = c.emit("avg_pool2d", {padded(c, x, p, "0"), lit(kernel), lit(strides), lit(p.sym), lit_bool(ceil),
+                                lit_bool(include_pad)},
+                 out);
+    }
   }
-  if (dilations != std::vector<int64_t>{1, 1}) c.unsupported("dilated average pooling is not supported");
-  const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
-  if (!p.extra.empty() && !include_pad) {
-    // Explicit padding counts the pads: divide by the pool of a padded tensor of ones instead,
-    // which counts each window's real elements (static dims).
-    const std::vector<int64_t> dims = c.static_dims(0, "average pooling with asymmetric pads");
-    const std::string ones = padded(c, c.emit("full", {lit(dims), "1", dtype_lit(c.dtype(0))}), p, "0");
-    const std::vector<std::string> args{lit(kernel), lit(strides), lit(p.sym), lit_bool(ceil), "true"};
-    std::vector<std::string> sum_args{padded(c, c.tensor(0), p, "0")}, count_args{ones};
-    sum_args.insert(sum_args.end(), args.begin(), args.end());
-    count_args.insert(count_args.end(), args.begin(), args.end());
-    c.emit("div", {c.emit("avg_pool2d", sum_args), c.emit("avg_pool2d", count_args)}, 0);
-    return;
-  }
-  const std::string x = padded(c, c.tensor(0), p, "0");
-  c.emit("avg_pool2d", {x, lit(kernel), lit(strides), lit(p.sym), lit_bool(ceil), lit_bool(include_pad)}, 0);
+  if (spatial == 1) c.emit("squeeze", {y, "2"}, 0);
 }
 
 void global_pool(NodeCtx& c) {
