@@ -393,9 +393,31 @@ void hardmax(NodeCtx& c) {
   c.emit("permute", {oh, lit(perm)}, 0);
 }
 
+// Local response normalization across channels, on static dims: the sum of squares over a window
+// of `size` channels is an average pool over [N, 1, C, H*W] padded along C.
+void lrn(NodeCtx& c) {
+  const std::vector<int64_t> d = c.static_dims(0, "LRN");
+  if (d.size() < 3) c.fail("the input must have a channel dim and spatial dims");
+  const int64_t size = c.attr_int("size", 0);
+  if (size <= 0) c.fail("size must be positive");
+  const float alpha = c.attr_float("alpha", 1e-4f), beta = c.attr_float("beta", 0.75f), bias = c.attr_float("bias", 1.0f);
+  int64_t hw = 1;
+  for (size_t k = 2; k < d.size(); ++k) hw *= d[k];
+  const std::string x = c.tensor(0);
+  const std::string sq = c.emit("reshape", {c.emit("mul", {x, x}), lit(std::vector<int64_t>{d[0], 1, d[1], hw})});
+  // ONNX's window: channels c - floor((size-1)/2) .. c + ceil((size-1)/2).
+  const std::vector<int64_t> pad{0, 0, (size - 1) / 2, size - 1 - (size - 1) / 2};
+  const std::string avg = c.emit("avg_pool2d", {c.emit("constant_pad_nd", {sq, lit(pad), "0"}),
+                                                lit(std::vector<int64_t>{size, 1}), "[1, 1]", "[0, 0]", "false", "true"});
+  const std::string scaled = c.emit("add", {c.emit("mul", {avg, c.scalar(c.dtype(0), alpha)}), c.scalar(c.dtype(0), bias)});
+  const std::string den = c.emit("pow", {c.emit("reshape", {scaled, lit(d)}), c.scalar(c.dtype(0), beta)});
+  c.emit("div", {x, den}, 0);
+}
+
 }  // namespace
 
 void add_nn_ops(OpTable& t) {
+  t["LRN"] = lrn;
   t["Resize"] = resize;
   t["Upsample"] = resize;
   t["DepthToSpace"] = depth_space;

@@ -302,6 +302,51 @@ void range(NodeCtx& c) {
 
 void identity(NodeCtx& c) { c.forward(0, 0); }
 
+void one_hot(NodeCtx& c) {
+  // values[0] where the index is not hot, values[1] where it is; negative indices count from
+  // the end of depth.
+  const Elem depth_e = c.constant(1, "depth").elems.at(0);
+  const int64_t depth = depth_e.kind == Elem::Float ? static_cast<int64_t>(depth_e.f) : depth_e.i;
+  std::string idx = c.tensor(0);
+  if (c.dtype(0) != TensorProto::INT64) idx = c.emit("to", {idx, "int64"});
+  const std::string neg = c.emit("lt", {idx, c.scalar(TensorProto::INT64, 0)});
+  idx = c.emit("where", {neg, c.emit("add", {idx, c.scalar(TensorProto::INT64, static_cast<double>(depth))}), idx});
+  const std::string hot = c.emit("to", {c.emit("one_hot", {idx, lit(depth)}), dtype_lit(c.dtype(2))});
+  const std::string v = c.tensor(2);
+  const std::string off = c.emit("select", {v, "0", "0"}), on = c.emit("select", {v, "0", "1"});
+  const int r = c.rank(0) + 1;
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", -1), r);
+  const std::string y = c.emit("add", {c.emit("mul", {hot, c.emit("sub", {on, off})}), off}, axis == r - 1 ? 0 : -1);
+  if (axis == r - 1) return;
+  std::vector<int64_t> perm;
+  for (int64_t k = 0; k < r; ++k) perm.push_back(k < axis ? k : k == axis ? r - 1 : k - 1);
+  c.emit("permute", {y, lit(perm)}, 0);
+}
+
+void eye_like(NodeCtx& c) {
+  // Known at import time from the input's static dims.
+  const std::vector<int64_t> d = c.static_dims(0, "EyeLike");
+  if (d.size() != 2) c.fail("the input must be 2-D");
+  const int64_t k = c.attr_int("k", 0);
+  Folded f;
+  f.dtype = static_cast<int32_t>(c.attr_int("dtype", c.dtype(0)));
+  f.dims = d;
+  const bool is_float = is_float_dtype(f.dtype);
+  for (int64_t i = 0; i < d[0]; ++i)
+    for (int64_t j = 0; j < d[1]; ++j) f.elems.push_back(is_float ? Elem::of_float(j - i == k) : Elem::of_int(j - i == k));
+  c.define_folded(0, std::move(f));
+}
+
+void compress(NodeCtx& c) {
+  // The slices where the condition holds: index_select with the condition's nonzero positions.
+  std::string x = c.tensor(0);
+  int64_t axis = 0;
+  if (c.has_attr("axis")) axis = normalize_axis(c, c.attr_int("axis", 0), c.rank(0));
+  else x = c.emit("reshape", {x, "[-1]"});
+  const std::string idx = c.emit("reshape", {c.emit("nonzero", {c.tensor(1)}), "[-1]"});
+  c.emit("index_select", {x, lit(axis), idx}, 0);
+}
+
 // Shape and Size always fold (fold.cpp).
 void folds_only(NodeCtx& c) {
   c.unsupported("its inputs are computed at run time; the importer maps " + c.op_type() +
@@ -329,6 +374,9 @@ void add_shape_ops(OpTable& t) {
   t["Constant"] = constant;
   t["ConstantOfShape"] = constant_of_shape;
   t["Identity"] = identity;
+  t["OneHot"] = one_hot;
+  t["EyeLike"] = eye_like;
+  t["Compress"] = compress;
   t["Range"] = range;
   for (const char* op : {"Shape", "Size"}) t[op] = folds_only;
 }
