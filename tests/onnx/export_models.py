@@ -173,10 +173,10 @@ f32 = TensorProto.FLOAT
 
 
 x4 = helper.make_tensor_value_info("x", f32, [1, 4, 5, 5])
-# An op the importer does not map (LRN), after one it does.
+# An op the importer does not map (Unique), after one it does.
 save("unknown_op", [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
-                    helper.make_node("LRN", ["r"], ["y"], name="my_lrn", size=3)],
-     [x4], [helper.make_tensor_value_info("y", f32, [1, 4, 5, 5])])
+                    helper.make_node("Unique", ["r"], ["y"], name="my_unique")],
+     [x4], [helper.make_tensor_value_info("y", f32, ["n"])])
 # An attribute the importer does not map (Constant's value_string: Tessera has no strings),
 # and an attribute value it refuses (Resize's exclude_outside=1).
 save("bad_attr", [helper.make_node("Constant", [], ["y"], name="const_str", value_string="text")],
