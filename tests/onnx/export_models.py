@@ -155,6 +155,50 @@ export("transformer_seq", Block(), [torch.randint(0, 23, (2, 7))], [torch.randin
        dynamic={"in0": {0: "batch", 1: "seq"}, "out0": {0: "batch", 1: "seq"}})
 
 
+# PyTorch's own TransformerEncoderLayer (nn.MultiheadAttention's export: Shape chains over a
+# dynamic batch and length, head reshapes, Softmax, LayerNormalization), exported with 2x5 and
+# run with 3x7.
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+
+    def forward(self, x):
+        return self.enc(x)
+
+
+export("encoder", Encoder(), [torch.randn(2, 5, 16)], [torch.randn(3, 7, 16)], 17,
+       dynamic={"in0": {0: "b", 1: "t"}, "out0": {0: "b", 1: "t"}})
+
+
+# A MobileNet-like block: strided Conv, HardSwish (HardSigmoid and Mul), depthwise Conv, ReLU6 (Clip), squeeze-excite
+# (GlobalAveragePool, 1x1 Convs, Sigmoid, Mul), nearest and bilinear Upsample (Resize), Concat,
+# BatchNorm, LeakyRelu, ReduceMean, Flatten/Slice, LogSoftmax; two outputs.
+class Mobile(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.dw = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.se1 = torch.nn.Conv2d(8, 4, 1)
+        self.se2 = torch.nn.Conv2d(4, 8, 1)
+        self.up = torch.nn.Upsample(scale_factor=2, mode="nearest")
+        self.up2 = torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+        self.bn = torch.nn.BatchNorm2d(16)
+        self.bn.running_mean.uniform_(-0.5, 0.5)
+        self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        F = torch.nn.functional
+        h = F.hardswish(self.c1(x))
+        d = F.relu6(self.dw(h))
+        d = d * torch.sigmoid(self.se2(torch.relu(self.se1(F.adaptive_avg_pool2d(d, 1)))))
+        u = F.leaky_relu(self.bn(torch.cat([self.up(d), self.up2(h)], dim=1)), 0.1)
+        return u.mean(dim=(2, 3)), F.log_softmax(u.flatten(1)[:, :10], dim=1)
+
+
+export("mobile", Mobile(), [torch.randn(2, 3, 16, 12)], [torch.randn(2, 3, 16, 12)], 13)
+
+
 # The MLP again with its weights in a separate file (ONNX external data), as large models are saved.
 mlp_proto = onnx.load(os.path.join(out, "mlp.onnx"))
 onnx.save_model(mlp_proto, os.path.join(out, "mlp_external.onnx"), save_as_external_data=True,

@@ -71,6 +71,19 @@ TEST(OnnxModels, TransformerBlockWithDynamicSequenceMatchesTorch) {
   run_and_compare(dir, "transformer_seq", 1, 1);  // exported with 7 tokens, run with 5
 }
 
+TEST(OnnxModels, TorchTransformerEncoderLayerMatchesTorch) {
+  ONNX_MODELS_OR_SKIP(dir);
+  run_and_compare(dir, "encoder", 1, 1);  // exported with 2x5, run with 3x7
+}
+
+TEST(OnnxModels, MobileNetLikeBlockMatchesTorch) {
+  ONNX_MODELS_OR_SKIP(dir);
+  tsr::onnx::Imported m = tsr::onnx::import_file(dir + "/mobile.onnx");
+  for (const char* op : {"upsample_nearest2d(", "upsample_bilinear2d(", "clamp(", "cat(", "leaky_relu("})
+    EXPECT_NE(m.text.find(op), std::string::npos) << op << "\n" << m.text;
+  run_and_compare(dir, "mobile", 1, 2);
+}
+
 TEST(OnnxModels, NamesAreSanitizedUniquelyAndRun) {
   ONNX_MODELS_OR_SKIP(dir);
   tsr::onnx::Imported m = tsr::onnx::import_file(dir + "/names.onnx");
@@ -94,7 +107,7 @@ TEST(OnnxModels, DynamicOpsMatchNumpy) {
 
 TEST(OnnxModels, TextRoundTripsExactly) {
   ONNX_MODELS_OR_SKIP(dir);
-  for (const char* name : {"mlp", "cnn", "transformer", "transformer_seq", "names", "dynamic_ops"}) {
+  for (const char* name : {"mlp", "cnn", "transformer", "transformer_seq", "encoder", "mobile", "names", "dynamic_ops"}) {
     tsr::onnx::Imported m = tsr::onnx::import_file(dir + "/" + name + ".onnx");
     EXPECT_EQ(tsr::jit::Model::parse(m.text).text(), m.text) << name;
   }
