@@ -42,7 +42,10 @@ Graph::~Graph() {
 }
 
 tsr_status_t Graph::add_value(Value v, int* id) {
-  if (by_name.count(v.name)) return make_status(TSR_INVALID_ARGUMENT, "graph: the value %" + v.name + " is defined twice");
+  if (by_name.count(v.name)) {
+    if (v.weight) v.weight->release();  // the graph would have owned it
+    return make_status(TSR_INVALID_ARGUMENT, "graph: the value %" + v.name + " is defined twice");
+  }
   *id = static_cast<int>(values.size());
   by_name.emplace(v.name, *id);
   values.push_back(std::move(v));

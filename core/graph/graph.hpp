@@ -120,7 +120,8 @@ struct Graph {
   Graph& operator=(const Graph&) = delete;
   ~Graph();
 
-  // Adds a value; INVALID_ARGUMENT when the name is taken.
+  // Adds a value (taking its weight's reference, released on error); INVALID_ARGUMENT when the
+  // name is taken.
   tsr_status_t add_value(Value v, int* id);
   // Drops values nothing refers to and renumbers ids (names are kept).
   void compact();

@@ -340,6 +340,8 @@ class Parser {
         if (!d.sym.empty()) lx.fail_at(c, "params and consts have fixed sizes, not '" + d.sym + "'");
     end(lx);
     int id = define(lx, std::move(v), c);
+    Value& added = g_->values[static_cast<size_t>(id)];
+    if (added.inline_scalar) make_scalar(lx, &added, c);
     (kw == "input" ? g_->inputs : g_->weights).push_back(id);
   }
 
@@ -366,6 +368,10 @@ class Parser {
       if (lx.ident() != "wrapped") lx.fail_at(wc, "expected 'wrapped' or the end of the line");
       v->wrapped = true;
     }
+  }
+
+  // The tensor of an inline scalar, made once its value is in the graph (which then owns it).
+  void make_scalar(Lexer& lx, Value* v, size_t c) {
     tsr_status_t st = api_table()->tensor_scalar(rt_, &v->scalar, v->type.dtype, tsr_device_t{TSR_DEVICE_TYPE_CPU, 0},
                                                  v->wrapped ? 1 : 0, &v->weight);
     if (st) {

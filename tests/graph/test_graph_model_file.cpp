@@ -106,3 +106,23 @@ TEST(ModelFile, BadFilesAreErrors) {
   std::remove(p.c_str());
   expect_error([&] { tsr::jit::Model::load(p); }, TSR_NOT_FOUND, {});
 }
+
+TEST(ModelFile, AModelTracedOnAnotherDeviceLoadsWhereAsked) {
+  // As a model traced on cuda:0 reads on a machine without it: its device and the device
+  // arguments naming it move to the device model_load is given.
+  std::string p = temp_path("moved");
+  tsr::Tensor w = tsr::randn({3});
+  tsr::StateDict sd;
+  sd.insert("w", w);
+  tsr::save_safetensors(p, sd,
+                        {{"format", "tessera.model"},
+                         {"tessera.model.version", "1"},
+                         {"tessera.graph", "tessera.graph 1\ndevice cuda:0\ninput %x: float32[3]\nparam %w: float32[3]\n"
+                                           "%y = to(%x, None, cuda:0)\n%z = mul(%y, %w)\noutput %z\n"}});
+  expect_error([&] { tsr::jit::Model::load(p); }, TSR_INVALID_ARGUMENT, {"device 'cuda:0'"});
+  tsr::jit::Model m = tsr::jit::Model::load(p, tsr::Device::cpu());
+  EXPECT_NE(m.text().find("to(%x, None, cpu:0)"), std::string::npos) << m.text();
+  tsr::Tensor x = tsr::randn({3});
+  EXPECT_EQ(max_abs_diff(m(x), x * w), 0.0);
+  std::remove(p.c_str());
+}

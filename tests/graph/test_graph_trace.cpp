@@ -2,6 +2,7 @@
 // CPU (the same kernels run), through save and load too.
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include "graph_test_util.hpp"
 #include "tessera/nn.hpp"
@@ -302,4 +303,30 @@ TEST(Trace, MisuseIsAnError) {
   tsr::check(e->trace_begin(tsr::runtime()));
   e->trace_abort();
   EXPECT_TRUE(tsr::is_grad_enabled()) << "grad mode is restored after a trace";
+}
+
+TEST(Trace, OneModelRunsFromManyThreadsAtOnce) {
+  tsr::manual_seed(8);
+  auto net = mlp();
+  tsr::jit::TraceOptions opts;
+  opts.dynamic = {{0, 0, "B"}};
+  tsr::jit::Model m = tsr::jit::trace(*net, {tsr::randn({4, 7})}, opts);
+  std::vector<tsr::Tensor> xs, want;
+  for (int t = 0; t < 4; ++t) {
+    xs.push_back(tsr::randn({3 + t, 7}));
+    want.push_back(net->forward(xs.back()));
+  }
+  std::vector<double> diffs(4, -1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      double worst = 0;
+      for (int i = 0; i < 50; ++i) {
+        tsr::Tensor y = m(xs[static_cast<size_t>(t)]);
+        worst = std::max(worst, tsr::amax(tsr::abs(y - want[static_cast<size_t>(t)])).item<double>());
+      }
+      diffs[static_cast<size_t>(t)] = worst;
+    });
+  for (auto& th : threads) th.join();
+  for (double d : diffs) EXPECT_EQ(d, 0.0);
 }
