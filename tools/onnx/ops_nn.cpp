@@ -165,8 +165,21 @@ void pool(NodeCtx& c) {
     p.sym = {0, 0};
   }
   std::string y;
+  if (is_max && c.output_used(1)) {
+    // Indices: Tessera's count within each (n, c) plane of the input, ONNX's across the whole
+    // row-major tensor: add (n * C + c) * H * W (static dims, 2-D, no explicit padding).
+    if (spatial != 2 || !p.extra.empty()) c.unsupported("Indices of 1-D or explicitly padded max pooling are not supported");
+    if (c.attr_int("storage_order", 0)) c.unsupported("storage_order=1 (column-major Indices) is not supported");
+    const std::vector<int64_t> d = c.static_dims(0, "MaxPool's Indices");
+    const std::vector<std::string> yi = c.emit_multi(
+        "max_pool2d_with_indices", {x, lit(kernel), lit(strides), lit(p.sym), lit(dilations), lit_bool(ceil)}, {0, -1});
+    const std::string base = c.emit("reshape", {c.emit("arange", {"0", lit(d[0] * d[1] * d[2] * d[3]), lit(d[2] * d[3]), "int64"}),
+                                                lit(std::vector<int64_t>{d[0], d[1], 1, 1})});
+    c.emit("add", {yi[1], base}, 1);
+    return;
+  }
   if (is_max) {
-    c.ignore_attr("storage_order");  // only matters for the Indices output, which is not mapped
+    c.ignore_attr("storage_order");  // only matters for the Indices output
     y = c.emit("max_pool2d", {padded(c, x, p, "-inf"), lit(kernel), lit(strides), lit(p.sym), lit(dilations), lit_bool(ceil)},
                out);
   } else {
