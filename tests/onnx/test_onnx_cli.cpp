@@ -1,13 +1,19 @@
 // The command line: `tessera import-onnx` (--print, -o, errors) and `tessera run` of an .onnx file.
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "onnx_test_util.hpp"
 
 namespace {
 
 // Runs the tessera command with `args`; returns its exit code, with stdout+stderr in *out.
 int tessera(const std::string& args, std::string* out) {
-  const std::string file = std::string(TSR_ONNX_MODELS) + ".cli.txt";
+  // One file per process: ctest runs these tests in parallel.
+  const std::string file = std::string(TSR_ONNX_MODELS) + ".cli." + std::to_string(::getpid()) + ".txt";
   const int rc = std::system((std::string(TSR_CLI) + " " + args + " > " + file + " 2>&1").c_str());
   *out = onnx_test::read_text(file);
+  std::remove(file.c_str());
   return WEXITSTATUS(rc);
 }
 
