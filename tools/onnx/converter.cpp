@@ -467,6 +467,7 @@ const OpTable& op_table() {
     OpTable t;
     add_math_ops(t);
     add_nn_ops(t);
+    add_resize_ops(t);
     add_shape_ops(t);
     return t;
   }();

@@ -139,6 +139,7 @@ using OpHandler = void (*)(NodeCtx&);
 using OpTable = std::map<std::string, OpHandler>;
 void add_math_ops(OpTable& t);   // ops_math.cpp
 void add_nn_ops(OpTable& t);     // ops_nn.cpp
+void add_resize_ops(OpTable& t); // ops_resize.cpp
 void add_shape_ops(OpTable& t);  // ops_shape.cpp
 const OpTable& op_table();
 
