@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "tessera/dtype.hpp"
 #include "tessera/kernels/math.hpp"
@@ -73,6 +74,24 @@ inline C maxmin_contig(const C* p, int64_t n, C init) {
     if (nan || r != r) return std::numeric_limits<C>::quiet_NaN();
   }
   return r;
+}
+
+// The NaN-propagating maximum of a row x[0..n), in the compute type CT (float for f16/bf16,
+// converted 256 at a time so maxmin_contig's vectors see CT): softmax and cross_entropy.
+template <class CT, class T>
+inline CT row_max(const T* x, int64_t n) {
+  if constexpr (std::is_same<T, CT>::value) {
+    return maxmin_contig<true, CT>(x, n, -std::numeric_limits<CT>::infinity());
+  } else {
+    CT mx = -std::numeric_limits<CT>::infinity();
+    CT buf[256];
+    for (int64_t b0 = 0; b0 < n; b0 += 256) {
+      const int64_t len = n - b0 < 256 ? n - b0 : 256;
+      for (int64_t j = 0; j < len; ++j) buf[j] = CT(x[b0 + j]);
+      mx = max_nan<CT>(mx, maxmin_contig<true, CT>(buf, len, -std::numeric_limits<CT>::infinity()));
+    }
+    return mx;
+  }
 }
 
 }  // namespace tsr::cpu

@@ -92,8 +92,7 @@ TSR_CPU_MULTIVERSION void ce_rows(const T* x, const int64_t* t, const T* w, T* l
       loss[r] = wsum[r] = T(0);
       continue;
     }
-    CT mx = -std::numeric_limits<CT>::infinity();
-    for (int64_t j = 0; j < C; ++j) mx = max_nan<CT>(mx, CT(xr[j]));
+    const CT mx = row_max<CT>(xr, C);
     CT s[kLanes] = {};
     int64_t j = 0;
     for (; j + kLanes <= C; j += kLanes)
@@ -224,8 +223,7 @@ TSR_CPU_MULTIVERSION void ce_backward_rows(const T* x, const int64_t* t, const T
       for (int64_t j = 0; j < C; ++j) dr[j] = T(0);
       continue;
     }
-    CT mx = -std::numeric_limits<CT>::infinity();
-    for (int64_t j = 0; j < C; ++j) mx = max_nan<CT>(mx, CT(xr[j]));
+    const CT mx = row_max<CT>(xr, C);
     CT s[kLanes] = {};
     int64_t j = 0;
     for (; j + kLanes <= C; j += kLanes)

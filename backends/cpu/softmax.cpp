@@ -23,18 +23,7 @@ template <class T, bool LOG>
 TSR_CPU_MULTIVERSION void softmax_row(const T* x, T* y, int64_t D) {
   using CT = C<T>;
   // max (NaN-propagating)
-  CT mx;
-  if constexpr (std::is_same<T, CT>::value) {
-    mx = maxmin_contig<true, CT>(x, D, -std::numeric_limits<CT>::infinity());
-  } else {
-    mx = -std::numeric_limits<CT>::infinity();
-    CT buf[256];
-    for (int64_t b0 = 0; b0 < D; b0 += 256) {
-      const int64_t len = std::min<int64_t>(256, D - b0);
-      for (int64_t j = 0; j < len; ++j) buf[j] = CT(x[b0 + j]);
-      mx = max_nan<CT>(mx, maxmin_contig<true, CT>(buf, len, -std::numeric_limits<CT>::infinity()));
-    }
-  }
+  const CT mx = row_max<CT>(x, D);
   // A row of -inf: softmax gives NaN (as PyTorch); keep the subtraction well-defined otherwise.
   const CT shift = mx;
 
