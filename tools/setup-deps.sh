@@ -17,7 +17,11 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config git
       python3-torch
       # The Python bindings (bindings/python, docs/bindings.md) for /usr/bin/python3: pybind11,
       # the interpreter's headers, NumPy, and pytest for their tests.
-      python3-pybind11 python3-dev python3-numpy python3-pytest)
+      python3-pybind11 python3-dev python3-numpy python3-pytest
+      # ONNX import (tools/onnx, docs/onnx.md): ONNX's C++ library (protobuf classes, checker, shape
+      # inference) and the protobuf headers it needs; the Python package for tests/onnx (models
+      # exported from PyTorch, the ONNX node test data).
+      libonnx-dev libprotobuf-dev python3-onnx)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -205,5 +205,9 @@ int cmd_conformance(int argc, char** argv);
 int cmd_train(int argc, char** argv);  // train.cpp, over tools/train
 int cmd_run(int argc, char** argv);    // run.cpp: run a saved model (tsr::jit)
 int cmd_new_plugin(int argc, char** argv);  // new_plugin.cpp, over tools/templates (templates.cpp)
+#ifdef TESSERA_HAVE_ONNX
+int cmd_import_onnx(int argc, char** argv);  // import_onnx.cpp, over tools/onnx
+int cmd_onnx_conformance(int argc, char** argv);  // onnx_conformance.cpp: ONNX's node tests
+#endif
 
 }  // namespace tessera_cli

@@ -29,7 +29,11 @@ const Command kCommands[] = {
     {"new-plugin", cmd_new_plugin, "generate a buildable out-of-tree plugin project (--device NAME or --ops NAME)"},
     {"launch", cmd_launch, "start N processes of a program with the environment init_process_group reads (torchrun)"},
     {"train", cmd_train, "train a small GPT on addition (held-out accuracy) or on a text file (--text)"},
-    {"run", cmd_run, "run a saved model (a traced graph with its weights): outputs, --bench latency"},
+    {"run", cmd_run, "run a saved model (a traced graph with its weights, or an ONNX file): outputs, --bench latency"},
+#ifdef TESSERA_HAVE_ONNX
+    {"import-onnx", cmd_import_onnx, "import an ONNX model into a Tessera graph (--print the text, -o save the model)"},
+    {"onnx-conformance", cmd_onnx_conformance, "run ONNX's backend node tests through the importer and the graph runner"},
+#endif
     {"version", cmd_version, "print the core and ABI versions"},
     {"help", cmd_help, "this help"},
 };

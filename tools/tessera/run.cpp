@@ -9,6 +9,9 @@
 #include <string>
 
 #include "cli.hpp"
+#ifdef TESSERA_HAVE_ONNX
+#include "onnx_import.hpp"
+#endif
 #include "tessera/jit.hpp"
 #include "tessera/serialize.hpp"
 #include "tessera/tessera.hpp"
@@ -33,14 +36,29 @@ void usage() {
   std::printf(
       "usage: tessera run MODEL.tsm [options]\n\n"
       "Runs a model saved by tsr::jit (a traced graph with its weights) and prints its outputs.\n"
+#ifdef TESSERA_HAVE_ONNX
+      "MODEL may also be an ONNX file (.onnx), imported first (docs/onnx.md; CPU only).\n"
+#endif
       "Inputs not given with --input are generated from the model's signature: normal floats,\n"
       "zero integers (valid token ids), symbolic dims from --dim.\n\noptions:\n");
   print_options(kRunOptions);
   print_options(kRuntimeOptions);
 }
 
-// Where a model comes from: a model file of tsr::jit. (Other formats plug in here.)
+// Where a model comes from: a model file of tsr::jit, or an ONNX file imported on the fly
+// (tools/onnx; its weights are CPU tensors, so it runs on the CPU).
 tsr::jit::Model open_model(const std::string& path, const std::optional<tsr::Device>& device) {
+#ifdef TESSERA_HAVE_ONNX
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0) {
+    if (device && *device != tsr::Device::cpu())
+      throw tsr::Error(TSR_UNIMPLEMENTED, "an ONNX file runs on the CPU here: save it with `tessera import-onnx " +
+                                              path + " -o MODEL.tsm` and run that with --device");
+    tsr::onnx::Imported m = tsr::onnx::import_file(path);
+    tsr::jit::Model model = tsr::jit::Model::parse(m.text);
+    for (const auto& [name, w] : m.weights) model.bind(name, w);
+    return model;
+  }
+#endif
   return tsr::jit::Model::load(path, device);
 }
 
