@@ -196,23 +196,13 @@ Value NodeCtx::out_info(int k) {
 }
 
 std::string NodeCtx::emit(const std::string& op, const std::vector<std::string>& args, int output) {
-  std::string name, type;
-  if (output >= 0) {
-    Value v = out_info(output);
-    name = cv_.names_.fresh(v.onnx_name);
-    v.ref = name;
-    type = cv_.type_text(v);
-    cv_.values_[v.onnx_name] = v;
-    defined_[static_cast<size_t>(output)] = true;
-  } else {
-    // Intermediates of a composition are named after the node's first output and the op.
-    const std::string base = node_.output_size() ? node_.output(0) : node_.op_type();
-    name = cv_.names_.fresh(base + "." + op);
-  }
-  std::string line = "%" + name + (type.empty() ? "" : ": " + type) + " = " + op + "(";
-  for (size_t k = 0; k < args.size(); ++k) line += (k ? ", " : "") + args[k];
-  cv_.nodes_text_ += line + ")\n";
-  return "%" + name;
+  return emit_multi(op, args, {output})[0];
+}
+
+void NodeCtx::emit_axis_from_last(const std::string& y, int64_t axis, int64_t r) {
+  std::vector<int64_t> perm;
+  for (int64_t k = 0; k < r; ++k) perm.push_back(k < axis ? k : k == axis ? r - 1 : k - 1);
+  emit("permute", {y, lit(perm)}, 0);
 }
 
 std::vector<std::string> NodeCtx::emit_multi(const std::string& op, const std::vector<std::string>& args,

@@ -110,6 +110,8 @@ class NodeCtx {
   // it is an intermediate of a composition.
   std::string emit(const std::string& op, const std::vector<std::string>& args, int output = -1);
   // An op with several results: outputs[j] is the ONNX output result j defines (-1: none).
+  // Output 0 from y, whose dims are the node's with `axis` moved last (of r): permutes it back.
+  void emit_axis_from_last(const std::string& y, int64_t axis, int64_t r);
   std::vector<std::string> emit_multi(const std::string& op, const std::vector<std::string>& args,
                                       const std::vector<int>& outputs);
   // A 0-dim constant of the given dtype written inline; returns its reference.

@@ -311,10 +311,7 @@ void hardmax(NodeCtx& c) {
   if (!n.is_static()) c.unsupported("Hardmax over a dim known only at run time is not supported");
   const std::string i = c.emit("argmax", {c.tensor(0), lit(axis), "false"});
   const std::string oh = c.emit("to", {c.emit("one_hot", {i, lit(n.size)}), dtype_lit(c.dtype(0))}, axis == r - 1 ? 0 : -1);
-  if (axis == r - 1) return;
-  std::vector<int64_t> perm;
-  for (int64_t k = 0; k < r; ++k) perm.push_back(k < axis ? k : k == axis ? r - 1 : k - 1);
-  c.emit("permute", {oh, lit(perm)}, 0);
+  if (axis != r - 1) c.emit_axis_from_last(oh, axis, r);
 }
 
 // Local response normalization across channels, on static dims: the sum of squares over a window

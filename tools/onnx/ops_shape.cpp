@@ -317,10 +317,7 @@ void one_hot(NodeCtx& c) {
   const int r = c.rank(0) + 1;
   const int64_t axis = normalize_axis(c, c.attr_int("axis", -1), r);
   const std::string y = c.emit("add", {c.emit("mul", {hot, c.emit("sub", {on, off})}), off}, axis == r - 1 ? 0 : -1);
-  if (axis == r - 1) return;
-  std::vector<int64_t> perm;
-  for (int64_t k = 0; k < r; ++k) perm.push_back(k < axis ? k : k == axis ? r - 1 : k - 1);
-  c.emit("permute", {y, lit(perm)}, 0);
+  if (axis != r - 1) c.emit_axis_from_last(y, axis, r);
 }
 
 void eye_like(NodeCtx& c) {
