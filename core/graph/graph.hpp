@@ -37,7 +37,8 @@ struct SymExpr {
   bool symbolic() const;  // has a term with a symbol
   // Canonical text: higher degrees first, then by name, constant last ("2*B*T+B-1").
   std::string str() const;
-  // The value with every symbol bound; false when a symbol is missing from env.
+  // The value with every symbol bound; false when a symbol is missing from env or the value
+  // overflows int64.
   bool eval(const SymbolEnv& env, int64_t* out) const;
   bool operator==(const SymExpr& o) const { return terms == o.terms; }
 };

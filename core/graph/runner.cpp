@@ -75,7 +75,7 @@ tsr_status_t exec_node(const Graph& g, const Node& n, Tensor* const* vals, const
         int64_t value = 0;
         if (!expr.eval(*env, &value))
           return make_status(TSR_INVALID_ARGUMENT, n.callee.name() + ": the size " + expr.str() +
-                                                       " names a symbol no input binds");
+                                                       " names a symbol no input binds, or overflows int64");
         if (a.tag == TSR_VALUE_INT_LIST)
           sized[k][index] = value;
         else

@@ -37,10 +37,9 @@ bool SymExpr::eval(const SymbolEnv& env, int64_t* out) const {
     int64_t t = coef;
     for (const std::string& n : names) {
       auto it = env.find(n);
-      if (it == env.end()) return false;
-      t *= it->second;
+      if (it == env.end() || __builtin_mul_overflow(t, it->second, &t)) return false;
     }
-    v += t;
+    if (__builtin_add_overflow(v, t, &v)) return false;
   }
   *out = v;
   return true;
@@ -105,7 +104,11 @@ bool parse_sym_expr(const std::string& text, size_t start, SymExpr* out, size_t*
       return false;
     }
     int64_t& c = e.terms[names];
-    c += static_cast<int64_t>(coef);
+    if (__builtin_add_overflow(c, static_cast<int64_t>(coef), &c)) {
+      *error = "integer out of range";
+      *consumed = p - start;
+      return false;
+    }
     if (c == 0) e.terms.erase(names);
     first = false;
   }
@@ -161,12 +164,13 @@ bool fit(const std::vector<std::string>& syms, const std::vector<std::vector<int
     if (!(std::fabs(c) < 9e15)) return false;
     coef[u] = std::llround(c);
   }
-  for (size_t t = 0; t < n; ++t) {
-    int64_t s = 0;
+  for (size_t t = 0; t < n; ++t) {  // exactly, without overflow: sizes are far below 2^40
+    __int128 s = 0;
     for (size_t u = 0; u < m; ++u) {
-      int64_t p = coef[u];
+      __int128 p = coef[u];
       for (size_t i = 0; i < k; ++i)
         if (u >> i & 1) p *= x[t][i];
+      if (p > (__int128(1) << 100) || p < -(__int128(1) << 100)) return false;
       s += p;
     }
     if (s != v[t]) return false;

@@ -77,6 +77,11 @@ output %s, %idx
   std::vector<tsr::Tensor> r = m.run({x});
   EXPECT_EQ(r[0].sizes(), (std::vector<int64_t>{6}));
   EXPECT_EQ(r[1].to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  // A size that overflows int64 at run time is an error, not a wrapped value.
+  tsr::jit::Model big = tsr::jit::Model::parse(
+      "tessera.graph 1\ninput %x: float32[B]\n%y = view(%x, [4611686018427387904*B])\noutput %y\n");
+  expect_error([&] { big.run({tsr::randn({4})}); }, TSR_INVALID_ARGUMENT,
+               {"node 0 (%y = view)", "4611686018427387904*B names a symbol no input binds, or overflows int64"});
 }
 
 TEST(Text, ErrorsPointAtLineAndColumn) {
@@ -110,6 +115,11 @@ TEST(Text, ErrorsPointAtLineAndColumn) {
       {"tessera.graph 1\ninput %x: float32[2*B]\noutput %x\n", "an input's dims are sizes or single symbols"},
       {"tessera.graph 1\ninput %x: float32[B]\n%y = view(%x, [B*B])\noutput %y\n", "a symbol appears twice"},
       {"tessera.graph 1\ninput %x: float32[B]\n%y = view(%x, [99999999999999999999])\noutput %y\n",
+       "integer out of range"},
+      // Found by tessera_fuzz_graph: a sum of constants beyond int64 (undefined behaviour before).
+      {"tessera.graph 1\ninput %x: float32[B]\n%y = slice(%x, 0, 1, 9223372036854775807+ 2)\noutput %y\n",
+       "integer out of range"},
+      {"tessera.graph 1\ninput %x: float32[B]\n%y = slice(%x, 0, 1, -9223372036854775807 - 2)\noutput %y\n",
        "integer out of range"},
   };
   for (const Case& c : cases)
