@@ -34,14 +34,16 @@ using kernels::wrap_mul;
 using kernels::wrap_sub;
 using kernels::wrap_t;
 
-// Function multiversioning for compute-bound loops: an x86-64-v3 (AVX2, FMA, F16C) clone and
-// the baseline, chosen once at load time (ifunc). No -march: the plugin runs on any x86-64.
+// Function multiversioning for compute-bound loops: an x86-64-v4 (AVX-512 F/BW/CD/DQ/VL) clone,
+// an x86-64-v3 (AVX2, FMA, F16C) clone and the baseline, chosen once at load time (ifunc). No
+// -march: the plugin runs on any x86-64. The v4 clone made softmax [4096,1024] f32 about 1.35x
+// faster than v3 on an AVX-512 EPYC (7.5-8.2 -> 10.5-11.1 GB/s) and cross_entropy about 1.2x.
 // `flatten` inlines every callee into each clone, so the whole loop gets the wider ISA. Use it
 // on functions called per chunk *inside* parallel regions (OpenMP-outlined bodies themselves
 // are compiled once for the baseline).
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && __GNUC__ >= 11 && \
     !defined(TSR_CPU_NO_MULTIVERSION)
-#define TSR_CPU_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default"), flatten))
+#define TSR_CPU_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
 #else
 #define TSR_CPU_MULTIVERSION
 #endif
