@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "api/entry_guard.hpp"
 #include "autograd/engine.hpp"
 #include "graph/trace.hpp"
 #include "ops/op_impl.hpp"
@@ -30,18 +31,6 @@ int check_device_quiet(tsr_runtime_t* rt, tsr_device_t d) {
   return d.type < 0 || d.type >= rt->num_device_types.load() || !rt->device_types[d.type].def.copy || d.index < 0 ||
          d.index >= rt->device_types[d.type].count;
 }
-
-#define TSR_GUARD(where, body)                                                               \
-  try {                                                                                      \
-    body                                                                                     \
-  } catch (const std::bad_alloc&) {                                                          \
-    return make_status(TSR_RESOURCE_EXHAUSTED, std::string(where) + ": out of host memory"); \
-  } catch (const std::exception& e) {                                                        \
-    return make_status(TSR_INTERNAL, std::string(where) + ": " + e.what());                  \
-  }
-
-#define TSR_CHECK_ARG(cond, where, what) \
-  if (!(cond)) return make_status(TSR_INVALID_ARGUMENT, std::string(where) + ": " + what)
 
 const char* version_string() { return "0.1.0"; }
 

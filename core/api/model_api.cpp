@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "api/entry_guard.hpp"
 #include "graph/model_file.hpp"
 #include "graph/passes.hpp"
 #include "graph/runner.hpp"
@@ -20,17 +21,6 @@ namespace {
 using graph::Graph;
 using graph::Value;
 
-template <class F>
-tsr_status_t guarded(const char* entry, F&& f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return make_status(TSR_RESOURCE_EXHAUSTED, std::string(entry) + ": out of host memory");
-  } catch (const std::exception& e) {
-    return make_status(TSR_INTERNAL, std::string(entry) + ": " + e.what());
-  }
-}
-
 tsr_status_t new_string(const std::string& s, char** out, const char* entry) {
   char* p = static_cast<char*>(std::malloc(s.size() + 1));
   if (!p) return make_status(TSR_RESOURCE_EXHAUSTED, std::string(entry) + ": out of host memory");
@@ -39,20 +29,17 @@ tsr_status_t new_string(const std::string& s, char** out, const char* entry) {
   return nullptr;
 }
 
-#define CHECK_ARGS(cond, entry, what) \
-  if (!(cond)) return make_status(TSR_INVALID_ARGUMENT, std::string(entry) + ": " + what)
-
 tsr_status_t m_trace_begin(tsr_runtime_t* rt) {
-  return guarded("trace_begin", [&] { return graph::trace_begin(rt); });
+  TSR_GUARD("trace_begin", return graph::trace_begin(rt);)
 }
 tsr_status_t m_trace_input(tsr_tensor_t* t, const char* name, const char* const* syms) {
-  return guarded("trace_input", [&] { return graph::trace_input(t, name, syms); });
+  TSR_GUARD("trace_input", return graph::trace_input(t, name, syms);)
 }
 tsr_status_t m_trace_param(tsr_tensor_t* t, const char* name) {
-  return guarded("trace_param", [&] { return graph::trace_param(t, name); });
+  TSR_GUARD("trace_param", return graph::trace_param(t, name);)
 }
 tsr_status_t m_trace_end(tsr_tensor_t* const* outputs, size_t n, const char* const* names, tsr_model_t** out) {
-  return guarded("trace_end", [&] { return graph::trace_end(outputs, n, names, out); });
+  TSR_GUARD("trace_end", return graph::trace_end(outputs, n, names, out);)
 }
 void m_trace_abort() { graph::trace_abort(); }
 
@@ -60,57 +47,57 @@ tsr_status_t m_generalize(tsr_model_t* const* traces, size_t n, tsr_model_t** ou
   // Owned from here on, whatever happens.
   std::vector<std::unique_ptr<tsr_model_s>> owned;
   for (size_t i = 0; traces && i < n; ++i) owned.emplace_back(traces[i]);
-  CHECK_ARGS(traces && n > 0 && out, "model_generalize", "traces, n > 0 and out are required");
-  return guarded("model_generalize", [&]() -> tsr_status_t {
+  TSR_CHECK_ARG(traces && n > 0 && out, "model_generalize", "traces, n > 0 and out are required");
+  TSR_GUARD("model_generalize", {
     std::unique_ptr<tsr_model_s> g;
     TSR_RETURN_IF_ERROR(graph::generalize(owned, &g));
     *out = g.release();
     return nullptr;
-  });
+  })
 }
 
 tsr_status_t m_print(const tsr_model_t* m, char** text) {
-  CHECK_ARGS(m && text, "model_print", "model and text are required");
-  return guarded("model_print", [&] { return new_string(graph::print(*m), text, "model_print"); });
+  TSR_CHECK_ARG(m && text, "model_print", "model and text are required");
+  TSR_GUARD("model_print", return new_string(graph::print(*m), text, "model_print");)
 }
 
 tsr_status_t m_parse(tsr_runtime_t* rt, const char* text, tsr_model_t** out) {
-  CHECK_ARGS(rt && text && out, "model_parse", "runtime, text and out are required");
-  return guarded("model_parse", [&]() -> tsr_status_t {
+  TSR_CHECK_ARG(rt && text && out, "model_parse", "runtime, text and out are required");
+  TSR_GUARD("model_parse", {
     std::unique_ptr<tsr_model_s> g;
     TSR_RETURN_IF_ERROR(prefix_status(graph::parse(rt, text, {}, &g), "model_parse"));
     *out = g.release();
     return nullptr;
-  });
+  })
 }
 
 tsr_status_t m_bind(tsr_model_t* m, const char* name, tsr_tensor_t* w) {
-  CHECK_ARGS(m && name, "model_bind", "model and name are required");
-  return guarded("model_bind", [&] { return graph::bind(*m, name, w); });
+  TSR_CHECK_ARG(m && name, "model_bind", "model and name are required");
+  TSR_GUARD("model_bind", return graph::bind(*m, name, w);)
 }
 
 tsr_status_t m_optimize(tsr_model_t* m, const char* passes, char** report) {
-  CHECK_ARGS(m && passes, "model_optimize", "model and passes are required");
-  return guarded("model_optimize", [&]() -> tsr_status_t {
+  TSR_CHECK_ARG(m && passes, "model_optimize", "model and passes are required");
+  TSR_GUARD("model_optimize", {
     std::string r;
     TSR_RETURN_IF_ERROR(graph::optimize(*m, passes, &r));
     return report ? new_string(r, report, "model_optimize") : nullptr;
-  });
+  })
 }
 
 tsr_status_t m_save(const tsr_model_t* m, const char* path) {
-  CHECK_ARGS(m && path, "model_save", "model and path are required");
-  return guarded("model_save", [&] { return graph::save(*m, path); });
+  TSR_CHECK_ARG(m && path, "model_save", "model and path are required");
+  TSR_GUARD("model_save", return graph::save(*m, path);)
 }
 
 tsr_status_t m_load(tsr_runtime_t* rt, const char* path, const tsr_device_t* device, tsr_model_t** out) {
-  CHECK_ARGS(rt && path && out, "model_load", "runtime, path and out are required");
-  return guarded("model_load", [&]() -> tsr_status_t {
+  TSR_CHECK_ARG(rt && path && out, "model_load", "runtime, path and out are required");
+  TSR_GUARD("model_load", {
     std::unique_ptr<tsr_model_s> g;
     TSR_RETURN_IF_ERROR(graph::load(rt, path, device, &g));
     *out = g.release();
     return nullptr;
-  });
+  })
 }
 
 size_t m_num_inputs(const tsr_model_t* m) { return m ? m->inputs.size() : 0; }
@@ -118,7 +105,7 @@ size_t m_num_outputs(const tsr_model_t* m) { return m ? m->outputs.size() : 0; }
 
 tsr_status_t io(const tsr_model_t* m, const std::vector<int>& ids, size_t index, tsr_model_io_t* out,
                 const char* entry) {
-  CHECK_ARGS(m && out, entry, "model and out are required");
+  TSR_CHECK_ARG(m && out, entry, "model and out are required");
   if (index >= ids.size())
     return make_status(TSR_OUT_OF_RANGE, std::string(entry) + ": index " + std::to_string(index) + " past " +
                                              std::to_string(ids.size()));
@@ -147,8 +134,8 @@ tsr_status_t m_output(const tsr_model_t* m, size_t i, tsr_model_io_t* out) {
 
 tsr_status_t m_run(const tsr_model_t* m, tsr_tensor_t* const* inputs, size_t n, tsr_tensor_t** outputs, size_t nout,
                    tsr_model_run_stats_t* stats) {
-  CHECK_ARGS(m, "model_run", "model is required");
-  return guarded("model_run", [&]() -> tsr_status_t {
+  TSR_CHECK_ARG(m, "model_run", "model is required");
+  TSR_GUARD("model_run", {
     graph::RunStats s;
     TSR_RETURN_IF_ERROR(graph::run(*m, inputs, n, outputs, nout, stats ? &s : nullptr));
     if (stats) {
@@ -158,7 +145,7 @@ tsr_status_t m_run(const tsr_model_t* m, tsr_tensor_t* const* inputs, size_t n, 
       stats->struct_size = sz;
     }
     return nullptr;
-  });
+  })
 }
 
 tsr_device_t m_device(const tsr_model_t* m) { return m ? m->device : tsr_device_t{TSR_DEVICE_TYPE_CPU, 0}; }

@@ -158,7 +158,7 @@ int fold_constants(Graph& g, tsr_status_t* error) {
       }
     if (!all_const) continue;
     Tensor* outs[kMaxOutputs] = {};
-    tsr_status_t st = exec_node(g, n, vals.data(), nullptr, outs);
+    tsr_status_t st = exec_node(n, vals.data(), nullptr, outs);
     if (st) {
       *error = prefix_status(st, "fold: node " + std::to_string(i) + " (" + n.callee.name() + ")");
       return folded;

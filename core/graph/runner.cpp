@@ -20,17 +20,13 @@ tsr_status_t check_bound(const Graph& g, const char* entry) {
   return nullptr;
 }
 
-tsr_status_t exec_node(const Graph& g, const Node& n, Tensor* const* vals, const SymbolEnv* env, Tensor** outs) {
-  (void)g;
+tsr_status_t exec_node(const Node& n, Tensor* const* vals, const SymbolEnv* env, Tensor** outs) {
   const Schema& schema = n.callee.schema();
   tsr_value_t args[kMaxArgs];
   std::vector<Tensor*> lists[kMaxArgs];
   std::vector<int64_t> sized[kMaxArgs];  // int lists with symbolic elements, evaluated
-  // Builtins take every argument (their defaults filled here); ops fill their own.
-  size_t nargs = n.callee.builtin ? schema.args.size() : n.args.size();
-  for (size_t k = 0; k < nargs; ++k) {
-    Arg def;
-    const Arg& a = k < n.args.size() ? n.args[k] : (def = default_arg(schema.args[k]));
+  for (size_t k = 0; k < n.args.size(); ++k) {
+    const Arg& a = n.args[k];
     tsr_value_t& v = args[k];
     v = tsr_value_t{};
     v.tag = a.tag;
@@ -83,13 +79,15 @@ tsr_status_t exec_node(const Graph& g, const Node& n, Tensor* const* vals, const
       }
       if (a.tag == TSR_VALUE_INT_LIST) v.u.ints.data = sized[k].data();
     }
-    // a list default (INT_LIST) points at `def`, which lives until the next iteration: copy it.
-    if (k >= n.args.size() && a.tag == TSR_VALUE_INT_LIST) v.u.ints = schema.args[k].default_value.u.ints;
-    if (k >= n.args.size() && a.tag == TSR_VALUE_STRING) v.u.str = schema.args[k].default_value.u.str;
   }
-  if (n.callee.builtin) return n.callee.builtin->fn(args, n.outputs.empty() ? nullptr : outs);
+  if (n.callee.builtin) {
+    // Builtins take every argument: the ones left out are the schema's defaults (as call_op
+    // fills them for ops).
+    for (size_t k = n.args.size(); k < schema.args.size(); ++k) args[k] = schema.args[k].default_value;
+    return n.callee.builtin->fn(args, n.outputs.empty() ? nullptr : outs);
+  }
   for (size_t k = 0; k < n.outputs.size(); ++k) outs[k] = nullptr;
-  return call_op(n.callee.op, args, nargs, outs, n.outputs.size());
+  return call_op(n.callee.op, args, n.args.size(), outs, n.outputs.size());
 }
 
 namespace {
@@ -199,7 +197,7 @@ tsr_status_t run(const Graph& g, Tensor* const* inputs, size_t n, Tensor** outpu
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& node = g.nodes[i];
     Tensor* outs[kMaxOutputs] = {};
-    tsr_status_t st = exec_node(g, node, vals.data(), &symbols, outs);
+    tsr_status_t st = exec_node(node, vals.data(), &symbols, outs);
     if (st) {
       release_all();
       return prefix_status(st, "model_run: " + where(g, i));

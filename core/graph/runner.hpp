@@ -25,6 +25,6 @@ tsr_status_t run(const Graph& g, Tensor* const* inputs, size_t n, Tensor** outpu
 // Calls node n with vals[id] as the tensor of value id and env binding the symbols of its
 // symbolic ints (nullptr: the node has none); outs gets n.outputs.size() new references. Used by
 // the runner and by constant folding.
-tsr_status_t exec_node(const Graph& g, const Node& n, Tensor* const* vals, const SymbolEnv* env, Tensor** outs);
+tsr_status_t exec_node(const Node& n, Tensor* const* vals, const SymbolEnv* env, Tensor** outs);
 
 }  // namespace tsr::core::graph
