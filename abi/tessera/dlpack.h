@@ -1,4 +1,4 @@
-/* DLPack 1.0: the in-memory tensor exchange format of the Python array API, PyTorch, NumPy,
+/* DLPack 1.0 (with 1.1's dtype codes): the in-memory tensor exchange format of the Python array API, PyTorch, NumPy,
  * JAX and CuPy, written out here as C11 so that the ABI needs no outside header (Debian's
  * libdlpack-dev is 0.6, which lacks the versioned struct). The layouts are the standard's:
  * a consumer may include either this header or upstream's dlpack.h (the include guard is the
@@ -56,7 +56,20 @@ typedef enum {
   kDLOpaqueHandle = 3U,
   kDLBfloat = 4U,
   kDLComplex = 5U,
-  kDLBool = 6U
+  kDLBool = 6U,
+  /* DLPack 1.1's low-precision floats (one value per element, bits 8; since Tessera 1.6 for the
+   * three Tessera has). The others are named so that a consumer can say what it refused. */
+  kDLFloat8_e3m4 = 7U,
+  kDLFloat8_e4m3 = 8U,
+  kDLFloat8_e4m3b11fnuz = 9U,
+  kDLFloat8_e4m3fn = 10U,
+  kDLFloat8_e4m3fnuz = 11U,
+  kDLFloat8_e5m2 = 12U,
+  kDLFloat8_e5m2fnuz = 13U,
+  kDLFloat8_e8m0fnu = 14U,
+  kDLFloat6_e2m3fn = 15U,
+  kDLFloat6_e3m2fn = 16U,
+  kDLFloat4_e2m1fn = 17U
 } DLDataTypeCode;
 
 typedef struct {

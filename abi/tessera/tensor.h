@@ -13,8 +13,20 @@
 extern "C" {
 #endif
 
-/* Element types. Values are fixed forever; 0 is "undefined". Gaps are reserved:
- * 11..15 for 8- and 4-bit floats, 16..19 for complex, 20.. for later additions. Since 1.0. */
+/* Element types. Values are fixed forever; 0 is "undefined". Gaps are reserved: 15 for another
+ * 8- or 4-bit float, 16..19 for complex, 20.. for later additions. Since 1.0.
+ * The low-precision floats (since 1.6) are PyTorch's, with its names and semantics
+ * (docs/low-precision.md):
+ *  - TSR_F8_E4M3FN: 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinity, NaN is S.1111.111,
+ *    largest finite 448.
+ *  - TSR_F8_E5M2: 1 sign, 5 exponent (bias 15), 2 mantissa bits; IEEE-like, with inf and NaN.
+ *  - TSR_F8_E8M0FNU: 8 exponent bits (bias 127), no sign, no mantissa, no zero: 2^(e-127) for
+ *    e < 255, NaN for 255. The scale type of MX formats.
+ *  - TSR_F4_E2M1FN_X2: one byte holding TWO e2m1 values (sign, 2 exponent, 1 mantissa bits:
+ *    0, 0.5, 1, 1.5, 2, 3, 4, 6), the element of even index in the low 4 bits. Sizes count
+ *    bytes, as for PyTorch's float4_e2m1fn_x2: a [M, K/2] tensor holds M x K values.
+ * Few ops accept them (copies, fill, views, the quantization ops, scaled_mm); no promotion
+ * rule mixes them with another dtype. */
 typedef enum tsr_dtype_t {
   TSR_DTYPE_UNDEFINED = 0,
   TSR_BOOL = 1,
@@ -27,7 +39,10 @@ typedef enum tsr_dtype_t {
   TSR_BF16 = 8,
   TSR_F32 = 9,
   TSR_F64 = 10,
-  /* reserved: TSR_F8_E4M3FN = 11, TSR_F8_E5M2 = 12, TSR_F4_E2M1 = 13 */
+  TSR_F8_E4M3FN = 11,    /* since 1.6 */
+  TSR_F8_E5M2 = 12,      /* since 1.6 */
+  TSR_F4_E2M1FN_X2 = 13, /* since 1.6 */
+  TSR_F8_E8M0FNU = 14,   /* since 1.6 */
   /* reserved: TSR_C64 = 16, TSR_C128 = 17 */
   TSR_DTYPE_LIMIT = 32 /* every dtype value is < this; dtype masks are 32-bit */
 } tsr_dtype_t;

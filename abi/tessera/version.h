@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define TSR_ABI_MAJOR 1
-#define TSR_ABI_MINOR 5
+#define TSR_ABI_MINOR 6
 /* One 32-bit number: major in the high 16 bits, minor in the low 16 bits. */
 #define TSR_ABI_VERSION ((uint32_t)((TSR_ABI_MAJOR << 16) | TSR_ABI_MINOR))
 #define TSR_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)

@@ -33,9 +33,14 @@ void copy_kernel(KernelCall& c) {
     parallel_memcpy(it.data[0], it.data[1], it.numel * int64_t(itemsize(out_dt)));
     return;
   }
-  dispatch_all(out_dt, "_copy", [&](auto otag) {
+  if (out_dt == TSR_F4_E2M1FN_X2 || src_dt == TSR_F4_E2M1FN_X2) {  // packed pairs: bytes only
+    kernels::check_packed_copy(out_dt, src_dt);
+    elementwise<uint8_t, uint8_t>(it, kernels::CastOp<uint8_t, uint8_t>{});
+    return;
+  }
+  dispatch_castable(out_dt, "_copy", [&](auto otag) {
     using T = typename decltype(otag)::type;
-    dispatch_all(src_dt, "_copy", [&](auto stag) {
+    dispatch_castable(src_dt, "_copy", [&](auto stag) {
       using S = typename decltype(stag)::type;
       const kernels::CastOp<T, S> op;
       if constexpr (!std::is_same<T, S>::value && (is_reduced_float<T>::value || is_reduced_float<S>::value))
@@ -48,6 +53,6 @@ void copy_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CPU_KERNELS(copy) { r.kernel("_copy", "cpu::copy", device_type, kAllMask, TSR_KERNEL(copy_kernel)); }
+TSR_CPU_KERNELS(copy) { r.kernel("_copy", "cpu::copy", device_type, kMovableMask, TSR_KERNEL(copy_kernel)); }
 
 }  // namespace tsr::cpu

@@ -9,7 +9,7 @@ namespace {
 void fill_kernel(KernelCall& c) {
   const tsr_iter_t& it = c.iter();
   if (it.numel == 0) return;
-  dispatch_all(c.dtype(), "_fill", [&](auto tag) {
+  dispatch_castable(c.dtype(), "_fill", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using TO = std::conditional_t<std::is_same<T, bool>::value, uint8_t, T>;
     const TO v = static_cast<TO>(c.arg_scalar<T>(1));
@@ -45,7 +45,7 @@ void arange_kernel(KernelCall& c) {
 }  // namespace
 
 TSR_CPU_KERNELS(fill) {
-  r.kernel("_fill", "cpu::fill", device_type, kAllMask, TSR_KERNEL(fill_kernel));
+  r.kernel("_fill", "cpu::fill", device_type, kCastableMask, TSR_KERNEL(fill_kernel));
   r.kernel("arange", "cpu::arange", device_type, kNumericMask, TSR_KERNEL(arange_kernel));
 }
 

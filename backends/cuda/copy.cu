@@ -22,9 +22,14 @@ void copy_kernel(KernelCall& c) {
                    c.op_name(), c.device().index);
     return;
   }
-  dispatch_all(out_dt, "_copy", [&](auto otag) {
+  if (out_dt == TSR_F4_E2M1FN_X2 || src_dt == TSR_F4_E2M1FN_X2) {  // packed pairs: bytes only
+    kernels::check_packed_copy(out_dt, src_dt);
+    kernels::ew<kernels::Elem<uint8_t>, kernels::Elem<uint8_t>>(run, kernels::CastOp<uint8_t, uint8_t>{});
+    return;
+  }
+  dispatch_castable(out_dt, "_copy", [&](auto otag) {
     using T = typename decltype(otag)::type;
-    dispatch_all(src_dt, "_copy", [&](auto stag) {
+    dispatch_castable(src_dt, "_copy", [&](auto stag) {
       using S = typename decltype(stag)::type;
       kernels::ew<kernels::Elem<T>, kernels::Elem<S>>(run, kernels::CastOp<T, S>{});
     });
@@ -33,6 +38,6 @@ void copy_kernel(KernelCall& c) {
 
 }  // namespace
 
-TSR_CUDA_KERNELS(copy) { r.kernel("_copy", "cuda::copy", device_type, kAllMask, TSR_KERNEL(copy_kernel)); }
+TSR_CUDA_KERNELS(copy) { r.kernel("_copy", "cuda::copy", device_type, kMovableMask, TSR_KERNEL(copy_kernel)); }
 
 }  // namespace tsr::cuda

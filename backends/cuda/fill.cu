@@ -10,7 +10,7 @@ void fill_kernel(KernelCall& c) {
   const tsr_iter_t& it = c.iter();
   if (it.numel == 0) return;
   const CudaRun run(c);
-  dispatch_all(c.dtype(), "_fill", [&](auto tag) {
+  dispatch_castable(c.dtype(), "_fill", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using E = kernels::Elem<T>;
     kernels::ew<E>(run, kernels::ConstantOp<E>{static_cast<E>(c.arg_scalar<T>(1))});
@@ -41,7 +41,7 @@ void arange_kernel(KernelCall& c) {
 }  // namespace
 
 TSR_CUDA_KERNELS(fill) {
-  r.kernel("_fill", "cuda::fill", device_type, kAllMask, TSR_KERNEL(fill_kernel));
+  r.kernel("_fill", "cuda::fill", device_type, kCastableMask, TSR_KERNEL(fill_kernel));
   r.kernel("arange", "cuda::arange", device_type, kNumericMask, TSR_KERNEL(arange_kernel));
 }
 

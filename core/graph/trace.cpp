@@ -64,7 +64,7 @@ struct Tracer {
     v.type = type_of(t);
     v.name = fresh("c", next_const);
     // A 0-dim cpu tensor (a wrapped C++ scalar, a scalar the code made) is written inline.
-    if (t->ndim == 0 && t->device.type == TSR_DEVICE_TYPE_CPU) {
+    if (t->ndim == 0 && t->device.type == TSR_DEVICE_TYPE_CPU && t->dtype != TSR_F4_E2M1FN_X2) {
       v.inline_scalar = true;
       v.wrapped = t->wrapped_number;
       v.scalar = read_scalar(t);
@@ -118,6 +118,16 @@ struct Tracer {
         std::memcpy(&h, p, 2);
         s.u.d = t->dtype == TSR_BF16 ? static_cast<double>(::tsr::detail::bf16_bits_to_f32(h))
                                      : static_cast<double>(::tsr::detail::f16_bits_to_f32(h));
+        return s;
+      }
+      case TSR_F8_E4M3FN:
+      case TSR_F8_E5M2:
+      case TSR_F8_E8M0FNU: {  // exact in a double
+        s.tag = TSR_VALUE_DOUBLE;
+        const uint8_t b = *static_cast<const uint8_t*>(p);
+        s.u.d = t->dtype == TSR_F8_E4M3FN ? static_cast<double>(::tsr::detail::e4m3fn_bits_to_f32(b))
+                : t->dtype == TSR_F8_E5M2 ? static_cast<double>(::tsr::detail::e5m2_bits_to_f32(b))
+                                          : static_cast<double>(::tsr::detail::e8m0fnu_bits_to_f32(b));
         return s;
       }
       default:

@@ -52,7 +52,16 @@ bool dl_dtype(tsr_dtype_t d, DLDataType* out) {
     case TSR_F64:
       *out = DLDataType{kDLFloat, 64, 1};
       return true;
-    default:
+    case TSR_F8_E4M3FN:
+      *out = DLDataType{kDLFloat8_e4m3fn, 8, 1};
+      return true;
+    case TSR_F8_E5M2:
+      *out = DLDataType{kDLFloat8_e5m2, 8, 1};
+      return true;
+    case TSR_F8_E8M0FNU:
+      *out = DLDataType{kDLFloat8_e8m0fnu, 8, 1};
+      return true;
+    default:  // float4_e2m1fn_x2: DLPack's fp4 counts single values (and pads sub-byte types)
       return false;
   }
 }
@@ -74,6 +83,12 @@ tsr_dtype_t tsr_dtype(DLDataType t) {
       return t.bits == 16 ? TSR_F16 : t.bits == 32 ? TSR_F32 : t.bits == 64 ? TSR_F64 : TSR_DTYPE_UNDEFINED;
     case kDLBfloat:
       return t.bits == 16 ? TSR_BF16 : TSR_DTYPE_UNDEFINED;
+    case kDLFloat8_e4m3fn:
+      return t.bits == 8 ? TSR_F8_E4M3FN : TSR_DTYPE_UNDEFINED;
+    case kDLFloat8_e5m2:
+      return t.bits == 8 ? TSR_F8_E5M2 : TSR_DTYPE_UNDEFINED;
+    case kDLFloat8_e8m0fnu:
+      return t.bits == 8 ? TSR_F8_E8M0FNU : TSR_DTYPE_UNDEFINED;
     default:
       return TSR_DTYPE_UNDEFINED;
   }

@@ -42,11 +42,13 @@ struct NameDtype {
 };
 constexpr NameDtype kDtypes[] = {{"BOOL", TSR_BOOL}, {"U8", TSR_U8},   {"I8", TSR_I8},   {"I16", TSR_I16},
                                  {"I32", TSR_I32},   {"I64", TSR_I64}, {"F16", TSR_F16}, {"BF16", TSR_BF16},
-                                 {"F32", TSR_F32},   {"F64", TSR_F64}};
+                                 {"F32", TSR_F32},   {"F64", TSR_F64}, {"F8_E4M3", TSR_F8_E4M3FN},
+                                 {"F8_E5M2", TSR_F8_E5M2}, {"F8_E8M0", TSR_F8_E8M0FNU}};
 // Named by the format but without a Tessera dtype: a valid file we cannot load (UNIMPLEMENTED,
 // not DATA_LOSS, so a caller can tell "corrupt" from "too new for us").
-constexpr const char* kForeignDtypes[] = {"U16",     "U32",     "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0",
-                                          "F6_E2M3", "F6_E3M2", "F4",  "C64",     "C128"};
+// "F4" counts single e2m1 values (shape = values), where float4_e2m1fn_x2 counts bytes: a file
+// of them is refused rather than reinterpreted.
+constexpr const char* kForeignDtypes[] = {"U16", "U32", "U64", "F6_E2M3", "F6_E3M2", "F4", "C64", "C128"};
 
 tsr_status_t bad(const std::string& path, const std::string& what) {
   return make_status(TSR_DATA_LOSS, "safetensors: '" + path + "': " + what);

@@ -17,6 +17,15 @@ using Rule = ElementwiseRule;
 
 tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t compute, tsr_dtype_t out_dtype,
                              const bool* keep_dtype) {
+  if (compute == TSR_DTYPE_UNDEFINED || out_dtype == TSR_DTYPE_UNDEFINED) {
+    // The only way promotion fails: a low-precision float met another dtype (PyTorch refuses
+    // it too). Name every operand's dtype.
+    std::string got;
+    for (int i = 0; i < n; ++i) got += (i ? ", " : "") + describe(ctx.rt, in[i]);
+    return ctx.error(TSR_INVALID_ARGUMENT, "no promotion rule for these inputs (" + got +
+                                               "): low-precision floats (float8, float4) combine only with their own "
+                                               "dtype; cast with to() first");
+  }
   tsr_device_t device;
   TSR_RETURN_IF_ERROR(common_device(ctx, in, n, &device));
   int ndim = 0;

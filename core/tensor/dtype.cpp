@@ -14,7 +14,10 @@ tsr_dtype_t dtype_from_name(const char* n) {
       {"int16", TSR_I16}, {"i16", TSR_I16},   {"short", TSR_I16},     {"int32", TSR_I32}, {"i32", TSR_I32},
       {"int", TSR_I32},   {"int64", TSR_I64}, {"i64", TSR_I64},       {"long", TSR_I64},  {"float16", TSR_F16},
       {"f16", TSR_F16},   {"half", TSR_F16},  {"bfloat16", TSR_BF16}, {"bf16", TSR_BF16}, {"float32", TSR_F32},
-      {"f32", TSR_F32},   {"float", TSR_F32}, {"float64", TSR_F64},   {"f64", TSR_F64},   {"double", TSR_F64}};
+      {"f32", TSR_F32},   {"float", TSR_F32}, {"float64", TSR_F64},   {"f64", TSR_F64},   {"double", TSR_F64},
+      {"float8_e4m3fn", TSR_F8_E4M3FN}, {"f8_e4m3fn", TSR_F8_E4M3FN}, {"float8_e5m2", TSR_F8_E5M2},
+      {"f8_e5m2", TSR_F8_E5M2}, {"float8_e8m0fnu", TSR_F8_E8M0FNU}, {"f8_e8m0fnu", TSR_F8_E8M0FNU},
+      {"float4_e2m1fn_x2", TSR_F4_E2M1FN_X2}, {"f4_e2m1fn_x2", TSR_F4_E2M1FN_X2}};
   if (!n) return TSR_DTYPE_UNDEFINED;
   for (const Alias& a : aliases)
     if (std::strcmp(a.name, n) == 0) return a.dt;
@@ -39,6 +42,9 @@ static int int_rank(tsr_dtype_t d) {  // signed ints by width
 tsr_dtype_t promote_types(tsr_dtype_t a, tsr_dtype_t b) {
   if (a == TSR_DTYPE_UNDEFINED) return b;
   if (b == TSR_DTYPE_UNDEFINED || a == b) return a;
+  // As PyTorch: no promotion rule mixes a low-precision float with another dtype (the caller
+  // reports UNDEFINED as an error naming both).
+  if (tsr::is_low_precision_float(a) || tsr::is_low_precision_float(b)) return TSR_DTYPE_UNDEFINED;
   if (a == TSR_BOOL) return b;
   if (b == TSR_BOOL) return a;
   bool fa = is_floating(a), fb = is_floating(b);
@@ -55,6 +61,11 @@ tsr_dtype_t promote_types(tsr_dtype_t a, tsr_dtype_t b) {
 }
 
 void ResultTypeState::add(tsr_dtype_t d, int ndim, bool wrapped_number) {
+  // A low-precision float meeting any other dtype has no result type (sticky: a later operand
+  // must not make it look defined again).
+  for (tsr_dtype_t seen : {dim, zero, wrapped})
+    if (seen != TSR_DTYPE_UNDEFINED && seen != d && (tsr::is_low_precision_float(seen) || tsr::is_low_precision_float(d)))
+      invalid = true;
   if (wrapped_number) {
     if (is_floating(d)) d = TSR_F32;  // the default dtype
     wrapped = promote_types(wrapped, d);
@@ -74,6 +85,8 @@ static tsr_dtype_t combine(tsr_dtype_t higher, tsr_dtype_t lower) {
   return higher;
 }
 
-tsr_dtype_t ResultTypeState::result() const { return combine(dim, combine(zero, wrapped)); }
+tsr_dtype_t ResultTypeState::result() const {
+  return invalid ? TSR_DTYPE_UNDEFINED : combine(dim, combine(zero, wrapped));
+}
 
 }  // namespace tsr::core

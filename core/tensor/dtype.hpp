@@ -25,15 +25,17 @@ inline int dtype_category(tsr_dtype_t d) { return d == TSR_BOOL ? 0 : is_floatin
 // torch.can_cast: no floating -> integral/bool, no non-bool -> bool.
 inline bool can_cast(tsr_dtype_t from, tsr_dtype_t to) { return dtype_category(from) <= dtype_category(to); }
 
-// torch.promote_types.
+// torch.promote_types. UNDEFINED when no rule applies (a low-precision float with another dtype).
 tsr_dtype_t promote_types(tsr_dtype_t a, tsr_dtype_t b);
 
 // torch.result_type over operands grouped as PyTorch does: tensors with dims, zero-dim tensors,
-// wrapped numbers (which count as the default dtype of their category).
+// wrapped numbers (which count as the default dtype of their category). result() is UNDEFINED
+// when the operands have no result type (a low-precision float mixed with another dtype).
 struct ResultTypeState {
   tsr_dtype_t dim = TSR_DTYPE_UNDEFINED;
   tsr_dtype_t zero = TSR_DTYPE_UNDEFINED;
   tsr_dtype_t wrapped = TSR_DTYPE_UNDEFINED;
+  bool invalid = false;
   void add(tsr_dtype_t d, int ndim, bool wrapped_number);
   tsr_dtype_t result() const;
 };

@@ -3,14 +3,18 @@
 //  - tsr::Half (IEEE 754 binary16) and tsr::BFloat16 (bfloat16): storage types whose arithmetic
 //    goes through float. Conversions from float round to nearest even; NaN stays NaN (quiet,
 //    sign and top payload bits kept); overflow gives +-inf (Half) as IEEE requires.
-//  - tsr::itemsize / dtype_name / is_floating / is_integral over tsr_dtype_t.
+//  - tsr::Float8_e4m3fn, Float8_e5m2, Float8_e8m0fnu and Float4_e2m1fn_x2: the low-precision
+//    floats, declared in tessera/low_precision.hpp (their conversions are described there).
+//  - tsr::itemsize / dtype_name / is_floating / is_integral / is_low_precision_float over
+//    tsr_dtype_t.
 //  - tsr::CppType<dtype>::type and tsr::dtype_of<T> map between tsr_dtype_t and C++ types:
 //      bool->bool, u8->uint8_t, i8->int8_t, i16->int16_t, i32->int32_t, i64->int64_t,
-//      f16->tsr::Half, bf16->tsr::BFloat16, f32->float, f64->double.
+//      f16->tsr::Half, bf16->tsr::BFloat16, f32->float, f64->double, and the low-precision
+//      floats to their tsr:: types.
 //  - dtype dispatch: tsr::dispatch_all(dtype, "op", [&](auto tag) {
 //        using T = typename decltype(tag)::type; ... });
 //    and dispatch_floating / dispatch_integral / dispatch_integral_and_bool / dispatch_numeric /
-//    dispatch_mask<MASK>, which throw tsr::Error(TSR_UNIMPLEMENTED, "<op>: unsupported dtype X")
+//    dispatch_castable (every dtype a cast can read or write) / dispatch_mask<MASK>, which throw tsr::Error(TSR_UNIMPLEMENTED, "<op>: unsupported dtype X")
 //    for a dtype outside their set.
 // Everything usable in CUDA device code is marked TSR_HOST_DEVICE.
 #pragma once
@@ -191,6 +195,13 @@ TSR_DETAIL_HALF_LIKE_OPS(BFloat16)
 #undef TSR_DETAIL_HALF_LIKE_OPS
 
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2, "16-bit float types");
+
+}  // namespace tsr
+
+#include "tessera/low_precision.hpp"  // NOLINT: needs the helpers above
+
+namespace tsr {
+
 static_assert(std::is_trivially_copyable<Half>::value && std::is_trivially_copyable<BFloat16>::value,
               "16-bit float types must be trivially copyable");
 
@@ -202,22 +213,21 @@ template <>
 struct is_reduced_float<Half> : std::true_type {};
 template <>
 struct is_reduced_float<BFloat16> : std::true_type {};
+template <>
+struct is_reduced_float<Float8_e4m3fn> : std::true_type {};
+template <>
+struct is_reduced_float<Float8_e5m2> : std::true_type {};
+template <>
+struct is_reduced_float<Float8_e8m0fnu> : std::true_type {};
 
 template <class T>
 struct is_float_type : std::integral_constant<bool, std::is_floating_point<T>::value || is_reduced_float<T>::value> {};
 
-// The type arithmetic on T is done in: float for Half/BFloat16, T otherwise.
+// The type arithmetic on T is done in: float for Half, BFloat16 and the float8 types, T
+// otherwise.
 template <class T>
 struct compute_type {
-  using type = T;
-};
-template <>
-struct compute_type<Half> {
-  using type = float;
-};
-template <>
-struct compute_type<BFloat16> {
-  using type = float;
+  using type = std::conditional_t<is_reduced_float<T>::value, float, T>;
 };
 template <class T>
 using compute_t = typename compute_type<T>::type;
@@ -257,6 +267,10 @@ constexpr inline size_t itemsize(tsr_dtype_t d) {
     case TSR_BOOL:
     case TSR_U8:
     case TSR_I8:
+    case TSR_F8_E4M3FN:
+    case TSR_F8_E5M2:
+    case TSR_F8_E8M0FNU:
+    case TSR_F4_E2M1FN_X2:
       return 1;
     case TSR_I16:
     case TSR_F16:
@@ -296,13 +310,25 @@ constexpr inline const char* dtype_name(tsr_dtype_t d) {
       return "float32";
     case TSR_F64:
       return "float64";
+    case TSR_F8_E4M3FN:
+      return "float8_e4m3fn";
+    case TSR_F8_E5M2:
+      return "float8_e5m2";
+    case TSR_F8_E8M0FNU:
+      return "float8_e8m0fnu";
+    case TSR_F4_E2M1FN_X2:
+      return "float4_e2m1fn_x2";
     default:
       return "undefined";
   }
 }
 constexpr inline const char* dtype_name(int32_t d) { return dtype_name(static_cast<tsr_dtype_t>(d)); }
 
-constexpr inline bool is_valid_dtype(int32_t d) { return d >= TSR_BOOL && d <= TSR_F64; }
+constexpr inline bool is_low_precision_float(int32_t d) {
+  return d == TSR_F8_E4M3FN || d == TSR_F8_E5M2 || d == TSR_F8_E8M0FNU || d == TSR_F4_E2M1FN_X2;
+}
+
+constexpr inline bool is_valid_dtype(int32_t d) { return (d >= TSR_BOOL && d <= TSR_F64) || is_low_precision_float(d); }
 
 constexpr inline bool is_floating(tsr_dtype_t d) {
   return d == TSR_F16 || d == TSR_BF16 || d == TSR_F32 || d == TSR_F64;
@@ -317,7 +343,8 @@ constexpr inline bool is_integral(int32_t d, bool include_bool = false) {
   return is_integral(static_cast<tsr_dtype_t>(d), include_bool);
 }
 
-// Dtype masks (for kernel registration and dispatch_mask).
+// Dtype masks (for kernel registration and dispatch_mask). kFloatingMask and kAllMask are the
+// dtypes arithmetic is defined on; the low-precision floats have masks of their own.
 constexpr uint32_t kFloatingMask =
     TSR_DTYPE_BIT(TSR_F16) | TSR_DTYPE_BIT(TSR_BF16) | TSR_DTYPE_BIT(TSR_F32) | TSR_DTYPE_BIT(TSR_F64);
 constexpr uint32_t kIntegralMask = TSR_DTYPE_BIT(TSR_U8) | TSR_DTYPE_BIT(TSR_I8) | TSR_DTYPE_BIT(TSR_I16) |
@@ -325,6 +352,14 @@ constexpr uint32_t kIntegralMask = TSR_DTYPE_BIT(TSR_U8) | TSR_DTYPE_BIT(TSR_I8)
 constexpr uint32_t kBoolMask = TSR_DTYPE_BIT(TSR_BOOL);
 constexpr uint32_t kNumericMask = kFloatingMask | kIntegralMask;  // all but bool
 constexpr uint32_t kAllMask = kNumericMask | kBoolMask;
+constexpr uint32_t kFloat8Mask =
+    TSR_DTYPE_BIT(TSR_F8_E4M3FN) | TSR_DTYPE_BIT(TSR_F8_E5M2) | TSR_DTYPE_BIT(TSR_F8_E8M0FNU);
+constexpr uint32_t kFloat4Mask = TSR_DTYPE_BIT(TSR_F4_E2M1FN_X2);
+// What casts convert between (float8 included; float4_e2m1fn_x2 holds two values per element,
+// so it only copies to itself: kMovableMask).
+constexpr uint32_t kCastableMask = kAllMask | kFloat8Mask;
+// What moves bytes without looking at them (same-dtype copies, views, gathers): every dtype.
+constexpr uint32_t kMovableMask = kCastableMask | kFloat4Mask;
 
 // ---- C++ type <-> dtype ----------------------------------------------------------------------
 
@@ -345,6 +380,10 @@ TSR_DETAIL_MAP(TSR_F16, Half)
 TSR_DETAIL_MAP(TSR_BF16, BFloat16)
 TSR_DETAIL_MAP(TSR_F32, float)
 TSR_DETAIL_MAP(TSR_F64, double)
+TSR_DETAIL_MAP(TSR_F8_E4M3FN, Float8_e4m3fn)
+TSR_DETAIL_MAP(TSR_F8_E5M2, Float8_e5m2)
+TSR_DETAIL_MAP(TSR_F4_E2M1FN_X2, Float4_e2m1fn_x2)
+TSR_DETAIL_MAP(TSR_F8_E8M0FNU, Float8_e8m0fnu)
 #undef TSR_DETAIL_MAP
 template <tsr_dtype_t D>
 using cpp_type_t = typename CppType<D>::type;
@@ -368,6 +407,10 @@ TSR_DETAIL_MAP(TSR_F16, Half)
 TSR_DETAIL_MAP(TSR_BF16, BFloat16)
 TSR_DETAIL_MAP(TSR_F32, float)
 TSR_DETAIL_MAP(TSR_F64, double)
+TSR_DETAIL_MAP(TSR_F8_E4M3FN, Float8_e4m3fn)
+TSR_DETAIL_MAP(TSR_F8_E5M2, Float8_e5m2)
+TSR_DETAIL_MAP(TSR_F4_E2M1FN_X2, Float4_e2m1fn_x2)
+TSR_DETAIL_MAP(TSR_F8_E8M0FNU, Float8_e8m0fnu)
 #undef TSR_DETAIL_MAP
 template <class T>
 constexpr tsr_dtype_t dtype_of = DtypeOf<std::remove_cv_t<T>>::value;
@@ -413,6 +456,10 @@ inline auto dispatch_mask(int32_t dtype, const char* name, F&& f) -> decltype(f(
     TSR_DETAIL_CASE(TSR_BF16, BFloat16)
     TSR_DETAIL_CASE(TSR_F32, float)
     TSR_DETAIL_CASE(TSR_F64, double)
+    TSR_DETAIL_CASE(TSR_F8_E4M3FN, Float8_e4m3fn)
+    TSR_DETAIL_CASE(TSR_F8_E5M2, Float8_e5m2)
+    TSR_DETAIL_CASE(TSR_F4_E2M1FN_X2, Float4_e2m1fn_x2)
+    TSR_DETAIL_CASE(TSR_F8_E8M0FNU, Float8_e8m0fnu)
     default:
       break;
   }
@@ -441,6 +488,11 @@ inline auto dispatch_integral_and_bool(int32_t dtype, const char* name, F&& f) {
 template <class F>
 inline auto dispatch_numeric(int32_t dtype, const char* name, F&& f) {
   return dispatch_mask<kNumericMask>(dtype, name, std::forward<F>(f));
+}
+// kAllMask and the float8 types (what casts read and write).
+template <class F>
+inline auto dispatch_castable(int32_t dtype, const char* name, F&& f) {
+  return dispatch_mask<kCastableMask>(dtype, name, std::forward<F>(f));
 }
 
 }  // namespace tsr

@@ -31,6 +31,14 @@ std::string dtype_short_name(int dtype) {
       return "f32";
     case TSR_F64:
       return "f64";
+    case TSR_F8_E4M3FN:
+      return "f8e4m3";
+    case TSR_F8_E5M2:
+      return "f8e5m2";
+    case TSR_F8_E8M0FNU:
+      return "f8e8m0";
+    case TSR_F4_E2M1FN_X2:
+      return "f4x2";
     default:
       return "dt" + std::to_string(dtype);
   }

@@ -9,8 +9,9 @@
 namespace tsr::py {
 namespace {
 
-const tsr_dtype_t kAllDtypes[] = {TSR_BOOL, TSR_U8,  TSR_I8,   TSR_I16, TSR_I32,
-                                  TSR_I64,  TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
+const tsr_dtype_t kAllDtypes[] = {TSR_BOOL,      TSR_U8,      TSR_I8,           TSR_I16,       TSR_I32,
+                                  TSR_I64,       TSR_F16,     TSR_BF16,         TSR_F32,       TSR_F64,
+                                  TSR_F8_E4M3FN, TSR_F8_E5M2, TSR_F4_E2M1FN_X2, TSR_F8_E8M0FNU};
 
 tsr_dtype_t dtype_named(std::string name) {
   if (name.rfind("torch.", 0) == 0) name = name.substr(6);
@@ -59,7 +60,7 @@ void bind_dtypes(pyb::module_& m) {
   pyb::class_<DType>(m, "dtype", "An element type: tessera.float32, tessera.int64, tessera.bool, ...")
       .def_property_readonly("name", [](const DType& d) { return std::string(tsr::dtype_name(d.code)); })
       .def_property_readonly("itemsize", [](const DType& d) { return tsr::itemsize(d.code); })
-      .def_property_readonly("is_floating_point", [](const DType& d) { return tsr::is_floating(d.code); })
+      .def_property_readonly("is_floating_point", [](const DType& d) { return tsr::is_floating(d.code) || tsr::is_low_precision_float(d.code); })
       .def("__repr__", [](const DType& d) { return std::string("tessera.") + tsr::dtype_name(d.code); })
       .def("__str__", [](const DType& d) { return std::string("tessera.") + tsr::dtype_name(d.code); })
       .def("__eq__",

@@ -75,13 +75,16 @@ pyb::object item_of(const Tensor& t) {
     raise(TSR_INVALID_ARGUMENT,
           "item(): a Tensor with " + std::to_string(t.numel()) + " elements cannot be converted to a Python scalar");
   if (t.dtype() == TSR_BOOL) return pyb::bool_(t.to(tsr::Device::cpu(), TSR_I64).item<int64_t>() != 0);
-  if (tsr::is_floating(t.dtype())) return pyb::float_(t.to(tsr::Device::cpu(), TSR_F64).item<double>());
+  if (tsr::is_floating(t.dtype()) || tsr::is_low_precision_float(t.dtype()))
+    return pyb::float_(t.to(tsr::Device::cpu(), TSR_F64).item<double>());
   return pyb::int_(t.to(tsr::Device::cpu(), TSR_I64).item<int64_t>());
 }
 
 Tensor on_cpu(const Tensor& t) {
   Tensor c = t.device().d.type == TSR_DEVICE_TYPE_CPU ? t : t.to(tsr::Device::cpu());
-  return c.dtype() == TSR_BF16 ? c.to(TSR_F32) : c;
+  // NumPy has no bfloat16 or float8: they arrive as float32 (exact).
+  const tsr_dtype_t dt = c.dtype();
+  return dt == TSR_BF16 || dt == TSR_F8_E4M3FN || dt == TSR_F8_E5M2 || dt == TSR_F8_E8M0FNU ? c.to(TSR_F32) : c;
 }
 
 std::vector<int64_t> int_list(const pyb::handle& h) {
@@ -151,7 +154,7 @@ void bind_tensor(pyb::module_& m) {
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("data_ptr", [](const Tensor& x) { return reinterpret_cast<uintptr_t>(x.data_ptr()); })
       .def("element_size", [](const Tensor& x) { return tsr::itemsize(x.dtype()); })
-      .def_property_readonly("is_floating_point", [](const Tensor& x) { return tsr::is_floating(x.dtype()); })
+      .def_property_readonly("is_floating_point", [](const Tensor& x) { return tsr::is_floating(x.dtype()) || tsr::is_low_precision_float(x.dtype()); })
       // views (no copy; autograd records them)
       .def("view", [](const Tensor& x, const pyb::args& a) { return x.view(shape_args(a)); })
       .def("reshape", [](const Tensor& x, const pyb::args& a) { return x.reshape(shape_args(a)); })

@@ -4,11 +4,22 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "tessera/kernels/family.hpp"
 
 namespace tsr::kernels {
+
+// float4_e2m1fn_x2 holds two values per element: it copies to itself (bytes) and converts to
+// nothing else (quantize_nvfp4 / dequantize_nvfp4 do that). Host only.
+inline void check_packed_copy(int32_t out_dtype, int32_t src_dtype) {
+  if (out_dtype != src_dtype)
+    throw Error(TSR_UNIMPLEMENTED, std::string("_copy: no conversion between ") + dtype_name(src_dtype) + " and " +
+                                       dtype_name(out_dtype) +
+                                       " (float4_e2m1fn_x2 packs two values per element; use dequantize_nvfp4 / "
+                                       "quantize_nvfp4)");
+}
 
 // Dtype conversion of _copy: From and To are the dtypes' C++ types (bool read and written as
 // bytes; any nonzero byte is true, numbers convert to bool as x != 0, floats to integers
