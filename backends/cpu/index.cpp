@@ -361,8 +361,8 @@ void nonzero_kernel(KernelCall& c) {
 }  // namespace
 
 TSR_CPU_KERNELS(index) {
-  r.kernel("index_select", "cpu::index_select", device_type, kAllMask, TSR_KERNEL(index_select_kernel));
-  r.kernel("gather", "cpu::gather", device_type, kAllMask, TSR_KERNEL(gather_kernel));
+  r.kernel("index_select", "cpu::index_select", device_type, kMovableMask, TSR_KERNEL(index_select_kernel));
+  r.kernel("gather", "cpu::gather", device_type, kMovableMask, TSR_KERNEL(gather_kernel));
   r.kernel("scatter_reduce", "cpu::scatter_reduce", device_type, kAllMask, TSR_KERNEL(scatter_reduce_kernel));
   r.kernel("nonzero", "cpu::nonzero", device_type, kAllMask, TSR_KERNEL(nonzero_kernel));
 }

@@ -101,8 +101,8 @@ void gather_kernel(KernelCall& c) {
 }  // namespace
 
 TSR_CUDA_KERNELS(index_gather) {
-  r.kernel("index_select", "cuda::index_select", device_type, kAllMask, TSR_KERNEL(index_select_kernel));
-  r.kernel("gather", "cuda::gather", device_type, kAllMask, TSR_KERNEL(gather_kernel));
+  r.kernel("index_select", "cuda::index_select", device_type, kMovableMask, TSR_KERNEL(index_select_kernel));
+  r.kernel("gather", "cuda::gather", device_type, kMovableMask, TSR_KERNEL(gather_kernel));
 }
 
 }  // namespace tsr::cuda

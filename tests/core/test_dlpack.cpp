@@ -90,8 +90,9 @@ TEST(DLPack, ExportDescribesTheTensorAndHoldsItAlive) {
 }
 
 TEST(DLPack, EveryDtypeRoundTripsWithoutACopy) {
-  const std::vector<tsr_dtype_t> dtypes = {TSR_BOOL, TSR_U8,  TSR_I8,   TSR_I16, TSR_I32,
-                                           TSR_I64,  TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
+  const std::vector<tsr_dtype_t> dtypes = {TSR_BOOL, TSR_U8,  TSR_I8,   TSR_I16,       TSR_I32,     TSR_I64,
+                                           TSR_F16,  TSR_BF16, TSR_F32, TSR_F64, TSR_F8_E4M3FN, TSR_F8_E5M2,
+                                           TSR_F8_E8M0FNU};
   for (tsr_dtype_t dt : dtypes) {
     SCOPED_TRACE(tsr::dtype_name(dt));
     Tensor x = (tsr::randn({4, 6}) * 3.0).to(dt);
@@ -185,6 +186,10 @@ TEST(DLPack, RefusalsNameTheFieldAndLeaveOwnershipWithTheCaller) {
     expect_status(api()->tensor_from_dlpack(rt, &p.managed, &out), TSR_INVALID_ARGUMENT, "dtype (code 5");
     p.managed.dl_tensor.dtype = DLDataType{kDLUInt, 16, 1};
     expect_status(api()->tensor_from_dlpack(rt, &p.managed, &out), TSR_INVALID_ARGUMENT, "bits 16");
+    p.managed.dl_tensor.dtype = DLDataType{kDLFloat8_e4m3fn, 16, 1};  // float8 must say 8 bits
+    expect_status(api()->tensor_from_dlpack(rt, &p.managed, &out), TSR_INVALID_ARGUMENT, "bits 16");
+    p.managed.dl_tensor.dtype = DLDataType{kDLFloat4_e2m1fn, 4, 1};  // DLPack's fp4 counts values, ours pairs
+    expect_status(api()->tensor_from_dlpack(rt, &p.managed, &out), TSR_INVALID_ARGUMENT, "code 17");
     p.managed.dl_tensor.dtype = DLDataType{kDLFloat, 32, 1};
     p.managed.dl_tensor.device = DLDevice{kDLMetal, 0};
     expect_status(api()->tensor_from_dlpack(rt, &p.managed, &out), TSR_INVALID_ARGUMENT, "device type 8");
@@ -209,6 +214,12 @@ TEST(DLPack, RefusalsNameTheFieldAndLeaveOwnershipWithTheCaller) {
     EXPECT_EQ(p.deleted.load(), 0) << "a refused import must not call the producer's deleter";
   }
   expect_status(api()->tensor_to_dlpack(nullptr, nullptr), TSR_INVALID_ARGUMENT, "required");
+  {  // float4_e2m1fn_x2 has no DLPack dtype (DLPack's fp4 is one value per element)
+    DLManagedTensorVersioned* mv = nullptr;
+    Tensor packed = tsr::empty({2, 3}, TSR_F4_E2M1FN_X2);
+    expect_status(api()->tensor_to_dlpack(packed.get(), &mv), TSR_UNIMPLEMENTED, "float4_e2m1fn_x2");
+    EXPECT_EQ(mv, nullptr);
+  }
   DLManagedTensor* m = nullptr;
   expect_status(api()->tensor_to_dlpack_legacy(tsr::ones({2}).get(), nullptr), TSR_INVALID_ARGUMENT, "required");
   EXPECT_EQ(m, nullptr);

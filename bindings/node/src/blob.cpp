@@ -204,7 +204,7 @@ napi_typedarray_type array_type(tsr_dtype_t dt) {
     case TSR_F64:
       return napi_float64_array;
     default:
-      return napi_float32_array;  // F32, and F16/BF16 after conversion
+      return napi_float32_array;  // F32, and F16/BF16/float8 after conversion
   }
 }
 
@@ -217,8 +217,10 @@ Napi::Value to_typed_array(Napi::Env env, const tsr::Tensor& t, bool force_copy)
   tsr_dtype_t dt = t.dtype();
   tsr::Tensor src = t;
   const tsr::Device cpu0 = tsr::Device::cpu(0);
-  if (dt == TSR_F16 || dt == TSR_BF16) {
-    src = t.to(cpu0, TSR_F32);  // no 16-bit float TypedArray in Node 20: a converted copy
+  if (dt == TSR_F4_E2M1FN_X2)
+    throw tsr::Error(TSR_UNIMPLEMENTED, "no TypedArray holds float4_e2m1fn_x2 (two values per byte): dequantize first");
+  if (dt == TSR_F16 || dt == TSR_BF16 || tsr::is_low_precision_float(dt)) {
+    src = t.to(cpu0, TSR_F32);  // no 16-bit or 8-bit float TypedArray in Node 20: a converted copy
   } else if (force_copy) {
     src = t.device().d.type == TSR_DEVICE_TYPE_CPU ? t.clone() : t.to(cpu0);
   } else if (t.device().d.type != TSR_DEVICE_TYPE_CPU) {

@@ -42,6 +42,23 @@ def test_every_dtype_round_trips_through_numpy(rng):
     np.testing.assert_array_equal(b.numpy(), [1.5, -2.25])
 
 
+def test_float8_dtypes_cast_and_read_back_as_float32():
+    x = ts.tensor([0.3, -17.5, 470.0, 1e-3, 2.0])
+    e4 = x.to(ts.float8_e4m3fn)
+    assert e4.dtype == ts.float8_e4m3fn and e4.dtype.itemsize == 1 and e4.is_floating_point
+    got = e4.numpy()  # NumPy has no float8: float32 values, exact
+    assert got.dtype == np.float32
+    # 0.3 -> 0.3125 (nearest e4m3fn), -17.5 -> -18 (step 2 there), 470 -> NaN (a cast does not
+    # saturate), 1e-3 -> 2^-10 rounds to the subnormal 2^-9, 2 exact.
+    np.testing.assert_array_equal(got[[0, 1, 3, 4]], np.array([0.3125, -18.0, 0.001953125, 2.0], np.float32))
+    assert np.isnan(got[2])
+    assert x.to("float8_e5m2").tolist()[:2] == [0.3125, -16.0]
+    assert ts.tensor([3.0]).to(ts.float8_e8m0fnu).item() == 4.0  # 1.5 * 2^1 rounds up to 2^2
+    assert ts.float4_e2m1fn_x2.itemsize == 1  # two e2m1 values per element
+    with pytest.raises(Exception, match="promotion"):
+        e4 + x
+
+
 def test_operators_against_numpy(rng):
     a, b = randn(rng, 4, 5), randn(rng, 5)
     x, y = ts.tensor(a), ts.tensor(b)
