@@ -101,8 +101,11 @@ TEST(SafetensorsMalformed, UnknownAndUnsupportedDtypes) {
                  {"entry 'a'", "unknown dtype 'F7'"});
   expect_refused(R"({"a":{"dtype":"f32","shape":[1],"data_offsets":[0,4]}})", zeros(4), {"unknown dtype 'f32'"});
   expect_refused(R"({"a":{"dtype":7,"shape":[1],"data_offsets":[0,4]}})", zeros(4), {"dtype is JSON number"});
-  expect_refused(R"({"a":{"dtype":"F8_E4M3","shape":[4],"data_offsets":[0,4]}})", zeros(4),
-                 {"F8_E4M3 has no Tessera equivalent"}, TSR_UNIMPLEMENTED);
+  // Single e2m1 values (safetensors' F4) are not float4_e2m1fn_x2's packed pairs.
+  expect_refused(R"({"a":{"dtype":"F4","shape":[4],"data_offsets":[0,2]}})", zeros(2),
+                 {"F4 has no Tessera equivalent"}, TSR_UNIMPLEMENTED);
+  expect_refused(R"({"a":{"dtype":"F6_E2M3","shape":[4],"data_offsets":[0,3]}})", zeros(3),
+                 {"F6_E2M3 has no Tessera equivalent"}, TSR_UNIMPLEMENTED);
 }
 
 TEST(SafetensorsMalformed, BadShapes) {

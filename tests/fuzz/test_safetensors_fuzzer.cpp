@@ -60,9 +60,10 @@ struct Model {
   Bytes data;
 };
 
-const tsr_dtype_t kDtypes[] = {TSR_BOOL, TSR_U8,  TSR_I8,   TSR_I16, TSR_I32,
-                               TSR_I64,  TSR_F16, TSR_BF16, TSR_F32, TSR_F64};
-const char* const kDtypeNames[] = {"BOOL", "U8", "I8", "I16", "I32", "I64", "F16", "BF16", "F32", "F64"};
+const tsr_dtype_t kDtypes[] = {TSR_BOOL, TSR_U8,  TSR_I8,   TSR_I16, TSR_I32, TSR_I64,       TSR_F16,
+                               TSR_BF16, TSR_F32, TSR_F64, TSR_F8_E4M3FN, TSR_F8_E5M2, TSR_F8_E8M0FNU};
+const char* const kDtypeNames[] = {"BOOL", "U8",  "I8",      "I16",     "I32",    "I64",    "F16",
+                                   "BF16", "F32", "F64", "F8_E4M3", "F8_E5M2", "F8_E8M0"};
 
 const char* dtype_name(tsr_dtype_t dt) {
   for (size_t i = 0; i < std::size(kDtypes); ++i)

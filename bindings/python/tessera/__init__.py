@@ -25,6 +25,8 @@ from . import _ops, _tensor
 bool = _C.bool  # noqa: A001 (torch.bool's spelling)
 uint8, int8, int16, int32, int64 = _C.uint8, _C.int8, _C.int16, _C.int32, _C.int64
 float16, bfloat16, float32, float64 = _C.float16, _C.bfloat16, _C.float32, _C.float64
+float8_e4m3fn, float8_e5m2, float8_e8m0fnu = _C.float8_e4m3fn, _C.float8_e5m2, _C.float8_e8m0fnu
+float4_e2m1fn_x2 = _C.float4_e2m1fn_x2
 half, float, double, long, short = float16, float32, float64, int64, int16  # noqa: A001
 int = int32  # noqa: A001
 

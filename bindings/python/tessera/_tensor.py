@@ -14,6 +14,7 @@ Tensor = _C.Tensor
 # The registry's op functions, set by install(): indexing calls them without a lookup per call.
 _OPS = {}
 _DTYPE_NAMES = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+                "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float4_e2m1fn_x2",
                 "float", "double", "half", "long", "int", "short"}
 
 
