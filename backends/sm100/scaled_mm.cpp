@@ -38,11 +38,29 @@ namespace {
 
 constexpr size_t kMaxWorkspace = size_t(32) << 20;
 
+// cuBLASLt has no status-to-text function of its own (cublasGetStatusName is libcublas's, which
+// this library does not link).
+const char* lt_status_name(cublasStatus_t st) {
+  switch (st) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    default: return "cuBLAS status";
+  }
+}
+
 [[noreturn]] void throw_lt(cublasStatus_t st, const char* op, const char* what, int dev) {
   fail(st == CUBLAS_STATUS_ALLOC_FAILED ? TSR_RESOURCE_EXHAUSTED
        : (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE) ? TSR_INVALID_ARGUMENT
                                                                                   : TSR_INTERNAL,
-       op, ": ", what, " failed on cuda:", dev, ": ", cublasGetStatusName(st), " (", cublasGetStatusString(st), ")");
+       op, ": ", what, " failed on cuda:", dev, ": ", lt_status_name(st), " (", int(st), ")");
 }
 #define LT_CHECK(expr, op, dev)                                            \
   do {                                                                     \
@@ -269,7 +287,7 @@ void scaled_mm_kernel(KernelCall& c) {
   if (hs != CUBLAS_STATUS_SUCCESS || found == 0)
     fail(TSR_UNIMPLEMENTED, op, ": cuBLASLt has no algorithm for ", mode_name(mode), " ", dtype_name(a.dtype), " x ",
          dtype_name(b.dtype), " -> ", dtype_name(out_dtype), " [", M, ", ", K, "] x [", K, ", ", N, "]",
-         bias.present ? " with bias" : "", " on cuda:", dev, " (", cublasGetStatusName(hs), ")");
+         bias.present ? " with bias" : "", " on cuda:", dev, " (", lt_status_name(hs), ")");
 
   // Workspace, plus 16 bytes for the device-side beta (0) that pointer mode DEVICE needs.
   const size_t ws = (heur.workspaceSize + 255) / 256 * 256;

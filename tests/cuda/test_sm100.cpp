@@ -92,7 +92,9 @@ TEST(Sm100Loading, WithoutBlackwellNoBackendLibraryIsLoaded) {
   if (r.loaded) GTEST_SKIP() << "a compute capability 10.x device is present: the backend library is loaded";
   const std::string maps = mapped_files();
   EXPECT_EQ(maps.find("tessera_sm100_backend"), std::string::npos) << "sm100's backend library is mapped";
-  if (machine().count == 0) EXPECT_EQ(maps.find("libcublasLt"), std::string::npos) << "cuBLASLt is mapped without a GPU";
+  if (machine().count == 0) {
+    EXPECT_EQ(maps.find("libcublasLt"), std::string::npos) << "cuBLASLt is mapped without a GPU";
+  }
 }
 
 // The backend library lies in sm100/ beside the shell, exports an "sm100" plugin table for this
@@ -113,7 +115,9 @@ TEST(Sm100Loading, BackendLibraryIsBesideTheShell) {
   ASSERT_NE(p->score, nullptr);
   char reason[512] = "";
   EXPECT_EQ(p->score(A(), reason, sizeof reason), r.score);
-  if (!r.loaded) EXPECT_EQ(std::string(r.reason).rfind(std::string("scored 0: ") + reason, 0), 0u) << r.reason;
+  if (!r.loaded) {
+    EXPECT_EQ(std::string(r.reason).rfind(std::string("scored 0: ") + reason, 0), 0u) << r.reason;
+  }
   // Left loaded: CUDA libraries dislike dlclose.
 }
 
