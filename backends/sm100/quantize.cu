@@ -23,17 +23,14 @@
 // path also needs 32-byte aligned rows; otherwise element loads are used).
 #include <cuda_runtime.h>
 
+#include "block_scale.hpp"
 #include "sm100_common.hpp"
-#include "tessera/low_precision.hpp"
+#include "tessera/dtype.hpp"  // the low-precision types and TSR_HOST_DEVICE
 
 namespace tsr::sm100 {
 namespace {
 
 constexpr int kThreads = 256;
-
-__host__ __device__ inline int64_t swizzled_offset(int64_t r, int64_t c, int64_t col_tiles) {
-  return ((r / 128) * col_tiles + c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + (c % 4);
-}
 
 // 32 bytes from global memory (read-only path) into w[8].
 __device__ __forceinline__ void load32(const void* p, uint32_t (&w)[8]) {
@@ -88,22 +85,6 @@ __device__ __forceinline__ void group_reduce(float& m, bool& bad, int lanes) {
 
 // ---- MXFP8 --------------------------------------------------------------------------------
 
-// e = log2 of the smallest power of two s with amax / s <= 448 = 1.75 * 2^8, exactly: with
-// amax = m * 2^E (m in [1, 2)), amax <= 1.75 * 2^(8 + e) iff e >= E - 8 (m <= 1.75), else E - 7.
-__device__ __forceinline__ int mx_exponent(float amax) {
-  if (amax == 0.f) return -127;
-  const uint32_t bits = __float_as_uint(amax);
-  int E = int((bits >> 23) & 0xffu) - 127;
-  uint32_t mant = bits & 0x7fffffu;
-  if (E == -127) {  // subnormal: normalise
-    const int shift = __clz(mant) - 8;
-    mant = (mant << shift) & 0x7fffffu;
-    E = -126 - shift;
-  }
-  const int e = (mant <= 0x600000u ? E - 8 : E - 7);  // 0x600000 = mantissa of 1.75
-  return e < -127 ? -127 : (e > 127 ? 127 : e);
-}
-
 template <class T, bool kVec>
 __global__ void __launch_bounds__(kThreads) mxfp8_kernel(const T* __restrict__ x, int64_t row_stride, int64_t rows,
                                                          int64_t K, uint8_t* __restrict__ data,
@@ -123,8 +104,8 @@ __global__ void __launch_bounds__(kThreads) mxfp8_kernel(const T* __restrict__ x
   }
   group_reduce(m, bad, kLanes);
   if (!live) return;
-  const int e = mx_exponent(m);
-  if (col % 32 == 0) scale[swizzled_offset(r, col / 32, col_tiles)] = bad ? uint8_t(0xff) : uint8_t(e + 127);
+  const int e = mx_scale_exponent(m);
+  if (col % 32 == 0) scale[swizzled_offset(r, col / 32, col_tiles)] = mx_scale_bits(m, bad);
   uint8_t q[C::kEpt];
 #pragma unroll
   for (int k = 0; k < C::kEpt; ++k) q[k] = f32_to_e4m3fn_sat_bits(ldexpf(ch.v[k], -e));
@@ -156,8 +137,7 @@ __global__ void global_scale_kernel(const unsigned int* amax_bits, const float* 
   if (global) {
     *g_out = *global;
   } else {
-    const float amax = __uint_as_float(*amax_bits);
-    *g_out = amax > 0.f ? (448.f * 6.f) / amax : 1.f;
+    *g_out = nvfp4_default_global_scale(__uint_as_float(*amax_bits));
   }
 }
 
@@ -199,7 +179,7 @@ __global__ void __launch_bounds__(kThreads) nvfp4_kernel(const T* __restrict__ x
     for (int k = 0; k < kPer; ++k) m = fmaxf(m, fabsf(ch.v[blk * kPer + k]));
     if constexpr (kLanes > 1)
       for (int o = 1; o < kLanes; o <<= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    const uint8_t sbits = f32_to_e4m3fn_sat_bits(m / 6.f * g);
+    const uint8_t sbits = nvfp4_scale_bits(m, g);
     const float s = detail::e4m3fn_bits_to_f32(sbits);
     const int64_t c0 = col + blk * kPer;
     if (live && c0 % 16 == 0) scale[swizzled_offset(r, c0 / 16, col_tiles)] = sbits;
@@ -266,7 +246,7 @@ void quantize_mxfp8_kernel(KernelCall& c) {
   const int dev = c.device().index;
   const Input in = input_of(c, 32);
   const tsr_tensor_view_t &data = c.output(0), &scale = c.output(1);
-  const int64_t col_tiles = (in.K / 32 + 3) / 4, need = (in.rows + 127) / 128 * 128 * col_tiles * 4;
+  const int64_t col_tiles = (in.K / 32 + 3) / 4, need = swizzled_numel(in.rows, in.K / 32);
   TSR_CHECK(numel_of(scale) == need, TSR_INTERNAL, op, ": the scale output has ", numel_of(scale),
             " elements, the swizzled layout needs ", need);
   if (in.rows == 0 || in.K == 0) return;
@@ -306,7 +286,7 @@ void quantize_nvfp4_kernel(KernelCall& c) {
   const int dev = c.device().index;
   const Input in = input_of(c, 16);
   const tsr_tensor_view_t &data = c.output(0), &scale = c.output(1), &gout = c.output(2);
-  const int64_t col_tiles = (in.K / 16 + 3) / 4, need = (in.rows + 127) / 128 * 128 * col_tiles * 4;
+  const int64_t col_tiles = (in.K / 16 + 3) / 4, need = swizzled_numel(in.rows, in.K / 16);
   TSR_CHECK(numel_of(scale) == need, TSR_INTERNAL, op, ": the scale output has ", numel_of(scale),
             " elements, the swizzled layout needs ", need);
   TSR_CHECK(gout.dtype == TSR_F32 && numel_of(gout) == 1, TSR_INTERNAL, op, ": expected a float32 scalar global_scale output");

@@ -31,6 +31,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "block_scale.hpp"
 #include "sm100_common.hpp"
 
 namespace tsr::sm100 {
@@ -142,8 +143,6 @@ cudaDataType_t lt_type(const KernelCall& c, tsr_dtype_t t, const char* role) {
   }
 }
 
-int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
 template <class T>
 void set_desc(const Desc& d, cublasLtMatmulDescAttributes_t attr, const T& v, const char* op, int dev) {
   LT_CHECK(cublasLtMatmulDescSetAttribute(d.d, attr, &v, sizeof(v)), op, dev);
@@ -208,7 +207,7 @@ void scaled_mm_kernel(KernelCall& c) {
     const int64_t block = mode == Mode::Mxfp8 ? 32 : 16;
     TSR_CHECK(K % block == 0, TSR_INVALID_ARGUMENT, op, ": ", mode_name(mode), " needs K a multiple of ", block,
               ", got ", K);
-    const int64_t need_a = round_up(M, 128) * round_up(K / block, 4), need_b = round_up(N, 128) * round_up(K / block, 4);
+    const int64_t need_a = swizzled_numel(M, K / block), need_b = swizzled_numel(N, K / block);
     TSR_CHECK(sa.numel == need_a && sb.numel == need_b, TSR_INVALID_ARGUMENT, op, ": ", mode_name(mode),
               " scales in the swizzled 128x4 layout need ", need_a, " (scale_a) and ", need_b,
               " (scale_b) elements for M=", M, " N=", N, " K=", K, "; got ", sa.numel, " and ", sb.numel);
