@@ -41,9 +41,24 @@ TSR_HOST_DEVICE inline int mx_scale_exponent(float amax) {
   const int e = mant <= 0x600000u ? E - 8 : E - 7;  // 0x600000: the mantissa bits of 1.75
   return e < -127 ? -127 : (e > 127 ? 127 : e);
 }
-// The e8m0 code of that scale: e + 127, or NaN (0xff) for a block holding NaN or inf.
-TSR_HOST_DEVICE inline uint8_t mx_scale_bits(float amax, bool nonfinite) {
-  return nonfinite ? uint8_t(0xff) : uint8_t(mx_scale_exponent(amax) + 127);
+// The e8m0 code of that scale: e + 127, or NaN (0xff) when amax is inf or NaN (a block holding
+// one), which makes the whole block's data NaN.
+TSR_HOST_DEVICE inline uint8_t mx_scale_bits(float amax) {
+  return amax <= 3.402823466e38f ? uint8_t(mx_scale_exponent(amax) + 127) : uint8_t(0xff);
+}
+
+// |x| as bits: the unsigned order of these is the order of |x| with inf above every finite
+// value and NaN above inf, so an unsigned max over them is a NaN-sticky amax (a block holding
+// NaN has amax NaN, one holding inf has amax inf), as the CPU reference computes it.
+TSR_HOST_DEVICE inline uint32_t abs_bits(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b & 0x7fffffffu;
+}
+TSR_HOST_DEVICE inline float from_abs_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
 }
 
 // NVFP4: the block scale's e4m3 code, e4m3_sat(amax_block / 6 * g).

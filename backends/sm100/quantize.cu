@@ -8,18 +8,21 @@
 // compiles in their place, so the file builds everywhere; the kernels are only registered for
 // 10.x devices (the plugin's predicate).
 //
-// Semantics (issue 15; the CPU reference kernels are the oracle):
+// Semantics: the recipes of the CPU reference kernels (branch lowp-ops: backends/cpu/quant.cpp
+// over sdk/tessera/kernels/quant_ops.hpp), the same float32 arithmetic in the same order, with
+// amax NaN-sticky (a NaN in a block, or in the tensor for the global scale, propagates):
 //  - quantize_mxfp8(x [.., K], K % 32 == 0) -> (data float8_e4m3fn, x's shape; scale
 //    float8_e8m0fnu): per block of 32 along the last dim, scale s = the smallest power of two
-//    with amax/s <= 448 (2^-127 for an all-zero block, NaN (0xff) for a block with NaN or inf),
-//    data = e4m3(x / s) (exact: a power-of-two division), with the SDK's saturating conversion.
+//    with amax/s <= 448 (2^-127 for an all-zero block, NaN (0xff) for a block with NaN or inf,
+//    whose data is then NaN), data = e4m3_sat(x / s) (exact: a power-of-two division).
 //  - quantize_nvfp4(x [.., K], global_scale? f32 scalar, K % 16 == 0) -> (data
 //    float4_e2m1fn_x2 [.., K/2], scale float8_e4m3fn, global_scale f32 scalar): g = global_scale
 //    or, when None, 448 * 6 / amax(x) (1 when amax is 0); per block of 16: scale =
 //    e4m3_sat(amax_block / 6 * g), data = e2m1(x * g / float(scale)) (0 where the scale is 0).
 //  - Scales are written in cuBLASLt's swizzled 128x4 layout (what scaled_mm takes), rows = the
 //    product of the leading dims, padded with zeros to 128 rows and 4 scale columns.
-// Inputs: float32, bfloat16 or float16, last dim contiguous with a uniform row stride (the 256-bit
+// Inputs: float32, bfloat16, float16 or float64 (rounded to float32 first, as the reference),
+// last dim contiguous with a uniform row stride (the 256-bit
 // path also needs 32-byte aligned rows; otherwise element loads are used).
 #include <cuda_runtime.h>
 
@@ -62,25 +65,31 @@ struct Chunk {
       for (int i = 0; i < kEpt; ++i) v[i] = static_cast<float>(p[i]);
     }
   }
-  // amax over the chunk; nan set when a value is NaN or infinite.
-  __device__ __forceinline__ float amax(bool& bad) const {
-    float m = 0.f;
-#pragma unroll
-    for (int i = 0; i < kEpt; ++i) {
-      const float a = fabsf(v[i]);
-      bad |= !(a <= 3.402823466e38f);
-      m = fmaxf(m, a);
-    }
+  // |x| bits max over values [from, from + n): the NaN-sticky amax (block_scale.hpp).
+  __device__ __forceinline__ uint32_t amax_bits(int from, int n) const {
+    uint32_t m = 0;
+    for (int i = 0; i < n; ++i) m = max(m, abs_bits(v[from + i]));
     return m;
   }
 };
 
-// Combine amax/bad over the `lanes` consecutive lanes that share a scale block.
-__device__ __forceinline__ void group_reduce(float& m, bool& bad, int lanes) {
-  for (int o = 1; o < lanes; o <<= 1) {
-    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    bad = __shfl_xor_sync(0xffffffffu, int(bad), o) != 0;
-  }
+// Combine amax bits over the `lanes` consecutive lanes that share a scale block.
+__device__ __forceinline__ uint32_t group_max(uint32_t m, int lanes) {
+  for (int o = 1; o < lanes; o <<= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+  return m;
+}
+
+// Stores N bytes (4, 8 or 16: the thread's aligned part of a row) with one vector store.
+template <int N>
+__device__ __forceinline__ void store_bytes(uint8_t* out, const uint8_t (&q)[N]) {
+  if constexpr (N == 16)
+    *reinterpret_cast<uint4*>(out) = *reinterpret_cast<const uint4*>(q);
+  else if constexpr (N == 8)
+    *reinterpret_cast<uint2*>(out) = *reinterpret_cast<const uint2*>(q);
+  else if constexpr (N == 4)
+    *reinterpret_cast<uint32_t*>(out) = *reinterpret_cast<const uint32_t*>(q);
+  else
+    for (int i = 0; i < N; ++i) out[i] = q[i];
 }
 
 // ---- MXFP8 --------------------------------------------------------------------------------
@@ -96,40 +105,36 @@ __global__ void __launch_bounds__(kThreads) mxfp8_kernel(const T* __restrict__ x
   const bool live = i < rows * chunks_per_row;
   const int64_t r = live ? i / chunks_per_row : 0, col = live ? (i % chunks_per_row) * C::kEpt : 0;
   C ch;
-  bool bad = false;
-  float m = 0.f;
+  uint32_t m = 0;
   if (live) {
     ch.template load<kVec>(x + r * row_stride + col);
-    m = ch.amax(bad);
+    m = ch.amax_bits(0, C::kEpt);
   }
-  group_reduce(m, bad, kLanes);
+  m = group_max(m, kLanes);  // every lane takes part (dead lanes with 0)
   if (!live) return;
-  const int e = mx_scale_exponent(m);
-  if (col % 32 == 0) scale[swizzled_offset(r, col / 32, col_tiles)] = mx_scale_bits(m, bad);
+  // The reference's arithmetic (quant_ops.hpp): scale bits from amax, data = e4m3_sat(x / scale)
+  // with the decoded scale (an exact power-of-two division; NaN for the NaN scale).
+  const uint8_t sbits = mx_scale_bits(from_abs_bits(m));
+  if (col % 32 == 0) scale[swizzled_offset(r, col / 32, col_tiles)] = sbits;
+  const float s = detail::e8m0fnu_bits_to_f32(sbits);
   uint8_t q[C::kEpt];
 #pragma unroll
-  for (int k = 0; k < C::kEpt; ++k) q[k] = f32_to_e4m3fn_sat_bits(ldexpf(ch.v[k], -e));
-  uint8_t* out = data + r * K + col;
-  if constexpr (C::kEpt == 16)
-    *reinterpret_cast<uint4*>(out) = *reinterpret_cast<const uint4*>(q);
-  else
-    *reinterpret_cast<uint2*>(out) = *reinterpret_cast<const uint2*>(q);
+  for (int k = 0; k < C::kEpt; ++k) q[k] = f32_to_e4m3fn_sat_bits(ch.v[k] / s);
+  store_bytes(data + r * K + col, q);
 }
 
 // ---- NVFP4 --------------------------------------------------------------------------------
 
-// amax of the whole input into *amax_bits (a non-negative float's bits order like the float).
+// The NaN-sticky amax of the whole input, as |x| bits, into *amax_bits (atomicMax: see abs_bits).
 template <class T>
 __global__ void __launch_bounds__(kThreads) amax_kernel(const T* __restrict__ x, int64_t row_stride, int64_t rows,
                                                         int64_t K, unsigned int* amax_bits) {
-  float m = 0.f;
+  uint32_t m = 0;
   const int64_t n = rows * K;
-  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads) {
-    const float a = fabsf(static_cast<float>(x[(i / K) * row_stride + i % K]));
-    if (a <= 3.402823466e38f) m = fmaxf(m, a);
-  }
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if ((threadIdx.x & 31) == 0) atomicMax(amax_bits, __float_as_uint(m));
+  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads)
+    m = max(m, abs_bits(static_cast<float>(x[(i / K) * row_stride + i % K])));
+  for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if ((threadIdx.x & 31) == 0) atomicMax(amax_bits, m);
 }
 
 // g from the computed amax (global == nullptr) or the given scalar; written to g_out.
@@ -174,11 +179,9 @@ __global__ void __launch_bounds__(kThreads) nvfp4_kernel(const T* __restrict__ x
 #pragma unroll
   for (int blk = 0; blk < kBlocks; ++blk) {
     constexpr int kPer = kEpt >= 16 ? 16 : kEpt;
-    float m = 0.f;
-#pragma unroll
-    for (int k = 0; k < kPer; ++k) m = fmaxf(m, fabsf(ch.v[blk * kPer + k]));
-    if constexpr (kLanes > 1)
-      for (int o = 1; o < kLanes; o <<= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    uint32_t mb = ch.amax_bits(blk * kPer, kPer);
+    if constexpr (kLanes > 1) mb = group_max(mb, kLanes);
+    const float m = from_abs_bits(mb);
     const uint8_t sbits = nvfp4_scale_bits(m, g);
     const float s = detail::e4m3fn_bits_to_f32(sbits);
     const int64_t c0 = col + blk * kPer;
@@ -191,11 +194,7 @@ __global__ void __launch_bounds__(kThreads) nvfp4_kernel(const T* __restrict__ x
     }
   }
   if (!live) return;
-  uint8_t* out = data + r * (K / 2) + col / 2;
-  if constexpr (kEpt / 2 == 8)
-    *reinterpret_cast<uint2*>(out) = *reinterpret_cast<const uint2*>(q);
-  else
-    *reinterpret_cast<uint32_t*>(out) = *reinterpret_cast<const uint32_t*>(q);
+  store_bytes(data + r * (K / 2) + col / 2, q);
 }
 
 // ---- host side ----------------------------------------------------------------------------
@@ -210,8 +209,8 @@ struct Input {
 Input input_of(const KernelCall& c, int64_t block) {
   const tsr_tensor_view_t& x = c.input(0);
   const char* op = c.op_name();
-  TSR_CHECK(x.dtype == TSR_F32 || x.dtype == TSR_BF16 || x.dtype == TSR_F16, TSR_INVALID_ARGUMENT, op,
-            ": input must be float32, bfloat16 or float16, got ", dtype_name(x.dtype));
+  TSR_CHECK(x.dtype == TSR_F32 || x.dtype == TSR_BF16 || x.dtype == TSR_F16 || x.dtype == TSR_F64, TSR_INVALID_ARGUMENT,
+            op, ": input must be float32, bfloat16, float16 or float64, got ", dtype_name(x.dtype));
   TSR_CHECK(x.ndim >= 1, TSR_INVALID_ARGUMENT, op, ": input must have at least one dimension");
   Input in{x.data, static_cast<tsr_dtype_t>(x.dtype), 1, x.sizes[x.ndim - 1], 0, false};
   TSR_CHECK(in.K % block == 0, TSR_INVALID_ARGUMENT, op, ": the last dimension (", in.K, ") must be a multiple of ",
@@ -224,7 +223,7 @@ Input input_of(const KernelCall& c, int64_t block) {
   for (int32_t d = x.ndim - 2; d > 0; --d)
     TSR_CHECK(x.sizes[d] == 1 || x.strides[d - 1] == x.strides[d] * x.sizes[d], TSR_UNIMPLEMENTED, op,
               ": leading dimensions must be contiguous on cuda (call .contiguous() first)");
-  const size_t es = x.dtype == TSR_F32 ? 4 : 2;
+  const size_t es = x.dtype == TSR_F64 ? 8 : x.dtype == TSR_F32 ? 4 : 2;
   in.vec = reinterpret_cast<uintptr_t>(x.data) % 32 == 0 && (size_t(in.row_stride) * es) % 32 == 0;
   return in;
 }
@@ -256,6 +255,7 @@ void quantize_mxfp8_kernel(KernelCall& c) {
   TSR_SM100_CUDA_CHECK(cudaMemsetAsync(sp, 0, size_t(need), s), op, dev);  // the padding
   uint8_t* dp = static_cast<uint8_t*>(data.data);
   switch (in.dtype) {
+    case TSR_F64: launch_mxfp8<double>(in, dp, sp, col_tiles, s); break;
     case TSR_F32: launch_mxfp8<float>(in, dp, sp, col_tiles, s); break;
     case TSR_BF16: launch_mxfp8<BFloat16>(in, dp, sp, col_tiles, s); break;
     default: launch_mxfp8<Half>(in, dp, sp, col_tiles, s); break;
@@ -308,6 +308,7 @@ void quantize_nvfp4_kernel(KernelCall& c) {
   const bool work = in.rows > 0 && in.K > 0;
   if (work && amax_bits) {  // pass 1: the tensor's amax, for the default global scale
     switch (in.dtype) {
+      case TSR_F64: launch_amax<double>(in, amax_bits, s); break;
       case TSR_F32: launch_amax<float>(in, amax_bits, s); break;
       case TSR_BF16: launch_amax<BFloat16>(in, amax_bits, s); break;
       default: launch_amax<Half>(in, amax_bits, s); break;
@@ -317,6 +318,7 @@ void quantize_nvfp4_kernel(KernelCall& c) {
   if (work) {  // pass 2: block scales and packed data
     uint8_t* dp = static_cast<uint8_t*>(data.data);
     switch (in.dtype) {
+      case TSR_F64: launch_nvfp4<double>(in, g, dp, sp, col_tiles, s); break;
       case TSR_F32: launch_nvfp4<float>(in, g, dp, sp, col_tiles, s); break;
       case TSR_BF16: launch_nvfp4<BFloat16>(in, g, dp, sp, col_tiles, s); break;
       default: launch_nvfp4<Half>(in, g, dp, sp, col_tiles, s); break;

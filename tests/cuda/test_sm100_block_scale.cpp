@@ -5,6 +5,7 @@
 // viewed as (4, 32, 4) and transposed to (32, 4, 4), tiles in row-block-major order).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -51,9 +52,29 @@ TEST(Sm100BlockScale, MxExponentIsTheSmallestPowerOfTwoFittingE4m3) {
   EXPECT_EQ(mx_scale_exponent(0.f), -127);
   EXPECT_EQ(mx_scale_exponent(448.f), 0);
   EXPECT_EQ(mx_scale_exponent(1.f), -8);  // 1 / 2^-8 = 256 <= 448, 1 / 2^-9 = 512 > 448
-  EXPECT_EQ(mx_scale_bits(0.f, false), 0);
-  EXPECT_EQ(mx_scale_bits(448.f, false), 127);
-  EXPECT_EQ(mx_scale_bits(1.f, true), 0xff);
+  EXPECT_EQ(mx_scale_bits(0.f), 0);
+  EXPECT_EQ(mx_scale_bits(448.f), 127);
+  EXPECT_EQ(mx_scale_bits(INFINITY), 0xff);
+  EXPECT_EQ(mx_scale_bits(NAN), 0xff);
+  EXPECT_EQ(mx_scale_bits(3.402823466e38f), 127 + 120);  // FLT_MAX = 1.99.. * 2^127 > 1.75 * 2^127: 2^(127 - 7)
+}
+
+// The amax over |x| bits is NaN-sticky and orders inf above every finite value (the reference's
+// amax: a NaN anywhere in the block gives NaN).
+TEST(Sm100BlockScale, AbsBitsMaxIsNanStickyAmax) {
+  using tsr::sm100::abs_bits;
+  using tsr::sm100::from_abs_bits;
+  auto amax = [](std::initializer_list<float> xs) {
+    uint32_t m = 0;
+    for (float x : xs) m = std::max(m, abs_bits(x));
+    return from_abs_bits(m);
+  };
+  EXPECT_EQ(amax({1.f, -3.f, 2.f}), 3.f);
+  EXPECT_EQ(amax({-0.f, 0.f}), 0.f);
+  EXPECT_EQ(amax({1.f, -INFINITY, 2.f}), INFINITY);
+  EXPECT_TRUE(std::isnan(amax({1.f, NAN, INFINITY})));
+  EXPECT_TRUE(std::isnan(amax({-NAN, 5.f})));
+  EXPECT_EQ(amax({1e-45f, 0.f}), 1e-45f);
 }
 
 // Reference: torchao's to_blocked, written as loops in the order it lays elements out.
