@@ -229,6 +229,11 @@ void scaled_mm_kernel(KernelCall& c) {
 
   DeviceGuard guard(dev);
   const cudaStream_t stream = stream_of(c);
+  if (K == 0) {  // an empty sum: cuBLASLt takes no K of 0; the output is the bias, or zeros
+    TSR_CHECK(!bias.present, TSR_UNIMPLEMENTED, op, ": K = 0 with a bias is not implemented on cuda");
+    TSR_SM100_CUDA_CHECK(cudaMemsetAsync(out.data, 0, size_t(M * N) * itemsize(out_dtype), stream), op, dev);
+    return;
+  }
   const cudaDataType_t ta = lt_type(c, b.dtype, "mat2"), tb = lt_type(c, a.dtype, "self");
   const cudaDataType_t td = lt_type(c, out_dtype, "the output");
   const bool out_fp8 = is_fp8(out_dtype);
