@@ -55,6 +55,7 @@ struct Arg {
   const int64_t* sizes = nullptr;
   const int64_t* strides = nullptr;
   int64_t numel = 0;
+  bool contiguous = false;
 };
 Arg arg_of(const KernelCall& c, size_t i) {
   Arg a;
@@ -68,6 +69,7 @@ Arg arg_of(const KernelCall& c, size_t i) {
   a.sizes = api->tensor_sizes(t);
   a.strides = api->tensor_strides(t);
   a.numel = api->tensor_numel(t);
+  a.contiguous = api->tensor_is_contiguous(t) != 0;
   return a;
 }
 
@@ -169,6 +171,9 @@ void scaled_mm_kernel(KernelCall& c) {
               " scales in the swizzled 128x4 layout need ", need_a, " (scale_a) and ", need_b,
               " (scale_b) elements for M=", M, " N=", N, " K=", K, "; got ", sa.numel, " and ", sb.numel);
   }
+  // cuBLASLt reads scales as dense vectors or byte arrays.
+  TSR_CHECK(sa.contiguous && sb.contiguous, TSR_INVALID_ARGUMENT, op,
+            ": scale_a and scale_b must be contiguous on cuda (call .contiguous() first)");
   // PyTorch's CUDA layout rule.
   TSR_CHECK(a.strides[1] == 1 && a.strides[0] >= a.sizes[1], TSR_INVALID_ARGUMENT, op,
             ": self must be row-major (strides [ld, 1]), got strides [", a.strides[0], ", ", a.strides[1], "]");
