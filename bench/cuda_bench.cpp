@@ -7,6 +7,11 @@
 //   softmax f32 bandwidth    tsr::softmax [16384, 4096] dim 1 cudaMemcpyAsync D2D, same    >= 90%
 //   GEMM bf16 8192^3         tsr::mm                          best of cublasLtMatmul and   >= 95%
 //   GEMM f32/TF32 8192^3     tsr::mm (MATMUL_ALLOW_TF32 on)   cublasGemmEx, same settings  >= 95%
+//   scaled_mm fp8 8192^3     tsr scaled_mm, e4m3 tensorwise   cublasLtMatmul fp8, same     >= 95%
+//                            scales, bf16 out                 problem and scales
+//   fp8 vs bf16 GEMM         the same scaled_mm               tsr::mm bf16 (same run)      (speedup)
+//   MXFP8 / NVFP4 vs fp8     scaled_mm block-scaled (sm_100   scaled_mm fp8 tensorwise     (speedup)
+//   (compute capability 10.x only; other GPUs print a SKIP row)
 //   linear+bias bf16         tsr linear (cuBLASLt bias        mm then add (the unfused     >= 100%
 //                            epilogue)                        composite), same run
 //   launch cost              tsr::add of 256 floats, host     -                            <= 4 us
@@ -223,6 +228,132 @@ void bench_gemm(const Ctx& c, tsr_dtype_t dt) {
   g_rows.push_back({std::string("GEMM ") + (dt == TSR_BF16 ? "bf16" : "f32/TF32") + " " + std::to_string(n) + "^3",
                     fmt("%.0f TFLOP/s", flops / (t * 1e-3) / 1e12), fmt("%.0f TFLOP/s", flops / (t_base * 1e-3) / 1e12),
                     fmt("%.1f%%", 100 * r), ">= 95%", r >= 0.95 ? "ok" : "BELOW"});
+}
+
+// ---- low-precision GEMM (issue 15) ---------------------------------------------------------
+
+// Whether the core has `name` (the low-precision ops arrive with their own branch).
+bool have_op(const Ctx& c, const char* name) {
+  tsr_op_t* op = nullptr;
+  if (tsr_status_t st = tsr::api()->op_find(c.rt, name, &op)) {
+    tsr::api()->status_free(st);
+    return false;
+  }
+  return op != nullptr;
+}
+
+void skip_row(const std::string& name, const std::string& why) { g_rows.push_back({name, "-", "-", "-", "-", "SKIP: " + why}); }
+
+// Direct cuBLASLt fp8 GEMM, D[n, n] bf16 = (sa * sb) A B with the layout scaled_mm uses: row-major
+// self = column-major "B" (N), column-major mat2 = "A" transposed (T); per-tensor scales.
+double direct_fp8_gemm_ms(const Ctx& c, int64_t n, const void* self, const void* mat2, void* d, const void* sa,
+                          const void* sb) {
+  cublasLtHandle_t lt;
+  blas_ok(cublasLtCreate(&lt), "cublasLtCreate");
+  const size_t ws_bytes = size_t(32) << 20;
+  void* ws = nullptr;
+  cuda_ok(cudaMalloc(&ws, ws_bytes), "cudaMalloc");
+  cublasLtMatmulDesc_t desc;
+  blas_ok(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
+  const cublasOperation_t t = CUBLAS_OP_T, nn = CUBLAS_OP_N;
+  blas_ok(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)), "transa");
+  blas_ok(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &nn, sizeof(nn)), "transb");
+  blas_ok(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb, sizeof(sb)), "a scale");
+  blas_ok(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa, sizeof(sa)), "b scale");
+  cublasLtMatrixLayout_t la, lb, ld;
+  blas_ok(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, uint64_t(n), uint64_t(n), n), "layout");
+  blas_ok(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, uint64_t(n), uint64_t(n), n), "layout");
+  blas_ok(cublasLtMatrixLayoutCreate(&ld, CUDA_R_16BF, uint64_t(n), uint64_t(n), n), "layout");
+  cublasLtMatmulPreference_t pref;
+  blas_ok(cublasLtMatmulPreferenceCreate(&pref), "pref");
+  const uint64_t max_ws = ws_bytes;
+  blas_ok(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof(max_ws)),
+          "pref attr");
+  cublasLtMatmulHeuristicResult_t res{};
+  int count = 0;
+  blas_ok(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, ld, ld, pref, 1, &res, &count), "heuristic");
+  if (count == 0) throw std::runtime_error("cublasLt heuristic found no fp8 algorithm");
+  const float one = 1, zero = 0;
+  const double ms = time_ms(c.stream, [&] {
+    blas_ok(cublasLtMatmul(lt, desc, &one, mat2, la, self, lb, &zero, d, ld, d, ld, &res.algo, ws, res.workspaceSize,
+                           c.stream),
+            "cublasLtMatmul fp8");
+  });
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(ld);
+  cublasLtMatmulDescDestroy(desc);
+  cublasLtDestroy(lt);
+  cudaFree(ws);
+  return ms;
+}
+
+// scaled_mm fp8 e4m3 tensorwise -> bf16, n^3: vs cuBLASLt called directly, and vs bf16 mm.
+// Returns Tessera's time (for the block-scaled rows), 0 when skipped.
+double bench_scaled_mm_fp8(const Ctx& c) {
+  const int64_t n = g_quick ? 4096 : 8192;
+  const std::string name = "scaled_mm fp8 e4m3 tensorwise " + std::to_string(n) + "^3 -> bf16";
+  if (!have_op(c, "scaled_mm")) {
+    skip_row(name, "this core has no scaled_mm op");
+    return 0;
+  }
+  static const tsr::Op scaled_mm("scaled_mm"), mm("mm");
+  tsr::Tensor a = tsr::randn({n, n}).to(c.dev, TSR_F8_E4M3FN);
+  tsr::Tensor b = tsr::randn({n, n}).to(c.dev, TSR_F8_E4M3FN).t();  // column-major mat2
+  tsr::Tensor sa = tsr::full(std::vector<int64_t>{}, 0.5, TSR_F32, c.dev), sb = tsr::full(std::vector<int64_t>{}, 2.0, TSR_F32, c.dev);
+  tsr::Tensor out = tsr::empty({n, n}, TSR_BF16, c.dev);
+  const double t = time_ms(c.stream, [&] {
+    tsr::call_out(scaled_mm, out, {a, b, sa, sb, tsr::none, tsr::none, TSR_BF16, false});
+  });
+  const double t_lt = direct_fp8_gemm_ms(c, n, a.data_ptr(), b.data_ptr(), out.data_ptr(), sa.data_ptr(), sb.data_ptr());
+  const double flops = 2.0 * double(n) * double(n) * double(n);
+  const double r = t_lt / t;
+  g_rows.push_back({name, fmt("%.0f TFLOP/s", flops / (t * 1e-3) / 1e12),
+                    fmt("%.0f TFLOP/s (cublasLtMatmul)", flops / (t_lt * 1e-3) / 1e12), fmt("%.1f%%", 100 * r), ">= 95%",
+                    r >= 0.95 ? "ok" : "BELOW"});
+  tsr::Tensor x = tsr::randn({n, n}).to(c.dev, TSR_BF16), y = tsr::randn({n, n}).to(c.dev, TSR_BF16);
+  tsr::Tensor o16 = tsr::empty({n, n}, TSR_BF16, c.dev);
+  const double t16 = time_ms(c.stream, [&] { tsr::call_out(mm, o16, {x, y}); });
+  g_rows.push_back({"scaled_mm fp8 vs mm bf16 " + std::to_string(n) + "^3", fmt("%.0f TFLOP/s", flops / (t * 1e-3) / 1e12),
+                    fmt("%.0f TFLOP/s (mm bf16)", flops / (t16 * 1e-3) / 1e12), fmt("%.2fx", t16 / t), "(speedup)",
+                    "info"});
+  return t;
+}
+
+// MXFP8 and NVFP4 scaled_mm vs fp8 tensorwise, compute capability 10.x only (the sm100 plugin).
+// Operands come from quantize_mxfp8 / quantize_nvfp4 of random bf16 data ([N, K] quantized,
+// then .t(): column-major mat2 with its scales for rows = N, as scaled_mm takes them).
+void bench_block_scaled(const Ctx& c, double t_fp8) {
+  const int64_t n = g_quick ? 4096 : 8192;
+  cudaDeviceProp prop{};
+  cuda_ok(cudaGetDeviceProperties(&prop, c.dev.d.index), "cudaGetDeviceProperties");
+  for (const char* mode : {"MXFP8", "NVFP4"}) {
+    const bool mx = std::strcmp(mode, "MXFP8") == 0;
+    const std::string name = std::string("scaled_mm ") + mode + " " + std::to_string(n) + "^3 -> bf16 vs fp8";
+    if (prop.major != 10) {
+      skip_row(name, "needs compute capability 10.x (this GPU is " + std::to_string(prop.major) + "." +
+                         std::to_string(prop.minor) + ")");
+      continue;
+    }
+    const char* qop = mx ? "quantize_mxfp8" : "quantize_nvfp4";
+    if (!have_op(c, "scaled_mm") || !have_op(c, qop) || t_fp8 <= 0) {
+      skip_row(name, std::string("this core lacks scaled_mm or ") + qop + " (or the fp8 row failed)");
+      continue;
+    }
+    static const tsr::Op scaled_mm("scaled_mm");
+    const tsr::Op quant(qop);
+    tsr::Tensor x = tsr::randn({n, n}).to(c.dev, TSR_BF16), w = tsr::randn({n, n}).to(c.dev, TSR_BF16);
+    std::vector<tsr::Tensor> qa = tsr::call_multi(quant, {x}), qb = tsr::call_multi(quant, {w});
+    tsr::Tensor out = tsr::empty({n, n}, TSR_BF16, c.dev);
+    const double t = time_ms(c.stream, [&] {
+      tsr::call_out(scaled_mm, out, {qa[0], qb[0].t(), qa[1], qb[1], tsr::none, tsr::none, TSR_BF16, false});
+    });
+    const double flops = 2.0 * double(n) * double(n) * double(n);
+    g_rows.push_back({name, fmt("%.0f TFLOP/s", flops / (t * 1e-3) / 1e12),
+                      fmt("%.0f TFLOP/s (fp8 tensorwise)", flops / (t_fp8 * 1e-3) / 1e12), fmt("%.2fx", t_fp8 / t),
+                      "(speedup)", "info"});
+  }
 }
 
 // linear with a bias, bf16 [16384, 1024] x [4096, 1024]^T: one GEMM with cuBLASLt's bias
@@ -459,12 +590,15 @@ int main(int argc, char** argv) {
     cuda_ok(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     std::printf("tessera_cuda_bench on %s (sm_%d%d, %d SMs, %.0f GiB)%s\n", prop.name, prop.major, prop.minor,
                 prop.multiProcessorCount, double(prop.totalGlobalMem) / double(1u << 30), g_quick ? " --quick" : "");
+    double t_fp8 = 0;  // the fp8 scaled_mm time, the block-scaled rows' baseline
     // Each measurement on its own: a failure is a row, not the end of the run.
     const std::vector<std::pair<const char*, std::function<void()>>> benches = {
         {"add", [&] { bench_add(c); }},
         {"softmax", [&] { bench_softmax(c); }},
         {"GEMM bf16", [&] { bench_gemm(c, TSR_BF16); }},
         {"GEMM f32/TF32", [&] { bench_gemm(c, TSR_F32); }},
+        {"scaled_mm fp8", [&] { t_fp8 = bench_scaled_mm_fp8(c); }},
+        {"scaled_mm block-scaled", [&] { bench_block_scaled(c, t_fp8); }},
         {"linear+bias", [&] { bench_linear(c); }},
         {"launch cost", [&] { bench_launch(c); }},
         {"alloc+free", [&] { bench_alloc(c); }},

@@ -10,7 +10,8 @@
 # build only what the checks run (core, cpu and cuda plugins, the tests under tests/cuda, the
 # `tessera` command, tessera_cuda_bench, the fabric NCCL engine, its tests and
 # tessera_allreduce_bench), `ctest -R cuda` (which includes the NCCL engine's cuda.fabric.*
-# tests), `tessera conformance --device cuda`, then tessera_cuda_bench and the all-reduce
+# tests and the sm100 plugin's cuda.Sm100Loading.*), `tessera conformance --device cuda`, then
+# tessera_cuda_bench (with its scaled_mm fp8 / MXFP8 / NVFP4 rows) and the all-reduce
 # benchmark's nccl rows. A summary of the steps is printed, then the benchmark's markdown table
 # last. Exit status: 0 when every step passed, 1 when one failed, 2 when the machine cannot run the
 # checks (no GPU, no nvcc, no cmake/ninja): those fail at once with the reason.
@@ -76,7 +77,12 @@ if ! step "configure" 120 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TY
   printf '%s\n' "${summary[@]}"
   exit 1
 fi
-targets=(tessera tessera_cpu tessera_cuda tessera_cuda_backend tessera_cli tessera_cuda_bench)
+# tessera_sm100: the Blackwell plugin, scored (and refused with its reason) on other GPUs; its
+# test (cuda.Sm100Loading.*) is under tests/cuda, its scaled_mm rows in tessera_cuda_bench
+# (the fp8 rows run on sm_89 and later, MXFP8/NVFP4 on compute capability 10.x only, SKIP rows
+# elsewhere).
+targets=(tessera tessera_cpu tessera_cuda tessera_cuda_backend tessera_sm100 tessera_sm100_backend tessera_cli
+  tessera_cuda_bench)
 # The fabric backend's NCCL engine, its tests (cuda.fabric.*, run by `ctest -R cuda`) and the
 # all-reduce benchmark (its nccl rows), when this build has them.
 for t in tessera_fabric tessera_fabric_nccl test_fabric_nccl tessera_allreduce_bench; do

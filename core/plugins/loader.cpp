@@ -289,7 +289,11 @@ std::string check_elf(const std::string& path) {
   return "";
 }
 
-void load_one(Runtime* rt, const Candidate& c) {
+// dep_failure: non-null when a dependency of c failed to load. The plugin is still opened and
+// scored, so that its own reason is recorded when it scores 0 (sm100 on a machine without a GPU
+// says "no CUDA device" rather than only that cuda, its dependency, was refused); otherwise it
+// is refused with *dep_failure, and never initialised.
+void load_one(Runtime* rt, const Candidate& c, const std::string* dep_failure = nullptr) {
   if (world_writable(c.path) || world_writable(fs::path(c.path).parent_path().string()))
     return refuse(rt, c.name, c.version, c.path, "refusing a world-writable plugin file or directory");
   const std::string core_abi = std::to_string(TSR_ABI_MAJOR) + "." + std::to_string(TSR_ABI_MINOR);
@@ -351,9 +355,12 @@ void load_one(Runtime* rt, const Candidate& c) {
       return refuse(rt, c.name, c.version, c.path, "score() threw a C++ exception");
     }
     if (score <= 0)
-      return refuse(rt, c.name, c.version, c.path, std::string("scored 0: ") + (reason[0] ? reason : "no reason given"),
+      return refuse(rt, c.name, c.version, c.path,
+                    std::string("scored 0: ") + (reason[0] ? reason : "no reason given") +
+                        (dep_failure ? "; and " + *dep_failure : std::string()),
                     score);
   }
+  if (dep_failure) return refuse(rt, c.name, c.version, c.path, *dep_failure, score);
   Registrar reg;
   reg.runtime = rt;
   reg.plugin = c.name;
@@ -568,10 +575,12 @@ void load_plugins(Runtime* rt, const tsr_runtime_options_t* options) {
       refuse(rt, c->name, c->version, c->path, probe_refusals[c->name]);
       continue;
     }
-    bool deps_ok =
-        std::all_of(c->depends.begin(), c->depends.end(), [&](const std::string& d) { return loaded.count(d) > 0; });
-    if (!deps_ok) {
-      refuse(rt, c->name, c->version, c->path, "a dependency failed to load");
+    std::string failed_deps;
+    for (const std::string& d : c->depends)
+      if (!loaded.count(d)) failed_deps += (failed_deps.empty() ? "" : ", ") + d;
+    if (!failed_deps.empty()) {
+      const std::string why = "a dependency failed to load (" + failed_deps + ")";
+      load_one(rt, *c, &why);  // scored all the same, for its own reason; never initialised
       continue;
     }
     size_t before = rt->loaded_plugins.size();

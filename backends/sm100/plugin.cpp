@@ -1,0 +1,75 @@
+// The sm100 backend library (loaded by the shell, shell/plugin_shell.cpp, only on a machine with
+// a compute capability 10.x GPU): registers, on the cuda backend's device type, kernels that
+// override cuda's generic ones on 10.x devices only (predicate: tsr::ComputeCapabilityGate,
+// priority kPriority). It adds no device type, allocator or op of its own; the manifest's
+// "depends": ["cuda"] makes the loader initialise cuda first, so its device type exists here.
+#include <memory>
+
+#include "probe.hpp"
+#include "sm100_common.hpp"
+
+#ifndef TSR_SM100_PLUGIN_VERSION
+#define TSR_SM100_PLUGIN_VERSION "0.0.0"
+#endif
+
+namespace tsr::sm100 {
+
+void register_override(Registrar& r, const Context& ctx, const char* op, const char* kernel_name, uint32_t dtype_mask,
+                       tsr_kernel_fn_t fn) {
+  if (!r.has_op(op)) return;  // registering a kernel for an unknown op would fail the whole init
+  r.kernel(op, kernel_name, ctx.cuda_type, dtype_mask, fn, kPriority, tsr::ComputeCapabilityGate::predicate,
+           ctx.gate);
+}
+
+void throw_cuda(cudaError_t err, const char* op, const char* what, int device) {
+  (void)cudaGetLastError();
+  fail(err == cudaErrorMemoryAllocation ? TSR_RESOURCE_EXHAUSTED : TSR_INTERNAL, op, ": ", what,
+       " failed on cuda:", device, ": ", cudaGetErrorString(err));
+}
+
+DeviceGuard::DeviceGuard(int device) {
+  if (cudaGetDevice(&prev_) != cudaSuccess) prev_ = -1;
+  if (prev_ != device) TSR_SM100_CUDA_CHECK(cudaSetDevice(device), "sm100", device);
+}
+DeviceGuard::~DeviceGuard() {
+  if (prev_ >= 0) (void)cudaSetDevice(prev_);
+}
+
+Scratch::Scratch(const KernelCall& c, size_t nbytes) : api_(c.api()) {
+  if (nbytes == 0) return;
+  const int64_t sizes[1] = {static_cast<int64_t>(nbytes)};
+  if (tsr_status_t st = api_->tensor_empty(c.runtime(), 1, sizes, TSR_U8, c.device(), &t_)) {
+    const tsr_code_t code = api_->status_code(st);
+    const std::string msg = api_->status_message(st);
+    api_->status_free(st);
+    fail(code, c.op_name(), ": scratch memory of ", nbytes, " bytes on cuda:", c.device().index, ": ", msg);
+  }
+  data_ = api_->tensor_data(t_);
+}
+Scratch::~Scratch() {
+  if (t_) api_->tensor_release(t_);
+}
+
+namespace {
+
+void* init(Registrar& r) {
+  int32_t cuda_type = -1;
+  if (tsr_status_t st = r.api()->device_type_lookup(r.runtime(), "cuda", &cuda_type)) {
+    r.api()->status_free(st);
+    fail(TSR_FAILED_PRECONDITION, "sm100: the cuda device type is not registered (the cuda plugin must load first)");
+  }
+  auto gate = std::make_unique<tsr::ComputeCapabilityGate>();
+  gate->bind(r.api(), r.runtime(), 10);
+  const Context ctx{cuda_type, gate.get()};
+  register_scaled_mm(r, ctx);
+  register_quantize(r, ctx);
+  return gate.release();  // the predicate's user_data: freed at shutdown
+}
+
+void shutdown(void* state) { delete static_cast<tsr::ComputeCapabilityGate*>(state); }
+
+}  // namespace
+}  // namespace tsr::sm100
+
+TSR_DEFINE_PLUGIN("sm100", TSR_SM100_PLUGIN_VERSION, "Tessera Blackwell (compute capability 10.x) kernels",
+                  tsr::sm100::score, tsr::sm100::init, tsr::sm100::shutdown)

@@ -1,0 +1,111 @@
+// A test backend for kernel overrides by compute capability (how sm100 overrides cuda on 10.x):
+// device type "ccdev" over host memory whose devices report the compute capabilities listed in
+// TSR_TEST_CCDEV_CAPS (comma-separated "major.minor"; default "10.0,9.0": ccdev:0 is a 10.0
+// device, ccdev:1 a 9.0 one) through the device type's properties callback, exactly where the
+// cuda backend reports a GPU's. It registers one op, ccdev::which(Tensor x) -> Tensor (float32,
+// x's shape), with two kernels:
+//   ccdev::which_generic   priority 0, no predicate: fills the output with 1;
+//   ccdev::which_cc10      priority 100, predicate tsr::ComputeCapabilityGate (major 10, the
+//                          SDK helper the sm100 plugin uses): fills it with 2.
+// The override is registered first, so that only its priority (not registration order, which
+// breaks ties) can make it win.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tessera/compute_capability.hpp"
+#include "tessera/plugin.hpp"
+
+namespace {
+
+struct Caps {
+  int32_t major, minor;
+};
+std::vector<Caps> g_caps;
+const tsr_api_t* g_api = nullptr;
+tsr::ComputeCapabilityGate g_gate;
+
+std::vector<Caps> parse_caps() {
+  const char* env = std::getenv("TSR_TEST_CCDEV_CAPS");
+  std::string text = env && *env ? env : "10.0,9.0";
+  std::vector<Caps> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(pos, comma - pos);
+    int maj = 0, min = 0;
+    if (std::sscanf(item.c_str(), "%d.%d", &maj, &min) != 2)
+      tsr::fail(TSR_INVALID_ARGUMENT, "ccdev: TSR_TEST_CCDEV_CAPS item '", item, "' is not MAJOR.MINOR");
+    out.push_back({maj, min});
+    pos = comma + 1;
+  }
+  return out;
+}
+
+tsr_status_t cc_copy(void*, tsr_device_t, void* dst, tsr_device_t, const void* src, size_t n, tsr_stream_t*) {
+  std::memcpy(dst, src, n);
+  return nullptr;
+}
+
+tsr_status_t cc_properties(void*, tsr_device_t d, tsr_device_properties_t* out) {
+  if (d.index < 0 || size_t(d.index) >= g_caps.size())
+    return g_api->status_create(TSR_INVALID_ARGUMENT, "ccdev: no such device");
+  std::snprintf(out->name, sizeof(out->name), "ccdev fake GPU %d.%d", g_caps[d.index].major, g_caps[d.index].minor);
+  out->compute_major = g_caps[d.index].major;
+  out->compute_minor = g_caps[d.index].minor;
+  return nullptr;
+}
+
+tsr_status_t cc_alloc(void*, tsr_device_t, size_t n, void** out) {
+  *out = std::aligned_alloc(64, (n + 63) / 64 * 64);
+  if (!*out) return g_api->status_create(TSR_RESOURCE_EXHAUSTED, "ccdev: out of memory");
+  return nullptr;
+}
+void cc_free(void*, tsr_device_t, void* p, size_t) { std::free(p); }
+
+void which_meta(tsr::MetaCall& m) {
+  TSR_CHECK(m.tensor_dtype(0) == TSR_F32, TSR_INVALID_ARGUMENT, m.op_name(), ": expected float32");
+  m.set_output(0, TSR_F32, m.tensor_device(0), m.tensor_ndim(0), m.tensor_sizes(0));
+  m.set_dispatch_dtype(TSR_F32);
+}
+
+void fill(tsr::KernelCall& k, float v) {
+  const tsr_tensor_view_t& y = k.output(0);
+  int64_t n = 1;
+  for (int32_t d = 0; d < y.ndim; ++d) n *= y.sizes[d];
+  float* p = static_cast<float*>(y.data);
+  for (int64_t i = 0; i < n; ++i) p[i] = v;
+}
+void which_generic(tsr::KernelCall& k) { fill(k, 1.0f); }
+void which_cc10(tsr::KernelCall& k) { fill(k, 2.0f); }
+
+void init(tsr::Registrar& r) {
+  g_api = r.api();
+  g_caps = parse_caps();
+  tsr_device_type_def_t dt{};
+  dt.struct_size = TSR_STRUCT_SIZE(tsr_device_type_def_t);
+  dt.name = "ccdev";
+  dt.device_count = int32_t(g_caps.size());
+  dt.copy = cc_copy;
+  dt.properties = cc_properties;
+  const int32_t type = r.device_type(dt);
+  tsr_raw_allocator_t al{};
+  al.name = "ccdev_malloc";
+  al.device_type = type;
+  al.alloc = cc_alloc;
+  al.free = cc_free;
+  r.allocator(al);
+  g_gate.bind(r.api(), r.runtime(), 10);
+  r.op("ccdev::which(Tensor x) -> Tensor", TSR_META(which_meta));
+  r.kernel("ccdev::which", "ccdev::which_cc10", type, TSR_DTYPE_BIT(TSR_F32), TSR_KERNEL(which_cc10), 100,
+           tsr::ComputeCapabilityGate::predicate, &g_gate);
+  r.kernel("ccdev::which", "ccdev::which_generic", type, TSR_DTYPE_BIT(TSR_F32), TSR_KERNEL(which_generic));
+}
+
+}  // namespace
+
+TSR_DEFINE_PLUGIN("ccdev", "1.0.0", "test backend: devices with given compute capabilities, a kernel override on 10.x",
+                  nullptr, init, nullptr)

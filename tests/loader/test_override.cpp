@@ -1,0 +1,131 @@
+// Kernel overrides by device predicate and priority, without a GPU: the ccdev test backend
+// (plugins/ccdev.cpp) has devices that report chosen compute capabilities and registers a
+// generic kernel and a compute-capability-10.x override (tsr::ComputeCapabilityGate, the SDK
+// helper the sm100 plugin registers its kernels with) for ccdev::which. The override must run
+// on the 10.x devices only, the generic kernel everywhere else, and `tessera kernels` must show
+// both with their priorities and the predicate.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "cli_runner.hpp"
+#include "tessera/api.h"
+
+namespace {
+
+const tsr_api_t* api() {
+  static const tsr_api_t* a = tsr_get_api(TSR_ABI_VERSION);
+  return a;
+}
+
+std::string take_message(tsr_status_t st) {
+  if (!st) return "";
+  std::string m = api()->status_message(st);
+  api()->status_free(st);
+  return m;
+}
+
+const std::string kDir = std::string(TSR_LOADER_CASES) + "/ccdev";
+
+// A runtime with only the ccdev plugin, its devices' capabilities given (TSR_TEST_CCDEV_CAPS is
+// read by the plugin's init, during runtime_create).
+struct CcRuntime {
+  tsr_runtime_t* rt = nullptr;
+  explicit CcRuntime(const char* caps) {
+    if (caps)
+      setenv("TSR_TEST_CCDEV_CAPS", caps, 1);
+    else
+      unsetenv("TSR_TEST_CCDEV_CAPS");
+    tsr_runtime_options_t o{};
+    o.struct_size = TSR_STRUCT_SIZE(tsr_runtime_options_t);
+    o.plugin_path = kDir.c_str();
+    o.no_default_plugins = 1;
+    EXPECT_EQ(take_message(api()->runtime_create(&o, &rt)), "");
+    unsetenv("TSR_TEST_CCDEV_CAPS");
+  }
+  ~CcRuntime() {
+    if (rt) api()->runtime_destroy(rt);
+  }
+  // The value ccdev::which writes on ccdev:index (1 = generic kernel, 2 = the 10.x override).
+  float which(int32_t index) {
+    int32_t type = -1;
+    EXPECT_EQ(take_message(api()->device_type_lookup(rt, "ccdev", &type)), "");
+    const float x[3] = {0.f, 0.f, 0.f};
+    const int64_t sizes[1] = {3};
+    tsr_tensor_t* xt = nullptr;
+    EXPECT_EQ(take_message(api()->tensor_from_host(rt, x, 1, sizes, TSR_F32, tsr_device_t{type, index}, &xt)), "");
+    tsr_op_t* op = nullptr;
+    EXPECT_EQ(take_message(api()->op_find(rt, "ccdev::which", &op)), "");
+    tsr_value_t arg{};
+    arg.tag = TSR_VALUE_TENSOR;
+    arg.u.tensor = xt;
+    tsr_tensor_t* out = nullptr;
+    EXPECT_EQ(take_message(api()->op_call(op, &arg, 1, &out, 1)), "");
+    float y[3] = {-1.f, -1.f, -1.f};
+    if (out) {
+      EXPECT_EQ(take_message(api()->tensor_copy_to_host(out, y, sizeof(y))), "");
+    }
+    EXPECT_EQ(y[0], y[2]);
+    if (out) api()->tensor_release(out);
+    if (xt) api()->tensor_release(xt);
+    return y[0];
+  }
+};
+
+TEST(KernelOverride, PredicateSelectsTheOverrideOnlyOnComputeCapability10) {
+  CcRuntime r(nullptr);  // ccdev:0 is 10.0, ccdev:1 is 9.0
+  ASSERT_NE(r.rt, nullptr);
+  EXPECT_EQ(r.which(0), 2.f) << "the 10.0 device must run the override";
+  EXPECT_EQ(r.which(1), 1.f) << "the 9.0 device must run the generic kernel";
+  // Asked again (the predicate's per-device cache answers now): the same choice.
+  EXPECT_EQ(r.which(0), 2.f);
+  EXPECT_EQ(r.which(1), 1.f);
+}
+
+TEST(KernelOverride, AnyMinorOfMajor10MatchesAndNothingElse) {
+  CcRuntime r("9.0,10.3,12.0,10.0,8.9");
+  ASSERT_NE(r.rt, nullptr);
+  const float want[5] = {1.f, 2.f, 1.f, 2.f, 1.f};
+  for (int32_t i = 0; i < 5; ++i) EXPECT_EQ(r.which(i), want[i]) << "ccdev:" << i;
+}
+
+TEST(KernelOverride, NoMatchingDeviceMeansGenericEverywhere) {
+  CcRuntime r("9.0,9.0");
+  ASSERT_NE(r.rt, nullptr);
+  EXPECT_EQ(r.which(0), 1.f);
+  EXPECT_EQ(r.which(1), 1.f);
+}
+
+TEST(KernelOverride, DevicePropertiesReportTheCapabilities) {
+  CcRuntime r(nullptr);
+  int32_t type = -1;
+  ASSERT_EQ(take_message(api()->device_type_lookup(r.rt, "ccdev", &type)), "");
+  tsr_device_properties_t p{};
+  p.struct_size = TSR_STRUCT_SIZE(tsr_device_properties_t);
+  ASSERT_EQ(take_message(api()->device_properties(r.rt, tsr_device_t{type, 1}, &p)), "");
+  EXPECT_EQ(p.compute_major, 9);
+  EXPECT_EQ(p.compute_minor, 0);
+}
+
+#ifdef TSR_CLI
+TEST(KernelOverride, TesseraKernelsListsBothWithPriorityAndPredicate) {
+  tsr_test::CliResult r =
+      tsr_test::run_cli(TSR_CLI, "kernels --op ccdev::which --no-default-plugins --plugin-path " + kDir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Dispatch order per device type: the override first (priority 100, with its predicate).
+  const size_t over = r.output.find("ccdev::which_cc10");
+  const size_t gen = r.output.find("ccdev::which_generic");
+  ASSERT_NE(over, std::string::npos) << r.output;
+  ASSERT_NE(gen, std::string::npos) << r.output;
+  EXPECT_LT(over, gen) << r.output;
+  const std::string over_line = r.output.substr(over, r.output.find('\n', over) - over);
+  const std::string gen_line = r.output.substr(gen, r.output.find('\n', gen) - gen);
+  EXPECT_NE(over_line.find("priority 100"), std::string::npos) << over_line;
+  EXPECT_NE(over_line.find("(device predicate)"), std::string::npos) << over_line;
+  EXPECT_NE(gen_line.find("priority 0"), std::string::npos) << gen_line;
+  EXPECT_EQ(gen_line.find("(device predicate)"), std::string::npos) << gen_line;
+}
+#endif
+
+}  // namespace
