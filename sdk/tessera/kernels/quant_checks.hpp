@@ -93,6 +93,11 @@ inline std::string check_scaled_mm(const QTensor& a, const QTensor& b, const QTe
                                    const QTensor& bias, const QTensor& sr, int32_t out_dtype, ScaledMmPlan* plan) {
   if (a.ndim != 2 || b.ndim != 2)
     return "expected 2-D operands, got " + detail::operands(a, b);
+  const bool fp4 = a.dtype == TSR_F4_E2M1FN_X2 || b.dtype == TSR_F4_E2M1FN_X2;
+  if (fp4 && a.dtype != b.dtype) return "NVFP4 needs both operands float4_e2m1fn_x2, got " + detail::operands(a, b);
+  if (!fp4 && (!is_fp8_operand(a.dtype) || !is_fp8_operand(b.dtype)))
+    return "expected float8_e4m3fn or float8_e5m2 operands (or float4_e2m1fn_x2 for NVFP4), got " +
+           detail::operands(a, b);
   if (a.size(1) != b.size(0))
     return detail::operands(a, b) + " cannot be multiplied (" + std::to_string(a.size(1)) +
            " != " + std::to_string(b.size(0)) + ")";
@@ -100,15 +105,10 @@ inline std::string check_scaled_mm(const QTensor& a, const QTensor& b, const QTe
   p.M = a.size(0);
   p.N = b.size(1);
   p.K = a.size(1);
-  const bool fp4 = a.dtype == TSR_F4_E2M1FN_X2 || b.dtype == TSR_F4_E2M1FN_X2;
   if (fp4) {
-    if (a.dtype != b.dtype) return "NVFP4 needs both operands float4_e2m1fn_x2, got " + detail::operands(a, b);
     p.mode = ScaleMode::NVFP4;
     p.K = 2 * a.size(1);
   } else {
-    if (!is_fp8_operand(a.dtype) || !is_fp8_operand(b.dtype))
-      return "expected float8_e4m3fn or float8_e5m2 operands (or float4_e2m1fn_x2 for NVFP4), got " +
-             detail::operands(a, b);
     if (a.dtype == TSR_F8_E5M2 && b.dtype == TSR_F8_E5M2)
       return "both operands are float8_e5m2, which is not supported (as in PyTorch): " + detail::operands(a, b);
     if (sa.dtype == TSR_F8_E8M0FNU || sb.dtype == TSR_F8_E8M0FNU) {
