@@ -112,6 +112,18 @@ TEST(QuantErrors, Quantize) {
                       {"quantize_nvfp4", "global_scale", "[] float64"}));
 }
 
+// Sizes no real tensor has but an empty one may: refused before any tile arithmetic overflows.
+TEST(QuantErrors, HugeEmptyDims) {
+  const int64_t huge = int64_t(1) << 60;
+  EXPECT_TRUE(refused([&] { tsr::quantize_mxfp8(tsr::zeros({huge, 0})); }, {"quantize_mxfp8", "larger than 2^56"}));
+  EXPECT_TRUE(refused([&] { tsr::scaled_mm(f8({0, huge}), f8({huge, 0}), one(), one()); },
+                      {"scaled_mm", "larger than 2^56"}));
+  EXPECT_TRUE(refused([&] { tsr::swizzle_block_scales(tsr::zeros({huge, 0}, TSR_F8_E8M0FNU)); },
+                      {"swizzle_block_scales", "larger than 2^56"}));
+  EXPECT_TRUE(refused([&] { tsr::unswizzle_block_scales(tsr::zeros({0}, TSR_F8_E8M0FNU), huge, 0); },
+                      {"unswizzle_block_scales", "at most 2^56"}));
+}
+
 TEST(QuantErrors, Dequantize) {
   Tensor d = f8({3, 64});
   EXPECT_TRUE(refused([&] { tsr::dequantize_mxfp8(d, e8m0(256)); },

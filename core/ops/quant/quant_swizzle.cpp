@@ -5,7 +5,7 @@
 // (torchao's to_blocked). Composites of zeros, copy_ and views, so they run on every backend and
 // for every dtype a copy moves.
 #include "ops/composite.hpp"
-#include "tessera/kernels/block_scale_layout.hpp"
+#include "tessera/kernels/quant_checks.hpp"
 
 namespace tsr::core {
 namespace {
@@ -21,6 +21,8 @@ tsr::Tensor swizzle_fn(CArgs& a) {
     a.fail(TSR_INVALID_ARGUMENT, "expected a 2-D scale matrix [rows, blocks], got " + shp(s) + " " +
                                      dtype_name(s.dtype()));
   const int64_t R = s.size(0), C = s.size(1);
+  if (R > kernels::kMaxQuantDim || C > kernels::kMaxQuantDim)
+    a.fail(TSR_INVALID_ARGUMENT, "scale matrix " + shp(s) + " has a dimension larger than 2^56");
   const int64_t Rp = kernels::scale_padded_rows(R), Cp = kernels::scale_padded_cols(C);
   tsr::Tensor padded = tsr::zeros({Rp, Cp}, s.dtype(), s.device());
   if (R == 0 || C == 0) return padded;
@@ -40,10 +42,14 @@ tsr::Tensor unswizzle_fn(CArgs& a) {
   if (R < 0 || C < 0)
     a.fail(TSR_INVALID_ARGUMENT, "rows and cols must be non-negative, got " + std::to_string(R) + " and " +
                                      std::to_string(C));
+  if (R > kernels::kMaxQuantDim || C > kernels::kMaxQuantDim)
+    a.fail(TSR_INVALID_ARGUMENT, "rows and cols must be at most 2^56, got " + std::to_string(R) + " and " +
+                                     std::to_string(C));
   const int64_t Rp = kernels::scale_padded_rows(R), Cp = kernels::scale_padded_cols(C);
-  if (s.numel() != Rp * Cp)
+  int64_t n = 0;
+  if (!checked_mul(Rp, Cp, &n) || s.numel() != n)
     a.fail(TSR_INVALID_ARGUMENT, "a swizzled scale matrix for [" + std::to_string(R) + ", " + std::to_string(C) +
-                                     "] holds round_up(rows, 128) * round_up(cols, 4) = " + std::to_string(Rp * Cp) +
+                                     "] holds round_up(rows, 128) * round_up(cols, 4) = " + std::to_string(Rp) + " * " + std::to_string(Cp) +
                                      " elements, got " + shp(s) + " " + dtype_name(s.dtype()));
   if (Rp == 0 || Cp == 0) return tsr::zeros({R, C}, s.dtype(), s.device());
   return s.reshape({-1, 32, 4, 4})

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/checked_math.hpp"
 #include "tessera/dtype.hpp"
 #include "tessera/kernels/block_scale_layout.hpp"
 
@@ -64,9 +65,26 @@ struct ScaledMmPlan {
 // Elements along K per scale of a block-scaled mode.
 inline int64_t scale_block(ScaleMode m) { return m == ScaleMode::MXFP8 ? kMxBlock : kNvfp4Block; }
 
-// The numel a swizzled block-scale tensor must have for `rows` operand rows and K values.
+// The largest size of one dimension these ops accept: rounding it up to a tile and doubling it
+// (packed float4) cannot overflow int64. Only an empty tensor can have such a size.
+constexpr int64_t kMaxQuantDim = int64_t(1) << 56;
+
+// The numel a swizzled block-scale tensor must have for `rows` operand rows and K values; -1
+// when it overflows int64.
 inline int64_t swizzled_scale_numel(int64_t rows, int64_t K, int64_t block) {
-  return scale_padded_rows(rows) * scale_padded_cols(K / block);
+  int64_t n = 0;
+  if (rows > kMaxQuantDim || K > kMaxQuantDim ||
+      !checked_mul(scale_padded_rows(rows), scale_padded_cols(K / block), &n))
+    return -1;
+  return n;
+}
+
+// "" when every size of t is at most kMaxQuantDim.
+inline std::string check_dims(const char* name, const QTensor& t) {
+  for (int32_t d = 0; d < t.ndim; ++d)
+    if (t.sizes[d] > kMaxQuantDim)
+      return std::string(name) + " " + t.str() + " has a dimension larger than 2^56, which these ops do not support";
+  return "";
 }
 
 namespace detail {
@@ -79,6 +97,7 @@ inline std::string check_block_scale(const char* name, const QTensor& s, int32_t
   if (s.dtype != dt)
     return std::string(name) + " must be " + dtype_name(dt) + " for this mode, got " + s.str();
   const int64_t want = swizzled_scale_numel(rows, K, block);
+  if (want < 0) return std::string(name) + ": the swizzled layout's size overflows int64";
   if (s.numel() != want)
     return std::string(name) + " " + s.str() + " must hold " + std::to_string(want) + " scales: round_up(" +
            rows_name + "=" + std::to_string(rows) + ", 128) * round_up(K/" + std::to_string(block) + "=" +
@@ -93,6 +112,8 @@ inline std::string check_scaled_mm(const QTensor& a, const QTensor& b, const QTe
                                    const QTensor& bias, const QTensor& sr, int32_t out_dtype, ScaledMmPlan* plan) {
   if (a.ndim != 2 || b.ndim != 2)
     return "expected 2-D operands, got " + detail::operands(a, b);
+  for (const std::string& e : {check_dims("self", a), check_dims("mat2", b)})
+    if (!e.empty()) return e;
   const bool fp4 = a.dtype == TSR_F4_E2M1FN_X2 || b.dtype == TSR_F4_E2M1FN_X2;
   if (fp4 && a.dtype != b.dtype) return "NVFP4 needs both operands float4_e2m1fn_x2, got " + detail::operands(a, b);
   if (!fp4 && (!is_fp8_operand(a.dtype) || !is_fp8_operand(b.dtype)))
@@ -159,6 +180,7 @@ inline std::string check_scaled_mm(const QTensor& a, const QTensor& b, const QTe
 // quantize_mxfp8(self [M, K]): K % 32 == 0, a floating dtype.
 inline std::string check_quantize(const QTensor& x, int64_t block) {
   if (x.ndim != 2) return "expected a 2-D tensor [M, K], got " + x.str();
+  if (std::string e = check_dims("self", x); !e.empty()) return e;
   if (!is_floating(x.dtype)) return "expected float32, bfloat16, float16 or float64, got " + x.str();
   if (x.size(1) % block != 0)
     return "K (the last dimension) must be divisible by " + std::to_string(block) + ", got " + x.str();
@@ -170,6 +192,7 @@ inline std::string check_quantize(const QTensor& x, int64_t block) {
 inline std::string check_dequantize(const QTensor& data, const QTensor& scale, const QTensor& global_scale,
                                     bool nvfp4, int32_t out_dtype) {
   if (data.ndim != 2) return "expected 2-D data, got " + data.str();
+  if (std::string e = check_dims("data", data); !e.empty()) return e;
   const int64_t block = nvfp4 ? kNvfp4Block : kMxBlock;
   const int64_t K = nvfp4 ? 2 * data.size(1) : data.size(1);
   if (nvfp4 ? data.dtype != TSR_F4_E2M1FN_X2 : !is_fp8_operand(data.dtype))
