@@ -10,6 +10,7 @@
 // Values already on a format's grid come back exactly. Shapes M = 1, 3, 129, K = 32, 64, 96, an
 // empty M, non-contiguous inputs, every input dtype (f32, bf16, f16, f64) and output dtype.
 #include "quant_test_util.hpp"
+#include "tessera/kernels/quant_ops.hpp"
 #include "tessera/ops/quant.hpp"
 
 namespace {
@@ -146,6 +147,40 @@ TEST(QuantQuantize, Mxfp8SpecialValues) {
   EXPECT_EQ(sc[1], 0xff);
   EXPECT_EQ(sc[2], 0);
   EXPECT_EQ(dc[70], 0);
+}
+
+// The exact scale rule (read from amax's bits) against its definition on every float exponent,
+// subnormals included, at the mantissas around 1.75 where the answer changes.
+TEST(QuantQuantize, Mxfp8ScaleRuleOnEveryExponent) {
+  for (uint32_t e = 0; e < 255; ++e)
+    for (uint32_t m : {0u, 1u, 0x1u << 21, 0x5fffffu, 0x600000u, 0x600001u, 0x7fffffu}) {
+      const float amax = tsr::detail::bits_to_f32(e << 23 | m);
+      if (amax == 0) {
+        EXPECT_EQ(tsr::kernels::mx_scale_bits(amax), 0);
+        continue;
+      }
+      ASSERT_EQ(tsr::kernels::mx_scale_bits(amax), mx_exponent(amax) + 127) << "amax " << amax;
+      ASSERT_EQ(tsr::kernels::mx_scale_bits(-amax), mx_exponent(amax) + 127) << "amax " << -amax;
+    }
+  EXPECT_EQ(tsr::kernels::mx_scale_bits(INFINITY), 0xff);
+  EXPECT_EQ(tsr::kernels::mx_scale_bits(NAN), 0xff);
+}
+
+// Inputs that require grad: float8 data and e8m0/e4m3 scales are not differentiable dtypes (no
+// history); NVFP4's float32 global scale and dequantize's results fail in backward, naming the op.
+TEST(QuantQuantize, NoDerivative) {
+  Tensor x = tsr::optest::randu({2, 32}, 1).to(TSR_F32);
+  x.requires_grad_();
+  auto [d, s] = tsr::quantize_mxfp8(x);
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_FALSE(s.requires_grad());
+  auto [q, bs, g] = tsr::quantize_nvfp4(x);
+  EXPECT_FALSE(q.requires_grad());
+  EXPECT_TRUE(tsr::optest::throws_with([&] { g.backward(); }, {"quantize_nvfp4", "not implemented"}));
+  Tensor gs = tsr::from_vector(std::vector<float>{2.0f}, {});
+  gs.requires_grad_();
+  Tensor y = tsr::dequantize_nvfp4(q, bs, gs);
+  EXPECT_TRUE(tsr::optest::throws_with([&] { tsr::sum(y).backward(); }, {"dequantize_nvfp4", "not implemented"}));
 }
 
 TEST(QuantQuantize, Nvfp4RecipeAndBound) {
