@@ -51,6 +51,8 @@ tsr_status_t run(CallCtx& ctx, ShapeFn shape) {
     kdtype = shape(ctx, descs);
   } catch (const tsr::Error& e) {
     return make_status(e.code(), e.what());
+  } catch (const std::exception& e) {  // std::bad_alloc building a message: no exception leaves the core
+    return ctx.error(TSR_INTERNAL, e.what());
   }
   Tensor* outs[kMaxOutputs] = {};
   const size_t nout = descs.size();
