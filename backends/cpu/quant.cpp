@@ -76,7 +76,8 @@ void dequantize_mxfp8_kernel(KernelCall& c) {
   parallel_for(0, M, grain_rows(K), [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m)
       for (int64_t k = 0; k < K; ++k) {
-        const double s = detail::e8m0fnu_bits_to_f32(sp[flat_offset(sc, kernels::swizzled_scale_offset(m, k / 32, nb))]);
+        const double s =
+            detail::e8m0fnu_bits_to_f32(sp[flat_offset(sc, kernels::swizzled_scale_offset(m, k / 32, nb))]);
         const uint8_t b = quant::byte_at(d, m, k);
         const double v = d.dtype == TSR_F8_E4M3FN ? detail::e4m3fn_bits_to_f32(b) : detail::e5m2_bits_to_f32(b);
         store_float(out, m * K + k, v * s);
@@ -113,8 +114,8 @@ void quantize_nvfp4_kernel(KernelCall& c) {
         s[kernels::swizzled_scale_offset(m, blk, nb)] = sb;
         const float sf = detail::e4m3fn_bits_to_f32(sb);
         for (int64_t i = 0; i < kernels::kNvfp4Block; i += 2)
-          q[m * (K / 2) + (blk * 16 + i) / 2] = static_cast<uint8_t>(
-              kernels::nvfp4_encode(v[i], g, sf) | (kernels::nvfp4_encode(v[i + 1], g, sf) << 4));
+          q[m * (K / 2) + (blk * 16 + i) / 2] =
+              static_cast<uint8_t>(kernels::nvfp4_encode(v[i], g, sf) | (kernels::nvfp4_encode(v[i + 1], g, sf) << 4));
       }
   });
 }

@@ -40,8 +40,8 @@ std::vector<double> decode_block_scales(const tsr_tensor_view_t& v, int64_t rows
   std::vector<double> out(static_cast<size_t>(rows * nblocks));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < nblocks; ++c) {
-      const uint8_t b = static_cast<const uint8_t*>(
-          v.data)[quant::flat_offset(v, kernels::swizzled_scale_offset(r, c, nblocks))];
+      const uint8_t b =
+          static_cast<const uint8_t*>(v.data)[quant::flat_offset(v, kernels::swizzled_scale_offset(r, c, nblocks))];
       out[static_cast<size_t>(r * nblocks + c)] =
           v.dtype == TSR_F8_E8M0FNU ? detail::e8m0fnu_bits_to_f32(b) : detail::e4m3fn_bits_to_f32(b);
     }

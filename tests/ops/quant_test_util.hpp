@@ -130,7 +130,8 @@ inline int64_t blocked_index(int64_t r, int64_t c, int64_t C) {
 inline std::vector<uint8_t> swizzle_codes(const std::vector<uint8_t>& plain, int64_t R, int64_t C) {
   std::vector<uint8_t> out(static_cast<size_t>(rup(R, 128) * rup(C, 4)), 0);
   for (int64_t r = 0; r < R; ++r)
-    for (int64_t c = 0; c < C; ++c) out[static_cast<size_t>(blocked_index(r, c, C))] = plain[static_cast<size_t>(r * C + c)];
+    for (int64_t c = 0; c < C; ++c)
+      out[static_cast<size_t>(blocked_index(r, c, C))] = plain[static_cast<size_t>(r * C + c)];
   return out;
 }
 

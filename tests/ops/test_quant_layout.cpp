@@ -11,7 +11,8 @@ namespace {
 using tsr::Tensor;
 using namespace tsr::qtest;
 
-const std::pair<int64_t, int64_t> kSizes[] = {{1, 1}, {3, 5}, {32, 4}, {33, 3}, {128, 4}, {129, 7}, {200, 9}, {257, 12}};
+const std::pair<int64_t, int64_t> kSizes[] = {{1, 1},   {3, 5},   {32, 4},  {33, 3},
+                                              {128, 4}, {129, 7}, {200, 9}, {257, 12}};
 
 TEST(QuantLayout, FormulaMatchesToBlocked) {
   for (auto [R, C] : kSizes) {
@@ -78,10 +79,16 @@ TEST(QuantLayout, Errors) {
   using tsr::optest::throws_with;
   EXPECT_TRUE(throws_with([] { tsr::swizzle_block_scales(tsr::zeros({4}, TSR_F8_E8M0FNU)); },
                           {"swizzle_block_scales", "2-D", "[4]"}));
-  EXPECT_TRUE(throws_with([] { tsr::unswizzle_block_scales(tsr::zeros({128, 4}, TSR_F8_E8M0FNU), 129, 4); },
-                          {"unswizzle_block_scales", "[129, 4]", "256 * 4", "[128, 4]"}));
-  EXPECT_TRUE(throws_with([] { tsr::unswizzle_block_scales(tsr::zeros({128, 4}, TSR_F8_E8M0FNU), -1, 4); },
-                          {"unswizzle_block_scales", "non-negative"}));
+  EXPECT_TRUE(throws_with(
+      [] {
+        tsr::unswizzle_block_scales(tsr::zeros({128, 4}, TSR_F8_E8M0FNU), 129, 4);
+      },
+      {"unswizzle_block_scales", "[129, 4]", "256 * 4", "[128, 4]"}));
+  EXPECT_TRUE(throws_with(
+      [] {
+        tsr::unswizzle_block_scales(tsr::zeros({128, 4}, TSR_F8_E8M0FNU), -1, 4);
+      },
+      {"unswizzle_block_scales", "non-negative"}));
 }
 
 }  // namespace

@@ -96,7 +96,8 @@ TEST(QuantQuantize, Mxfp8RecipeAndBound) {
                 ASSERT_EQ(dc[at], tsr::f32_to_e4m3fn_sat_bits(xv[at] / s)) << "data at (" << m << ", " << i << ")";
                 const double y = double(xv[at]) / s;
                 ASSERT_LE(std::fabs(y), 448.0);
-                ASSERT_LE(std::fabs(dv[at] - xv[at]), 0.5 * ulp(y, TSR_F8_E4M3FN) * s) << "at (" << m << ", " << i << ")";
+                ASSERT_LE(std::fabs(dv[at] - xv[at]), 0.5 * ulp(y, TSR_F8_E4M3FN) * s)
+                    << "at (" << m << ", " << i << ")";
               }
             }
           // Other output dtypes: the float64 result rounded once.
@@ -118,7 +119,7 @@ TEST(QuantQuantize, Mxfp8OnGridRoundTripsExactly) {
         const int e = static_cast<int>(g() % 41) - 20;
         exps.push_back(e);
         for (int64_t i = 0; i < 32; ++i) {
-          uint8_t c = static_cast<uint8_t>(g() % 0x7e);  // any finite magnitude
+          uint8_t c = static_cast<uint8_t>(g() % 0x7e);          // any finite magnitude
           if (i == 5) c = static_cast<uint8_t>(0x78 + g() % 6);  // |v| in [256, 448]: the block's scale is 2^e
           const double val = tsr::detail::e4m3fn_bits_to_f32(c) * ((g() & 1) ? -1 : 1);
           v[static_cast<size_t>(m * K + b * 32 + i)] = std::ldexp(val, e);
@@ -137,8 +138,8 @@ TEST(QuantQuantize, Mxfp8OnGridRoundTripsExactly) {
 // Saturation never happens, infinities and NaN give the NaN scale, an all-zero block 2^-127.
 TEST(QuantQuantize, Mxfp8SpecialValues) {
   std::vector<float> v(32 * 3, 0.5f);
-  v[3] = 448.0f * 1024;   // block 0: amax 448 * 2^10 -> scale 2^10 exactly
-  v[32 + 1] = INFINITY;   // block 1: inf -> NaN scale
+  v[3] = 448.0f * 1024;                                         // block 0: amax 448 * 2^10 -> scale 2^10 exactly
+  v[32 + 1] = INFINITY;                                         // block 1: inf -> NaN scale
   for (int i = 64; i < 96; ++i) v[static_cast<size_t>(i)] = 0;  // block 2: zeros
   auto [data, scale] = tsr::quantize_mxfp8(tsr::from_vector(v, {1, 96}));
   const auto sc = codes(scale), dc = codes(data);

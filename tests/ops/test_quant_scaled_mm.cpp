@@ -120,7 +120,8 @@ void run_case(const Case& c) {
         ref = std::max(-lim, std::min(lim, ref));
       }
       const double g = got[static_cast<size_t>(m * N + n)];
-      ASSERT_LE(std::fabs(g - ref), ulp(ref, want_dt)) << "at (" << m << ", " << n << "): got " << g << ", want " << ref;
+      ASSERT_LE(std::fabs(g - ref), ulp(ref, want_dt))
+          << "at (" << m << ", " << n << "): got " << g << ", want " << ref;
     }
 }
 
@@ -166,8 +167,8 @@ TEST(QuantScaledMm, Mxfp8EveryDtype) {
   for (auto [adt, bdt] : pairs)
     for (const Shape3& s : kShapes)
       for (bool nc : {false, true})
-        for (std::optional<tsr_dtype_t> odt : {std::optional<tsr_dtype_t>(), std::optional<tsr_dtype_t>(TSR_F16),
-                                               std::optional<tsr_dtype_t>(TSR_F32)})
+        for (std::optional<tsr_dtype_t> odt :
+             {std::optional<tsr_dtype_t>(), std::optional<tsr_dtype_t>(TSR_F16), std::optional<tsr_dtype_t>(TSR_F32)})
           run_case({Mode::MX, s.M, s.K, s.N, adt, bdt, odt, std::nullopt, false, nc, ++seed});
 }
 
@@ -175,8 +176,8 @@ TEST(QuantScaledMm, Nvfp4) {
   uint64_t seed = 300;
   for (const Shape3& s : kShapes)
     for (bool nc : {false, true})
-      for (std::optional<tsr_dtype_t> odt : {std::optional<tsr_dtype_t>(), std::optional<tsr_dtype_t>(TSR_F16),
-                                             std::optional<tsr_dtype_t>(TSR_F32)})
+      for (std::optional<tsr_dtype_t> odt :
+           {std::optional<tsr_dtype_t>(), std::optional<tsr_dtype_t>(TSR_F16), std::optional<tsr_dtype_t>(TSR_F32)})
         run_case({Mode::NV, s.M, s.K, s.N, TSR_F4_E2M1FN_X2, TSR_F4_E2M1FN_X2, odt, std::nullopt, true, nc, ++seed});
   run_case({Mode::NV, 5, 16, 3, TSR_F4_E2M1FN_X2, TSR_F4_E2M1FN_X2, TSR_F32, std::nullopt, false, false, 9});
 }

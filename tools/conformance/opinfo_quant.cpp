@@ -30,8 +30,8 @@ Tensor codes(const Shape& shape, tsr_dtype_t dt, uint64_t seed) {
   std::vector<uint8_t> b(static_cast<size_t>(n));
   for (auto& c : b) {
     const uint8_t sign = static_cast<uint8_t>(g() & 0x80);
-    c = dt == TSR_F8_E4M3FN  ? static_cast<uint8_t>(sign | (g() % 10) << 3 | g() % 8)
-        : dt == TSR_F8_E5M2  ? static_cast<uint8_t>(sign | (g() % 18) << 2 | g() % 4)
+    c = dt == TSR_F8_E4M3FN    ? static_cast<uint8_t>(sign | (g() % 10) << 3 | g() % 8)
+        : dt == TSR_F8_E5M2    ? static_cast<uint8_t>(sign | (g() % 18) << 2 | g() % 4)
         : dt == TSR_F8_E8M0FNU ? static_cast<uint8_t>(124 + g() % 7)
                                : static_cast<uint8_t>(g());
   }
@@ -112,7 +112,8 @@ Sample scaled_mm_sample(Mode mode, int64_t M, int64_t K, int64_t N, tsr_dtype_t 
   s.reference = [mode](const Tensors& in) -> Tensors {
     Tensor prod;
     if (mode == Mode::MX)
-      prod = tsr::mm(tsr::dequantize_mxfp8(in[0], in[2], TSR_F64), tsr::dequantize_mxfp8(in[1].t(), in[3], TSR_F64).t());
+      prod =
+          tsr::mm(tsr::dequantize_mxfp8(in[0], in[2], TSR_F64), tsr::dequantize_mxfp8(in[1].t(), in[3], TSR_F64).t());
     else if (mode == Mode::NV) {
       Tensor one = tsr::from_vector(std::vector<float>{1.0f}, {});
       prod = tsr::mm(tsr::dequantize_nvfp4(in[0], in[2], one, TSR_F64),

@@ -18,9 +18,8 @@ tsr_dtype_t quantize_nvfp4_shape(CallCtx& ctx, std::vector<quant::OutDesc>& outs
   if (g.present && (g.dtype != TSR_F32 || g.numel() != 1))
     quant::fail(ctx, "global_scale must be a float32 tensor of one element, got " + g.str());
   outs.push_back({{x.size(0), x.size(1) / 2}, TSR_F4_E2M1FN_X2});
-  outs.push_back(
-      {{kernels::scale_padded_rows(x.size(0)), kernels::scale_padded_cols(x.size(1) / kernels::kNvfp4Block)},
-       TSR_F8_E4M3FN});
+  outs.push_back({{kernels::scale_padded_rows(x.size(0)), kernels::scale_padded_cols(x.size(1) / kernels::kNvfp4Block)},
+                  TSR_F8_E4M3FN});
   outs.push_back({{}, TSR_F32});
   return static_cast<tsr_dtype_t>(x.dtype);
 }

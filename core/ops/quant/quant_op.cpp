@@ -64,8 +64,8 @@ tsr_status_t run(CallCtx& ctx, ShapeFn shape) {
     if (!st) any |= outs[i]->numel > 0;
   }
   if (!st && any)
-    st = launch_op(ctx.rt, ctx.op, device, kdtype, ctx.args, ctx.nargs, ins, nin, outs, static_cast<int>(nout),
-                   nullptr);
+    st =
+        launch_op(ctx.rt, ctx.op, device, kdtype, ctx.args, ctx.nargs, ins, nin, outs, static_cast<int>(nout), nullptr);
   if (st) {
     release_all(outs, nout);
     return st;

@@ -24,9 +24,10 @@ tsr_dtype_t scaled_mm_shape(CallCtx& ctx, std::vector<quant::OutDesc>& outs) {
 }  // namespace
 
 TSR_CORE_OPS(quant_scaled_mm) {
-  v.push_back({"scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, "
-               "Tensor? scale_result=None, ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor",
-               quant::op_impl<scaled_mm_shape>});
+  v.push_back(
+      {"scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, "
+       "Tensor? scale_result=None, ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor",
+       quant::op_impl<scaled_mm_shape>});
 }
 
 }  // namespace tsr::core

@@ -18,8 +18,8 @@ std::string shp(const tsr::Tensor& t) {
 tsr::Tensor swizzle_fn(CArgs& a) {
   tsr::Tensor s = a.tensor(0);
   if (s.dim() != 2)
-    a.fail(TSR_INVALID_ARGUMENT, "expected a 2-D scale matrix [rows, blocks], got " + shp(s) + " " +
-                                     dtype_name(s.dtype()));
+    a.fail(TSR_INVALID_ARGUMENT,
+           "expected a 2-D scale matrix [rows, blocks], got " + shp(s) + " " + dtype_name(s.dtype()));
   const int64_t R = s.size(0), C = s.size(1);
   if (R > kernels::kMaxQuantDim || C > kernels::kMaxQuantDim)
     a.fail(TSR_INVALID_ARGUMENT, "scale matrix " + shp(s) + " has a dimension larger than 2^56");
@@ -40,17 +40,17 @@ tsr::Tensor unswizzle_fn(CArgs& a) {
   tsr::Tensor s = a.tensor(0);
   const int64_t R = a.int_arg(1), C = a.int_arg(2);
   if (R < 0 || C < 0)
-    a.fail(TSR_INVALID_ARGUMENT, "rows and cols must be non-negative, got " + std::to_string(R) + " and " +
-                                     std::to_string(C));
+    a.fail(TSR_INVALID_ARGUMENT,
+           "rows and cols must be non-negative, got " + std::to_string(R) + " and " + std::to_string(C));
   if (R > kernels::kMaxQuantDim || C > kernels::kMaxQuantDim)
-    a.fail(TSR_INVALID_ARGUMENT, "rows and cols must be at most 2^56, got " + std::to_string(R) + " and " +
-                                     std::to_string(C));
+    a.fail(TSR_INVALID_ARGUMENT,
+           "rows and cols must be at most 2^56, got " + std::to_string(R) + " and " + std::to_string(C));
   const int64_t Rp = kernels::scale_padded_rows(R), Cp = kernels::scale_padded_cols(C);
   int64_t n = 0;
   if (!checked_mul(Rp, Cp, &n) || s.numel() != n)
     a.fail(TSR_INVALID_ARGUMENT, "a swizzled scale matrix for [" + std::to_string(R) + ", " + std::to_string(C) +
-                                     "] holds round_up(rows, 128) * round_up(cols, 4) = " + std::to_string(Rp) + " * " + std::to_string(Cp) +
-                                     " elements, got " + shp(s) + " " + dtype_name(s.dtype()));
+                                     "] holds round_up(rows, 128) * round_up(cols, 4) = " + std::to_string(Rp) + " * " +
+                                     std::to_string(Cp) + " elements, got " + shp(s) + " " + dtype_name(s.dtype()));
   if (Rp == 0 || Cp == 0) return tsr::zeros({R, C}, s.dtype(), s.device());
   return s.reshape({-1, 32, 4, 4})
       .transpose(1, 2)
@@ -66,7 +66,8 @@ tsr::Tensor unswizzle_fn(CArgs& a) {
 
 TSR_CORE_OPS(quant_swizzle) {
   v.push_back(composite_op("swizzle_block_scales(Tensor scale) -> Tensor", composite<swizzle_fn>));
-  v.push_back(composite_op("unswizzle_block_scales(Tensor scale, int rows, int cols) -> Tensor", composite<unswizzle_fn>));
+  v.push_back(
+      composite_op("unswizzle_block_scales(Tensor scale, int rows, int cols) -> Tensor", composite<unswizzle_fn>));
 }
 
 }  // namespace tsr::core

@@ -88,19 +88,16 @@ inline std::string check_dims(const char* name, const QTensor& t) {
 }
 
 namespace detail {
-inline std::string operands(const QTensor& a, const QTensor& b) {
-  return "self " + a.str() + " and mat2 " + b.str();
-}
+inline std::string operands(const QTensor& a, const QTensor& b) { return "self " + a.str() + " and mat2 " + b.str(); }
 // A block scale: dtype `dt`, numel of the swizzled layout for `rows` rows.
 inline std::string check_block_scale(const char* name, const QTensor& s, int32_t dt, int64_t rows, int64_t K,
                                      int64_t block, const char* rows_name) {
-  if (s.dtype != dt)
-    return std::string(name) + " must be " + dtype_name(dt) + " for this mode, got " + s.str();
+  if (s.dtype != dt) return std::string(name) + " must be " + dtype_name(dt) + " for this mode, got " + s.str();
   const int64_t want = swizzled_scale_numel(rows, K, block);
   if (want < 0) return std::string(name) + ": the swizzled layout's size overflows int64";
   if (s.numel() != want)
-    return std::string(name) + " " + s.str() + " must hold " + std::to_string(want) + " scales: round_up(" +
-           rows_name + "=" + std::to_string(rows) + ", 128) * round_up(K/" + std::to_string(block) + "=" +
+    return std::string(name) + " " + s.str() + " must hold " + std::to_string(want) + " scales: round_up(" + rows_name +
+           "=" + std::to_string(rows) + ", 128) * round_up(K/" + std::to_string(block) + "=" +
            std::to_string(K / block) + ", 4), in the swizzled layout (swizzle_block_scales makes it)";
   return "";
 }
@@ -110,8 +107,7 @@ inline std::string check_block_scale(const char* name, const QTensor& s, int32_t
 // docs/low-precision.md. out_dtype TSR_DTYPE_UNDEFINED takes the mode's default.
 inline std::string check_scaled_mm(const QTensor& a, const QTensor& b, const QTensor& sa, const QTensor& sb,
                                    const QTensor& bias, const QTensor& sr, int32_t out_dtype, ScaledMmPlan* plan) {
-  if (a.ndim != 2 || b.ndim != 2)
-    return "expected 2-D operands, got " + detail::operands(a, b);
+  if (a.ndim != 2 || b.ndim != 2) return "expected 2-D operands, got " + detail::operands(a, b);
   for (const std::string& e : {check_dims("self", a), check_dims("mat2", b)})
     if (!e.empty()) return e;
   const bool fp4 = a.dtype == TSR_F4_E2M1FN_X2 || b.dtype == TSR_F4_E2M1FN_X2;
@@ -151,8 +147,8 @@ inline std::string check_scaled_mm(const QTensor& a, const QTensor& b, const QTe
   if (p.mode == ScaleMode::MXFP8 || p.mode == ScaleMode::NVFP4) {
     const int64_t block = scale_block(p.mode);
     if (p.K % block != 0)
-      return std::string(scale_mode_name(p.mode)) + " needs K divisible by " + std::to_string(block) + ", got K=" +
-             std::to_string(p.K) + " for " + detail::operands(a, b);
+      return std::string(scale_mode_name(p.mode)) + " needs K divisible by " + std::to_string(block) +
+             ", got K=" + std::to_string(p.K) + " for " + detail::operands(a, b);
     const int32_t sdt = p.mode == ScaleMode::MXFP8 ? TSR_F8_E8M0FNU : TSR_F8_E4M3FN;
     std::string e = detail::check_block_scale("scale_a", sa, sdt, p.M, p.K, block, "M");
     if (e.empty()) e = detail::check_block_scale("scale_b", sb, sdt, p.N, p.K, block, "N");
@@ -170,8 +166,9 @@ inline std::string check_scaled_mm(const QTensor& a, const QTensor& b, const QTe
   p.out_dtype = out_dtype != TSR_DTYPE_UNDEFINED ? out_dtype : block ? int32_t(TSR_BF16) : a.dtype;
   const bool fp8_out = is_fp8_operand(p.out_dtype) && p.mode == ScaleMode::Tensorwise;
   if (!is_matmul_out_dtype(p.out_dtype) && !fp8_out)
-    return std::string("out_dtype ") + dtype_name(p.out_dtype) + (out_dtype == TSR_DTYPE_UNDEFINED ? " (the default)" : "") +
-           " is not supported with " + scale_mode_name(p.mode) +
+    return std::string("out_dtype ") + dtype_name(p.out_dtype) +
+           (out_dtype == TSR_DTYPE_UNDEFINED ? " (the default)" : "") + " is not supported with " +
+           scale_mode_name(p.mode) +
            " scaling: expected bfloat16, float16 or float32 (float8_e4m3fn or float8_e5m2 for tensorwise only)";
   *plan = p;
   return "";
@@ -189,8 +186,8 @@ inline std::string check_quantize(const QTensor& x, int64_t block) {
 
 // dequantize_mxfp8(data [M, K] float8, scale e8m0 swizzled) and dequantize_nvfp4(data [M, K/2]
 // float4_e2m1fn_x2, scale e4m3fn swizzled, global_scale f32 of one element); out_dtype floating.
-inline std::string check_dequantize(const QTensor& data, const QTensor& scale, const QTensor& global_scale,
-                                    bool nvfp4, int32_t out_dtype) {
+inline std::string check_dequantize(const QTensor& data, const QTensor& scale, const QTensor& global_scale, bool nvfp4,
+                                    int32_t out_dtype) {
   if (data.ndim != 2) return "expected 2-D data, got " + data.str();
   if (std::string e = check_dims("data", data); !e.empty()) return e;
   const int64_t block = nvfp4 ? kNvfp4Block : kMxBlock;
@@ -201,8 +198,8 @@ inline std::string check_dequantize(const QTensor& data, const QTensor& scale, c
   if (K % block != 0)
     return "K must be divisible by " + std::to_string(block) + ", got K=" + std::to_string(K) + " for data " +
            data.str();
-  std::string e = detail::check_block_scale("scale", scale, nvfp4 ? TSR_F8_E4M3FN : TSR_F8_E8M0FNU, data.size(0), K,
-                                            block, "M");
+  std::string e =
+      detail::check_block_scale("scale", scale, nvfp4 ? TSR_F8_E4M3FN : TSR_F8_E8M0FNU, data.size(0), K, block, "M");
   if (!e.empty()) return e + " (data " + data.str() + ")";
   if (nvfp4 && (global_scale.dtype != TSR_F32 || global_scale.numel() != 1))
     return "global_scale must be a float32 tensor of one element, got " + global_scale.str();

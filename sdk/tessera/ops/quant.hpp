@@ -19,7 +19,8 @@ namespace tsr {
 // scale_result (NVFP4). out_dtype defaults to self's dtype (tensorwise, rowwise) or bfloat16
 // (block-scaled). use_fast_accum is a hint the CPU ignores.
 inline Tensor scaled_mm(const Tensor& self, const Tensor& mat2, const Tensor& scale_a, const Tensor& scale_b,
-                        const std::optional<Tensor>& bias = std::nullopt, const std::optional<Tensor>& scale_result = std::nullopt,
+                        const std::optional<Tensor>& bias = std::nullopt,
+                        const std::optional<Tensor>& scale_result = std::nullopt,
                         std::optional<tsr_dtype_t> out_dtype = std::nullopt, bool use_fast_accum = false) {
   static const Op op("scaled_mm");
   return call(op, {self, mat2, scale_a, scale_b, detail::opt_tensor_arg(bias), detail::opt_tensor_arg(scale_result),
