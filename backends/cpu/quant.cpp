@@ -51,7 +51,7 @@ void quantize_mxfp8_kernel(KernelCall& c) {
   const int64_t M = x.sizes[0], K = x.sizes[1], nb = K / kernels::kMxBlock;
   uint8_t* q = static_cast<uint8_t*>(data.data);
   uint8_t* s = static_cast<uint8_t*>(scale.data);
-  std::memset(s, 0, static_cast<size_t>(view_numel(scale)));
+  if (view_numel(scale) > 0) std::memset(s, 0, static_cast<size_t>(view_numel(scale)));  // M = 0: no buffer
   parallel_for(0, M, grain_rows(K), [&](int64_t m0, int64_t m1) {
     float v[kernels::kMxBlock];
     for (int64_t m = m0; m < m1; ++m)
@@ -103,7 +103,7 @@ void quantize_nvfp4_kernel(KernelCall& c) {
   *static_cast<float*>(c.output(2).data) = g;
   uint8_t* q = static_cast<uint8_t*>(data.data);
   uint8_t* s = static_cast<uint8_t*>(scale.data);
-  std::memset(s, 0, static_cast<size_t>(view_numel(scale)));
+  if (view_numel(scale) > 0) std::memset(s, 0, static_cast<size_t>(view_numel(scale)));  // M = 0: no buffer
   parallel_for(0, M, grain_rows(K), [&](int64_t m0, int64_t m1) {
     float v[kernels::kNvfp4Block];
     for (int64_t m = m0; m < m1; ++m)
