@@ -26,7 +26,8 @@
 // path also needs 32-byte aligned rows; otherwise element loads are used).
 #include <cuda_runtime.h>
 
-#include "block_scale.hpp"
+#include "tessera/kernels/block_scale_layout.hpp"
+#include "tessera/kernels/quant_ops.hpp"
 #include "sm100_common.hpp"
 #include "tessera/dtype.hpp"  // the low-precision types and TSR_HOST_DEVICE
 
@@ -65,10 +66,10 @@ struct Chunk {
       for (int i = 0; i < kEpt; ++i) v[i] = static_cast<float>(p[i]);
     }
   }
-  // |x| bits max over values [from, from + n): the NaN-sticky amax (block_scale.hpp).
+  // |x| bits max over values [from, from + n): the NaN-sticky amax (tessera/kernels/quant_ops.hpp).
   __device__ __forceinline__ uint32_t amax_bits(int from, int n) const {
     uint32_t m = 0;
-    for (int i = 0; i < n; ++i) m = max(m, abs_bits(v[from + i]));
+    for (int i = 0; i < n; ++i) m = max(m, kernels::abs_bits(v[from + i]));
     return m;
   }
 };
@@ -97,7 +98,7 @@ __device__ __forceinline__ void store_bytes(uint8_t* out, const uint8_t (&q)[N])
 template <class T, bool kVec>
 __global__ void __launch_bounds__(kThreads) mxfp8_kernel(const T* __restrict__ x, int64_t row_stride, int64_t rows,
                                                          int64_t K, uint8_t* __restrict__ data,
-                                                         uint8_t* __restrict__ scale, int64_t col_tiles) {
+                                                         uint8_t* __restrict__ scale, int64_t scale_cols) {
   using C = Chunk<T>;
   constexpr int kLanes = 32 / C::kEpt;  // lanes per block of 32 values
   const int64_t chunks_per_row = K / C::kEpt;
@@ -114,8 +115,8 @@ __global__ void __launch_bounds__(kThreads) mxfp8_kernel(const T* __restrict__ x
   if (!live) return;
   // The reference's arithmetic (quant_ops.hpp): scale bits from amax, data = e4m3_sat(x / scale)
   // with the decoded scale (an exact power-of-two division; NaN for the NaN scale).
-  const uint8_t sbits = mx_scale_bits(from_abs_bits(m));
-  if (col % 32 == 0) scale[swizzled_offset(r, col / 32, col_tiles)] = sbits;
+  const uint8_t sbits = kernels::mx_scale_bits(kernels::from_abs_bits(m));
+  if (col % 32 == 0) scale[kernels::swizzled_scale_offset(r, col / 32, scale_cols)] = sbits;
   const float s = detail::e8m0fnu_bits_to_f32(sbits);
   uint8_t q[C::kEpt];
 #pragma unroll
@@ -132,7 +133,7 @@ __global__ void __launch_bounds__(kThreads) amax_kernel(const T* __restrict__ x,
   uint32_t m = 0;
   const int64_t n = rows * K;
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads)
-    m = max(m, abs_bits(static_cast<float>(x[(i / K) * row_stride + i % K])));
+    m = max(m, kernels::abs_bits(static_cast<float>(x[(i / K) * row_stride + i % K])));
   for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
   if ((threadIdx.x & 31) == 0) atomicMax(amax_bits, m);
 }
@@ -142,7 +143,7 @@ __global__ void global_scale_kernel(const unsigned int* amax_bits, const float* 
   if (global) {
     *g_out = *global;
   } else {
-    *g_out = nvfp4_default_global_scale(__uint_as_float(*amax_bits));
+    *g_out = kernels::nvfp4_global_scale(__uint_as_float(*amax_bits));
   }
 }
 
@@ -160,7 +161,7 @@ template <class T, bool kVec>
 __global__ void __launch_bounds__(kThreads) nvfp4_kernel(const T* __restrict__ x, int64_t row_stride, int64_t rows,
                                                          int64_t K, const float* __restrict__ g_ptr,
                                                          uint8_t* __restrict__ data, uint8_t* __restrict__ scale,
-                                                         int64_t col_tiles) {
+                                                         int64_t scale_cols) {
   using C = Chunk<T>;
   constexpr int kEpt = C::kEpt;
   constexpr int kLanes = kEpt >= 16 ? 1 : 16 / kEpt;  // lanes per block of 16 values
@@ -181,11 +182,11 @@ __global__ void __launch_bounds__(kThreads) nvfp4_kernel(const T* __restrict__ x
     constexpr int kPer = kEpt >= 16 ? 16 : kEpt;
     uint32_t mb = ch.amax_bits(blk * kPer, kPer);
     if constexpr (kLanes > 1) mb = group_max(mb, kLanes);
-    const float m = from_abs_bits(mb);
-    const uint8_t sbits = nvfp4_scale_bits(m, g);
+    const float m = kernels::from_abs_bits(mb);
+    const uint8_t sbits = kernels::nvfp4_block_scale_bits(m, g);
     const float s = detail::e4m3fn_bits_to_f32(sbits);
     const int64_t c0 = col + blk * kPer;
-    if (live && c0 % 16 == 0) scale[swizzled_offset(r, c0 / 16, col_tiles)] = sbits;
+    if (live && c0 % 16 == 0) scale[kernels::swizzled_scale_offset(r, c0 / 16, scale_cols)] = sbits;
 #pragma unroll
     for (int k = 0; k < kPer; k += 2) {
       const float lo = s != 0.f ? ch.v[blk * kPer + k] * g / s : 0.f;
@@ -231,13 +232,13 @@ Input input_of(const KernelCall& c, int64_t block) {
 unsigned blocks_for(int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
 
 template <class T>
-void launch_mxfp8(const Input& in, uint8_t* data, uint8_t* scale, int64_t col_tiles, cudaStream_t s) {
+void launch_mxfp8(const Input& in, uint8_t* data, uint8_t* scale, int64_t scale_cols, cudaStream_t s) {
   const int64_t n = in.rows * (in.K / Chunk<T>::kEpt);
   const T* x = static_cast<const T*>(in.data);
   if (in.vec)
-    mxfp8_kernel<T, true><<<blocks_for(n), kThreads, 0, s>>>(x, in.row_stride, in.rows, in.K, data, scale, col_tiles);
+    mxfp8_kernel<T, true><<<blocks_for(n), kThreads, 0, s>>>(x, in.row_stride, in.rows, in.K, data, scale, scale_cols);
   else
-    mxfp8_kernel<T, false><<<blocks_for(n), kThreads, 0, s>>>(x, in.row_stride, in.rows, in.K, data, scale, col_tiles);
+    mxfp8_kernel<T, false><<<blocks_for(n), kThreads, 0, s>>>(x, in.row_stride, in.rows, in.K, data, scale, scale_cols);
 }
 
 void quantize_mxfp8_kernel(KernelCall& c) {
@@ -245,7 +246,7 @@ void quantize_mxfp8_kernel(KernelCall& c) {
   const int dev = c.device().index;
   const Input in = input_of(c, 32);
   const tsr_tensor_view_t &data = c.output(0), &scale = c.output(1);
-  const int64_t col_tiles = (in.K / 32 + 3) / 4, need = swizzled_numel(in.rows, in.K / 32);
+  const int64_t scale_cols = in.K / 32, need = kernels::scale_padded_rows(in.rows) * kernels::scale_padded_cols(in.K / 32);
   TSR_CHECK(numel_of(scale) == need, TSR_INTERNAL, op, ": the scale output has ", numel_of(scale),
             " elements, the swizzled layout needs ", need);
   if (in.rows == 0 || in.K == 0) return;
@@ -255,10 +256,10 @@ void quantize_mxfp8_kernel(KernelCall& c) {
   TSR_SM100_CUDA_CHECK(cudaMemsetAsync(sp, 0, size_t(need), s), op, dev);  // the padding
   uint8_t* dp = static_cast<uint8_t*>(data.data);
   switch (in.dtype) {
-    case TSR_F64: launch_mxfp8<double>(in, dp, sp, col_tiles, s); break;
-    case TSR_F32: launch_mxfp8<float>(in, dp, sp, col_tiles, s); break;
-    case TSR_BF16: launch_mxfp8<BFloat16>(in, dp, sp, col_tiles, s); break;
-    default: launch_mxfp8<Half>(in, dp, sp, col_tiles, s); break;
+    case TSR_F64: launch_mxfp8<double>(in, dp, sp, scale_cols, s); break;
+    case TSR_F32: launch_mxfp8<float>(in, dp, sp, scale_cols, s); break;
+    case TSR_BF16: launch_mxfp8<BFloat16>(in, dp, sp, scale_cols, s); break;
+    default: launch_mxfp8<Half>(in, dp, sp, scale_cols, s); break;
   }
   TSR_SM100_CUDA_CHECK(cudaGetLastError(), op, dev);  // launch errors
 }
@@ -271,14 +272,14 @@ void launch_amax(const Input& in, unsigned int* amax_bits, cudaStream_t s) {
 }
 
 template <class T>
-void launch_nvfp4(const Input& in, const float* g, uint8_t* data, uint8_t* scale, int64_t col_tiles, cudaStream_t s) {
+void launch_nvfp4(const Input& in, const float* g, uint8_t* data, uint8_t* scale, int64_t scale_cols, cudaStream_t s) {
   const T* x = static_cast<const T*>(in.data);
   const int64_t n = in.rows * (in.K / Chunk<T>::kEpt);
   if (in.vec)
-    nvfp4_kernel<T, true><<<blocks_for(n), kThreads, 0, s>>>(x, in.row_stride, in.rows, in.K, g, data, scale, col_tiles);
+    nvfp4_kernel<T, true><<<blocks_for(n), kThreads, 0, s>>>(x, in.row_stride, in.rows, in.K, g, data, scale, scale_cols);
   else
     nvfp4_kernel<T, false><<<blocks_for(n), kThreads, 0, s>>>(x, in.row_stride, in.rows, in.K, g, data, scale,
-                                                              col_tiles);
+                                                              scale_cols);
 }
 
 void quantize_nvfp4_kernel(KernelCall& c) {
@@ -286,7 +287,7 @@ void quantize_nvfp4_kernel(KernelCall& c) {
   const int dev = c.device().index;
   const Input in = input_of(c, 16);
   const tsr_tensor_view_t &data = c.output(0), &scale = c.output(1), &gout = c.output(2);
-  const int64_t col_tiles = (in.K / 16 + 3) / 4, need = swizzled_numel(in.rows, in.K / 16);
+  const int64_t scale_cols = in.K / 16, need = kernels::scale_padded_rows(in.rows) * kernels::scale_padded_cols(in.K / 16);
   TSR_CHECK(numel_of(scale) == need, TSR_INTERNAL, op, ": the scale output has ", numel_of(scale),
             " elements, the swizzled layout needs ", need);
   TSR_CHECK(gout.dtype == TSR_F32 && numel_of(gout) == 1, TSR_INTERNAL, op, ": expected a float32 scalar global_scale output");
@@ -318,10 +319,10 @@ void quantize_nvfp4_kernel(KernelCall& c) {
   if (work) {  // pass 2: block scales and packed data
     uint8_t* dp = static_cast<uint8_t*>(data.data);
     switch (in.dtype) {
-      case TSR_F64: launch_nvfp4<double>(in, g, dp, sp, col_tiles, s); break;
-      case TSR_F32: launch_nvfp4<float>(in, g, dp, sp, col_tiles, s); break;
-      case TSR_BF16: launch_nvfp4<BFloat16>(in, g, dp, sp, col_tiles, s); break;
-      default: launch_nvfp4<Half>(in, g, dp, sp, col_tiles, s); break;
+      case TSR_F64: launch_nvfp4<double>(in, g, dp, sp, scale_cols, s); break;
+      case TSR_F32: launch_nvfp4<float>(in, g, dp, sp, scale_cols, s); break;
+      case TSR_BF16: launch_nvfp4<BFloat16>(in, g, dp, sp, scale_cols, s); break;
+      default: launch_nvfp4<Half>(in, g, dp, sp, scale_cols, s); break;
     }
   }
   TSR_SM100_CUDA_CHECK(cudaGetLastError(), op, dev);  // launch errors

@@ -11,6 +11,12 @@
 
 namespace tsr::kernels {
 
+// |x| as bits: the unsigned order of these is the order of |x| with inf above every finite value
+// and NaN above inf, so an unsigned max over them (a GPU's atomicMax, a vector max) is the
+// NaN-sticky amax the recipes use: a block holding NaN has amax NaN, one holding inf has inf.
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE uint32_t abs_bits(float x) { return ::tsr::detail::f32_to_bits(x) & 0x7fffffffu; }
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float from_abs_bits(uint32_t b) { return ::tsr::detail::bits_to_f32(b); }
+
 // ---- MXFP8: e4m3fn data, one e8m0 (power of two) scale per 32 elements ----
 
 // The e8m0 scale of a block whose largest magnitude is `amax`: the smallest power of two s with
