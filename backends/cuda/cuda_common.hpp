@@ -17,6 +17,7 @@
 
 #include "tessera/dtype.hpp"
 #include "tessera/plugin.hpp"
+#include "tessera/scratch.hpp"
 #include "tessera/self_register.hpp"
 
 namespace tsr::cuda {
@@ -102,24 +103,8 @@ DeviceErrorRecord* device_error_record(int device);
 int32_t error_op_id(const char* op_name);
 
 // ---- scratch memory -----------------------------------------------------------------------
-
-// nbytes of temporary device memory on c's device, from the core's caching allocator (a u8
-// tensor), stream-ordered: keep it alive until the work using it is enqueued, no longer.
-class Scratch {
- public:
-  Scratch(const KernelCall& c, size_t nbytes);
-  ~Scratch();
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  void* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  const tsr_api_t* api_ = nullptr;
-  tsr_tensor_t* t_ = nullptr;
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
+// tsr::Scratch (tessera/scratch.hpp): temporary device memory from the core's caching allocator,
+// stream-ordered on the kernel's stream.
 
 // ---- launch helpers -----------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 // Private to the CUDA backend's runtime files (device.cpp, errors.cpp, allocator.cpp,
-// pinned_host.cpp, graphs.cpp, scratch.cpp): the process-wide device state and the helpers
+// pinned_host.cpp, graphs.cpp): the process-wide device state and the helpers
 // that turn CUDA errors into statuses. Kernel files use cuda_common.hpp only.
 //
 // Process-wide, not per runtime: CUDA devices, contexts, the error records and the captures in

@@ -35,21 +35,6 @@ DeviceGuard::~DeviceGuard() {
   if (prev_ >= 0) (void)cudaSetDevice(prev_);
 }
 
-Scratch::Scratch(const KernelCall& c, size_t nbytes) : api_(c.api()) {
-  if (nbytes == 0) return;
-  const int64_t sizes[1] = {static_cast<int64_t>(nbytes)};
-  if (tsr_status_t st = api_->tensor_empty(c.runtime(), 1, sizes, TSR_U8, c.device(), &t_)) {
-    const tsr_code_t code = api_->status_code(st);
-    const std::string msg = api_->status_message(st);
-    api_->status_free(st);
-    fail(code, c.op_name(), ": scratch memory of ", nbytes, " bytes on cuda:", c.device().index, ": ", msg);
-  }
-  data_ = api_->tensor_data(t_);
-}
-Scratch::~Scratch() {
-  if (t_) api_->tensor_release(t_);
-}
-
 namespace {
 
 void* init(Registrar& r) {

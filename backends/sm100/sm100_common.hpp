@@ -15,6 +15,7 @@
 
 #include "tessera/compute_capability.hpp"
 #include "tessera/plugin.hpp"
+#include "tessera/scratch.hpp"  // tsr::Scratch: the cuBLASLt workspace
 
 namespace tsr::sm100 {
 
@@ -56,22 +57,6 @@ class DeviceGuard {
 
  private:
   int prev_ = -1;
-};
-
-// nbytes of device memory on c's device from the core's caching allocator, ordered on c's
-// stream: keep it alive until the work using it is enqueued, no longer.
-class Scratch {
- public:
-  Scratch(const KernelCall& c, size_t nbytes);
-  ~Scratch();
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  void* data() const { return data_; }
-
- private:
-  const tsr_api_t* api_ = nullptr;
-  tsr_tensor_t* t_ = nullptr;
-  void* data_ = nullptr;
 };
 
 // Numel of a view (1 for a scalar).

@@ -307,6 +307,12 @@ int main(int argc, char** argv) {
       std::vector<conf::Sample> samples = info.samples(seed);
       for (size_t k = 0; k < samples.size(); ++k) {
         const conf::Sample& s = samples[k];
+        // Samples holding float8/float4 codes (the quant family): the PyTorch this suite runs
+        // against (Debian's 1.13) has none of those dtypes, and safetensors cannot name
+        // float4_e2m1fn_x2; the conformance suite checks those ops against float64 references.
+        bool low_precision = false;
+        for (const Tensor& t : s.inputs) low_precision = low_precision || (t.defined() && tsr::is_low_precision_float(t.dtype()));
+        if (low_precision) continue;
         for (tsr_dtype_t dt : compared_dtypes(info)) dump.forward_case(info, variant, k, s, dt, "contiguous");
         bool big_input = false;
         for (const Tensor& t : s.inputs) big_input = big_input || (t.defined() && t.numel() >= 2);
