@@ -51,12 +51,13 @@ const native = loadAddon();
  */
 const Tensor = native.Tensor;
 
-/** @typedef {'bool'|'uint8'|'int8'|'int16'|'int32'|'int64'|'float16'|'bfloat16'|'float32'|'float64'} DType */
+/** @typedef {'bool'|'uint8'|'int8'|'int16'|'int32'|'int64'|'float16'|'bfloat16'|'float32'|'float64'|'float8_e4m3fn'|'float8_e5m2'|'float8_e8m0fnu'|'float4_e2m1fn_x2'} DType */
 /** @typedef {{dtype?: DType, device?: string, requiresGrad?: boolean, copy?: boolean}} TensorOptions */
 /** @typedef {Int8Array|Uint8Array|Uint8ClampedArray|Int16Array|Uint16Array|Int32Array|Uint32Array|Float32Array|Float64Array|BigInt64Array|BigUint64Array} AnyTypedArray */
 
 /** @type {readonly DType[]} */
-const dtypes = Object.freeze(['bool', 'uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64']);
+const dtypes = Object.freeze(['bool', 'uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32', 'float64',
+  'float8_e4m3fn', 'float8_e5m2', 'float8_e8m0fnu', 'float4_e2m1fn_x2']);
 const dtypeSet = new Set([...dtypes, 'float', 'double', 'half', 'long', 'int', 'short']);
 
 // ---- helpers -------------------------------------------------------------------------------------

@@ -78,12 +78,14 @@ tsr_dtype_t parse_dtype(Napi::Env env, const Napi::Value& v, const std::string& 
   } names[] = {{"bool", TSR_BOOL},   {"uint8", TSR_U8},    {"int8", TSR_I8},     {"int16", TSR_I16},
                {"short", TSR_I16},   {"int32", TSR_I32},   {"int", TSR_I32},     {"int64", TSR_I64},
                {"long", TSR_I64},    {"float16", TSR_F16}, {"half", TSR_F16},    {"bfloat16", TSR_BF16},
-               {"float32", TSR_F32}, {"float", TSR_F32},   {"float64", TSR_F64}, {"double", TSR_F64}};
+               {"float32", TSR_F32}, {"float", TSR_F32},   {"float64", TSR_F64}, {"double", TSR_F64},
+               {"float8_e4m3fn", TSR_F8_E4M3FN}, {"float8_e5m2", TSR_F8_E5M2}, {"float8_e8m0fnu", TSR_F8_E8M0FNU},
+               {"float4_e2m1fn_x2", TSR_F4_E2M1FN_X2}};
   for (const auto& n : names)
     if (s == n.name) return n.dt;
-  throw_type_error(env,
-                   what + ": unknown dtype '" + s +
-                       "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or float64)");
+  throw_type_error(env, what + ": unknown dtype '" + s +
+                            "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, "
+                            "float8_e4m3fn, float8_e5m2, float8_e8m0fnu or float4_e2m1fn_x2)");
 }
 
 tsr_device_t parse_device(Napi::Env env, const Napi::Value& v, const std::string& what) {

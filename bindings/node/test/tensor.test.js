@@ -101,6 +101,20 @@ test('toTypedArray copies where it cannot share: views, float16, bfloat16', () =
   }
 });
 
+test('float8 tensors read back as Float32Array values (exact), float4 pairs refuse', () => {
+  // e4m3fn: 0.3 -> 0.3125, -17.5 -> -18, 470 -> NaN (a cast does not saturate); e5m2: -17.5 -> -16.
+  const x = ts.tensor(Float32Array.from([0.3, -17.5, 470, 2]), [4]);
+  const e4 = x.to('float8_e4m3fn');
+  assert.equal(e4.dtype, 'float8_e4m3fn');
+  const a = e4.toTypedArray();
+  assert.ok(a instanceof Float32Array);
+  assert.deepEqual([a[0], a[1], a[3]], [0.3125, -18, 2]);
+  assert.ok(Number.isNaN(a[2]));
+  assert.deepEqual(Array.from(x.to('float8_e5m2').toTypedArray()).slice(0, 2), [0.3125, -16]);
+  assert.deepEqual(Array.from(ts.tensor(Float32Array.from([3]), [1]).to('float8_e8m0fnu').toTypedArray()), [4]);
+  assert.throws(() => ts.empty([2], { dtype: 'float4_e2m1fn_x2' }).toTypedArray(), /float4_e2m1fn_x2/);
+});
+
 test('float16 and bfloat16 from the raw bits of a Uint16Array, shared', () => {
   const bits = new Uint16Array([0x3c00, 0xc000, 0x3800]); // 1, -2, 0.5 as float16
   const h = ts.tensor(bits, { dtype: 'float16' });
