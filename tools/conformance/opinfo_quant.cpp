@@ -9,6 +9,7 @@
 //   dequantize_*: half an ulp of the out dtype (one rounding of an exact product);
 //   quantize_*: one e4m3 ulp relative (2^-3) for a device that rounds a tie differently; the
 //   CPU matches its own recipe exactly.
+#include <cmath>
 #include <random>
 #include <string>
 
@@ -230,9 +231,65 @@ OpInfo swizzle_info(bool inverse) {
   return o;
 }
 
+// Float values for casts to float8: magnitudes 2^[-12, 10] (e4m3fn's and e5m2's subnormals and
+// normals) and the landmarks where PyTorch's casts round to NaN or inf, with random signs.
+Tensor cast_source(const Shape& shape, uint64_t seed) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::mt19937_64 g(seed * 0x9E3779B97F4A7C15ull + 29);
+  std::uniform_real_distribution<double> e(-12, 10);
+  const double landmarks[] = {448, 464, 470, 480, 57344, 61440};
+  std::vector<double> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double m = i % 7 == 3 ? landmarks[(i / 7) % 6] : std::exp2(e(g));
+    v[i] = (g() & 1) ? -m : m;
+  }
+  return tsr::from_vector(v, shape);
+}
+
+// `_copy` between the dtype under test (a float) and the float8 dtypes, both ways: what Tensor::to
+// runs on every device (the CPU's and CUDA's copy kernels instantiate the SDK's conversions).
+// Exact: a float8 value is exact in every float dtype here (the e8m0 codes are kept near 1), and
+// a cast to float8 rounds once from a value the dtype under test holds exactly (results are
+// compared as float64 values, NaN where PyTorch's cast gives NaN).
+std::string dims(const Shape& s) {
+  std::string d = "[";
+  for (size_t i = 0; i < s.size(); ++i) d += (i ? ", " : "") + std::to_string(s[i]);
+  return d + "]";
+}
+
+OpInfo float8_cast_info() {
+  OpInfo o;
+  o.name = "_copy";
+  o.dtypes = {TSR_F32, TSR_BF16, TSR_F16, TSR_F64};
+  o.differentiable = false;
+  o.tol = {{TSR_F32, {0, 0}}, {TSR_BF16, {0, 0}}, {TSR_F16, {0, 0}}, {TSR_F64, {0, 0}}};
+  o.samples = [](uint64_t seed) {
+    std::vector<Sample> v;
+    uint64_t k = 0;
+    for (const Shape& shape : {Shape{0}, Shape{37}, Shape{5, 9}}) {
+      for (tsr_dtype_t f8 : {TSR_F8_E4M3FN, TSR_F8_E5M2, TSR_F8_E8M0FNU}) {
+        Sample to8;
+        to8.desc = dims(shape) + " to " + tsr::dtype_name(f8);
+        to8.inputs = {cast_source(shape, seed + ++k)};
+        to8.run = [f8](const Tensors& in) -> Tensors { return {in[0].to(f8).to(TSR_F64)}; };
+        v.push_back(std::move(to8));
+        Sample from8;
+        from8.desc = dims(shape) + " from " + tsr::dtype_name(f8);
+        from8.inputs = {codes(shape, f8, seed + ++k)};
+        from8.run_at = [](const Tensors& in, const Where& w) -> Tensors { return {in[0].to(w.dtype)}; };
+        v.push_back(std::move(from8));
+      }
+    }
+    return v;
+  };
+  return o;
+}
+
 }  // namespace
 
 TSR_OPINFOS(quant) {
+  v.push_back(float8_cast_info());
   v.push_back(scaled_mm_info());
   v.push_back(quantize_info(false));
   v.push_back(quantize_info(true));
