@@ -50,6 +50,38 @@ TEST(CpuSoftmax, AllDimsDtypesLayouts) {
   }
 }
 
+// Outputs larger than the caches (9 MiB): rows of 1001 floats start at every 16-byte alignment,
+// rows of 5000 are long, and a NaN row stays NaN (softmax and log_softmax).
+TEST(CpuSoftmax, LargeOutputs) {
+  for (int64_t D : {int64_t(1001), int64_t(5000)}) {
+    SCOPED_TRACE("D " + std::to_string(D));
+    const int64_t rows = ((int64_t(9) << 20) / 4 + D - 1) / D;
+    std::mt19937 rng(77 + unsigned(D));
+    Tensor a = tt::random_tensor({rows, D}, TSR_F32, rng, Kind::Wide, Layout::Contiguous);
+    float* p = static_cast<float*>(a.data_ptr());
+    p[3 * D + 5] = std::numeric_limits<float>::quiet_NaN();  // row 3 becomes all NaN
+    const auto av = tt::values(a);
+    std::vector<double> sm(av.size()), lsm(av.size());
+    for (int64_t o = 0; o < rows; ++o) {
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      bool has_nan = false;
+      for (int64_t q = 0; q < D; ++q) {
+        const double v = av[size_t(o * D + q)];
+        has_nan = has_nan || std::isnan(v);
+        mx = std::max(mx, v);
+      }
+      for (int64_t q = 0; q < D; ++q) sum += std::exp(av[size_t(o * D + q)] - mx);
+      for (int64_t q = 0; q < D; ++q) {
+        const size_t i = size_t(o * D + q);
+        lsm[i] = has_nan ? std::numeric_limits<double>::quiet_NaN() : av[i] - mx - std::log(sum);
+        sm[i] = std::exp(lsm[i]);
+      }
+    }
+    tt::expect_close(tsr::softmax(a, 1), sm, TSR_F32, {rows, D}, tt::rtol(TSR_F32) * 4);
+    tt::expect_close(tsr::log_softmax(a, 1), lsm, TSR_F32, {rows, D}, tt::rtol(TSR_F32) * 4);
+  }
+}
+
 TEST(CpuSoftmax, StableAndNaN) {
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   Tensor big = tt::make({1000, 1001, 999}, {3}, TSR_F32);
