@@ -65,8 +65,10 @@ typedef struct tsr_iter_t {
  *    returns; errors found later are reported by the next synchronizing call.
  * Everything is borrowed for the duration of the call. Kernels may run concurrently on
  * several threads and must be re-entrant. Which status to return: status.h (UNIMPLEMENTED to
- * decline an input, so that a composite can fall back; INTERNAL for what the meta function
- * should have excluded). Since 1.0. */
+ * decline an input; INTERNAL for what the meta function should have excluded). A kernel that
+ * declines must not have written anything: since 1.6 the dispatcher then calls the next kernel
+ * for the same op, device and dtype in priority order (tsr_kernel_def_t), and only when none is
+ * left does the caller see UNIMPLEMENTED (so that a composite can fall back). Since 1.0. */
 typedef struct tsr_kernel_call_t {
   size_t struct_size;
   const struct tsr_api_t* api;
@@ -100,7 +102,8 @@ typedef int (*tsr_device_predicate_fn_t)(tsr_device_t device, void* user_data);
  * strings; fn, predicate and user_data must stay valid until the plugin's shutdown. Among
  * kernels for the same op and device type whose dtype_mask contains the dispatch dtype (0 =
  * every dtype) and whose predicate accepts the device, the highest priority wins; ties go to
- * the latest registered. Since 1.0. */
+ * the latest registered. If it declines the call (UNIMPLEMENTED), the next one in that order
+ * runs (since 1.6): an override can take only the inputs it does better. Since 1.0. */
 typedef struct tsr_kernel_def_t {
   size_t struct_size;
   const char* op_name;     /* e.g. "add" */

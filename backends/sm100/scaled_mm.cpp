@@ -4,9 +4,9 @@
 // generic kernel; the algorithm is always cublasLtMatmulAlgoGetHeuristic's first answer for the
 // exact problem (no architecture table).
 //
-// Why sm100 has the tensorwise and rowwise modes too: the dispatcher calls the single best kernel
-// for (op, device, dtype) and has no "decline, try the next" path, so this override takes every
-// scaled_mm call on a 10.x device and must do every mode.
+// sm100 has the tensorwise and rowwise modes too (the shared code does them); a problem
+// cuBLASLt has no algorithm for is UNIMPLEMENTED, which declines it to the generic kernel (the
+// dispatcher's next kernel by priority, kernel.h).
 #include <unordered_map>
 
 #include "sm100_common.hpp"

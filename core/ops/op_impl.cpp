@@ -365,23 +365,35 @@ tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t d
   call.outputs = out_views;
   call.noutputs = static_cast<size_t>(noutputs);
   call.iter = iter;
-  call.user_data = k->def.user_data;
-  tsr_status_t st;
-  try {
-    st = k->def.fn(&call);
-  } catch (const std::exception& e) {  // a kernel must not throw; contain it, keeping its message
-    st = make_status(TSR_INTERNAL,
-                     op->schema.name + ": kernel " + k->kernel_name + " threw a C++ exception: " + e.what());
-  } catch (...) {
-    st = make_status(TSR_INTERNAL, op->schema.name + ": kernel " + k->kernel_name + " threw a C++ exception");
-  }
-  if (rt->guard_mode) {  // TESSERA_ALLOC_CONF guard_bytes: did the kernel write outside its tensors?
-    if (tsr_status_t g = check_guards(rt, op, *k, device, inputs, ninputs, outputs, noutputs)) {
-      free_status(st);
-      st = g;
+  for (;;) {
+    call.user_data = k->def.user_data;
+    tsr_status_t st;
+    try {
+      st = k->def.fn(&call);
+    } catch (const std::exception& e) {  // a kernel must not throw; contain it, keeping its message
+      st = make_status(TSR_INTERNAL,
+                       op->schema.name + ": kernel " + k->kernel_name + " threw a C++ exception: " + e.what());
+    } catch (...) {
+      st = make_status(TSR_INTERNAL, op->schema.name + ": kernel " + k->kernel_name + " threw a C++ exception");
     }
+    if (rt->guard_mode) {  // TESSERA_ALLOC_CONF guard_bytes: did the kernel write outside its tensors?
+      if (tsr_status_t g = check_guards(rt, op, *k, device, inputs, ninputs, outputs, noutputs)) {
+        free_status(st);
+        st = g;
+      }
+    }
+    // A kernel that declines (UNIMPLEMENTED, nothing written: kernel.h) hands the call to the next
+    // kernel for the same op, device and dtype in priority order, e.g. an override for one GPU
+    // generation back to the generic kernel; the last one's status stands.
+    if (st && st->code == TSR_UNIMPLEMENTED) {
+      if (const KernelRec* next = find_kernel(op, device, dtype, k)) {
+        free_status(st);
+        k = next;
+        continue;
+      }
+    }
+    return st;
   }
-  return st;
 }
 
 tsr_status_t launch(CallCtx& ctx, tsr_device_t device, int32_t dtype, Tensor* const* inputs, int ninputs,

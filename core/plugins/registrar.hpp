@@ -45,12 +45,23 @@ tsr_status_t commit(Registrar* reg);
 // Creates every device's allocator per the runtime's allocator configuration.
 tsr_status_t finalize_allocators(Runtime* rt);
 
-// Best kernel for (device, dtype); nullptr when none.
-inline const KernelRec* find_kernel(const tsr_op_s* op, tsr_device_t device, int32_t dtype) {
+// Best kernel for (device, dtype); nullptr when none. With `after` (a kernel this returned for
+// the same op, device and dtype), the next best after it: the dispatcher's fallback when a kernel
+// declines (UNIMPLEMENTED). Tables are immutable once published, so `after` stays valid.
+inline const KernelRec* find_kernel(const tsr_op_s* op, tsr_device_t device, int32_t dtype,
+                                    const KernelRec* after = nullptr) {
   const KernelTable* table = op->kernels.load(std::memory_order_acquire);
   if (!table || device.type < 0 || device.type >= kMaxDeviceTypes) return nullptr;
   const uint32_t bit = 1u << static_cast<uint32_t>(dtype & 31);
-  for (const KernelRec& k : table->by_type[device.type]) {
+  const std::vector<KernelRec>& ks = table->by_type[device.type];
+  size_t i = 0;
+  if (after) {
+    while (i < ks.size() && &ks[i] != after) ++i;
+    if (i == ks.size()) return nullptr;  // `after` is from an older table: no fallback
+    ++i;
+  }
+  for (; i < ks.size(); ++i) {
+    const KernelRec& k = ks[i];
     if (k.def.dtype_mask != 0 && !(k.def.dtype_mask & bit)) continue;
     if (k.def.predicate && !k.def.predicate(device, k.def.user_data)) continue;
     return &k;

@@ -47,26 +47,30 @@ struct CcRuntime {
   ~CcRuntime() {
     if (rt) api()->runtime_destroy(rt);
   }
-  // The value ccdev::which writes on ccdev:index (1 = generic kernel, 2 = the 10.x override).
-  float which(int32_t index) {
+  // The value `op` (ccdev::which) writes on ccdev:index for an input of n elements (1 = generic
+  // kernel, 2 = the 10.x override, which declines n > 4); -1 when the call fails (*error: why).
+  float which(int32_t index, int64_t n = 3, const char* op_name = "ccdev::which", std::string* error = nullptr) {
     int32_t type = -1;
     EXPECT_EQ(take_message(api()->device_type_lookup(rt, "ccdev", &type)), "");
-    const float x[3] = {0.f, 0.f, 0.f};
-    const int64_t sizes[1] = {3};
+    const float x[8] = {};
+    const int64_t sizes[1] = {n};
     tsr_tensor_t* xt = nullptr;
     EXPECT_EQ(take_message(api()->tensor_from_host(rt, x, 1, sizes, TSR_F32, tsr_device_t{type, index}, &xt)), "");
     tsr_op_t* op = nullptr;
-    EXPECT_EQ(take_message(api()->op_find(rt, "ccdev::which", &op)), "");
+    EXPECT_EQ(take_message(api()->op_find(rt, op_name, &op)), "");
     tsr_value_t arg{};
     arg.tag = TSR_VALUE_TENSOR;
     arg.u.tensor = xt;
     tsr_tensor_t* out = nullptr;
-    EXPECT_EQ(take_message(api()->op_call(op, &arg, 1, &out, 1)), "");
-    float y[3] = {-1.f, -1.f, -1.f};
+    const std::string err = take_message(api()->op_call(op, &arg, 1, &out, 1));
+    if (error) *error = err;
+    else
+      EXPECT_EQ(err, "");
+    float y[8] = {-1.f, -1.f, -1.f, -1.f, -1.f, -1.f, -1.f, -1.f};
     if (out) {
-      EXPECT_EQ(take_message(api()->tensor_copy_to_host(out, y, sizeof(y))), "");
+      EXPECT_EQ(take_message(api()->tensor_copy_to_host(out, y, size_t(n) * sizeof(float))), "");
     }
-    EXPECT_EQ(y[0], y[2]);
+    EXPECT_EQ(y[0], y[n - 1]);
     if (out) api()->tensor_release(out);
     if (xt) api()->tensor_release(xt);
     return y[0];
@@ -95,6 +99,20 @@ TEST(KernelOverride, NoMatchingDeviceMeansGenericEverywhere) {
   ASSERT_NE(r.rt, nullptr);
   EXPECT_EQ(r.which(0), 1.f);
   EXPECT_EQ(r.which(1), 1.f);
+}
+
+// An override that declines an input (UNIMPLEMENTED, nothing written) hands it to the next
+// kernel by priority: the 10.x override takes 3 elements and declines 8, which the generic kernel
+// then computes; when every kernel declines, the caller gets the last one's UNIMPLEMENTED.
+TEST(KernelOverride, ADecliningOverrideFallsBackToTheNextKernel) {
+  CcRuntime r(nullptr);  // ccdev:0 is 10.0, ccdev:1 is 9.0
+  ASSERT_NE(r.rt, nullptr);
+  EXPECT_EQ(r.which(0, 3), 2.f) << "an input the override takes";
+  EXPECT_EQ(r.which(0, 8), 1.f) << "an input the override declines runs the generic kernel";
+  EXPECT_EQ(r.which(1, 8), 1.f);
+  std::string error;
+  EXPECT_EQ(r.which(0, 3, "ccdev::never", &error), -1.f);
+  EXPECT_NE(error.find("declined by never_last"), std::string::npos) << error;
 }
 
 TEST(KernelOverride, DevicePropertiesReportTheCapabilities) {

@@ -10,7 +10,8 @@
 //   MXFP8       fp8 operands, float8_e8m0fnu block scales, 1 per 32 along K (SCALE_VEC32_UE8M0);
 //   NVFP4       float4_e2m1fn_x2 operands, float8_e4m3fn block scales, 1 per 16 (SCALE_VEC16_UE4M3).
 // The block-scaled modes need Blackwell's block-scaled MMAs: with allow_block_scaled false they
-// are an UNIMPLEMENTED error saying so (the generic kernel; sm100 overrides it on 10.x).
+// are an UNIMPLEMENTED error saying so (the generic kernel; sm100 overrides it on 10.x). A problem
+// cuBLASLt has no algorithm for is UNIMPLEMENTED too, which declines it to the next kernel.
 //
 // out = cast_out(scale_result * (scale_a (x) scale_b . (self @ mat2)) + bias): scale_result (an
 // optional float32 scalar on the device) is cuBLASLt's alpha in device pointer mode, so the bias,
@@ -195,8 +196,10 @@ void scaled_mm(KernelCall& c, cublasLtHandle_t handle, cudaStream_t stream, bool
   const ScaleMode mode = plan.mode;
   const bool block = mode == ScaleMode::MXFP8 || mode == ScaleMode::NVFP4;
   TSR_CHECK(allow_block_scaled || !block, TSR_UNIMPLEMENTED, op, ": ", kernels::scale_mode_name(mode),
-            " scaled_mm needs a compute capability 10.x GPU (the sm100 plugin); cuda:", dev,
-            " has only the tensorwise and rowwise fp8 modes");
+            " scaled_mm on cuda:", dev,
+            " needs cuBLASLt's block-scaled kernels of compute capability 10.x, through the sm100 plugin (the "
+            "generic kernel has the tensorwise and rowwise fp8 modes; sm100 declines problems cuBLASLt has no "
+            "algorithm for)");
   const int64_t M = plan.M, N = plan.N, K = plan.K;
   const int64_t pack = mode == ScaleMode::NVFP4 ? 2 : 1;  // fp4 tensors hold two values per element
   const tsr_dtype_t out_dtype = static_cast<tsr_dtype_t>(out.dtype);

@@ -80,7 +80,18 @@ void fill(tsr::KernelCall& k, float v) {
   for (int64_t i = 0; i < n; ++i) p[i] = v;
 }
 void which_generic(tsr::KernelCall& k) { fill(k, 1.0f); }
-void which_cc10(tsr::KernelCall& k) { fill(k, 2.0f); }
+// The override takes only inputs of up to 4 elements and declines the rest (UNIMPLEMENTED,
+// nothing written): the dispatcher then runs the generic kernel.
+void which_cc10(tsr::KernelCall& k) {
+  const tsr_tensor_view_t& x = k.input(0);
+  int64_t n = 1;
+  for (int32_t d = 0; d < x.ndim; ++d) n *= x.sizes[d];
+  TSR_CHECK(n <= 4, TSR_UNIMPLEMENTED, k.op_name(), ": the 10.x override declines ", n, " elements");
+  fill(k, 2.0f);
+}
+// ccdev::never: every kernel declines, so the caller sees the last one's UNIMPLEMENTED.
+void never_first(tsr::KernelCall& k) { tsr::fail(TSR_UNIMPLEMENTED, k.op_name(), ": declined by never_first"); }
+void never_last(tsr::KernelCall& k) { tsr::fail(TSR_UNIMPLEMENTED, k.op_name(), ": declined by never_last"); }
 
 void init(tsr::Registrar& r) {
   g_api = r.api();
@@ -103,6 +114,9 @@ void init(tsr::Registrar& r) {
   r.kernel("ccdev::which", "ccdev::which_cc10", type, TSR_DTYPE_BIT(TSR_F32), TSR_KERNEL(which_cc10), 100,
            tsr::ComputeCapabilityGate::predicate, &g_gate);
   r.kernel("ccdev::which", "ccdev::which_generic", type, TSR_DTYPE_BIT(TSR_F32), TSR_KERNEL(which_generic));
+  r.op("ccdev::never(Tensor x) -> Tensor", TSR_META(which_meta));
+  r.kernel("ccdev::never", "ccdev::never_first", type, TSR_DTYPE_BIT(TSR_F32), TSR_KERNEL(never_first), 100);
+  r.kernel("ccdev::never", "ccdev::never_last", type, TSR_DTYPE_BIT(TSR_F32), TSR_KERNEL(never_last));
 }
 
 }  // namespace
