@@ -61,19 +61,13 @@ tsr_dtype_t promote_types(tsr_dtype_t a, tsr_dtype_t b) {
 }
 
 void ResultTypeState::add(tsr_dtype_t d, int ndim, bool wrapped_number) {
-  // A low-precision float meeting any other dtype has no result type (sticky: a later operand
-  // must not make it look defined again).
-  for (tsr_dtype_t seen : {dim, zero, wrapped})
-    if (seen != TSR_DTYPE_UNDEFINED && seen != d && (tsr::is_low_precision_float(seen) || tsr::is_low_precision_float(d)))
-      invalid = true;
-  if (wrapped_number) {
-    if (is_floating(d)) d = TSR_F32;  // the default dtype
-    wrapped = promote_types(wrapped, d);
-  } else if (ndim == 0) {
-    zero = promote_types(zero, d);
-  } else {
-    dim = promote_types(dim, d);
-  }
+  if (wrapped_number && is_floating(d)) d = TSR_F32;  // the default dtype
+  tsr_dtype_t& group = wrapped_number ? wrapped : ndim == 0 ? zero : dim;
+  const tsr_dtype_t p = promote_types(group, d);
+  // No rule (a low-precision float with another dtype) is sticky: a later operand must not make
+  // the group look defined again. Across groups, combine() reports it as PyTorch does.
+  if (p == TSR_DTYPE_UNDEFINED && group != TSR_DTYPE_UNDEFINED) invalid = true;
+  group = p;
 }
 
 // PyTorch's combine_categories: a lower-priority group only matters when it is of a higher
