@@ -2,7 +2,7 @@
 // nccl-tests defines it (busbw = algbw x 2(n-1)/n, algbw = bytes / time), against memcpy
 // bandwidth measured in the same run.
 //
-//   tessera_allreduce_bench [--max-mib M] [--iters K]           in-process, 2 and 4 virtual CPU devices
+//   tessera_allreduce_bench [--max-mib M] [--iters K]           in-process (2, 4) and ring (4) virtual CPU devices
 //   tessera launch -n 2 -- tessera_allreduce_bench --gloo       the Gloo engine across processes
 //   mpirun -n 2 tessera_allreduce_bench --mpi                    the MPI engine across processes
 //
@@ -78,11 +78,12 @@ void nccl_rows(size_t max_bytes, int iters) {
     std::printf("\nnccl engine: skipped (no GPU)\n");
     return;
   }
-  std::printf("\nall_reduce (sum, float32), nccl engine, world size 1 and %d GPU(s) in one process\n%10s %14s %14s\n",
-              gpus, "size", "algbw n=1", gpus > 1 ? "busbw n=all" : "-");
+  std::printf("\nall_reduce (sum, float32), nccl engine, world size 1 and %d GPU(s) in one process; the ring engine "
+              "(peer copies, NCCL's fallback) over the same GPUs\n%10s %14s %14s %14s\n",
+              gpus, "size", "algbw n=1", gpus > 1 ? "busbw n=all" : "-", gpus > 1 ? "ring n=all" : "-");
   for (size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
-    double bw[2] = {0, 0};
-    for (int k = 0; k < (gpus > 1 ? 2 : 1); ++k) {
+    double bw[3] = {0, 0, 0};
+    for (int k = 0; k < (gpus > 1 ? 3 : 1); ++k) {
       const int n = k == 0 ? 1 : gpus;
       std::vector<tsr::Device> ds;
       std::vector<tsr::Tensor> ts;
@@ -90,11 +91,11 @@ void nccl_rows(size_t max_bytes, int iters) {
         ds.push_back(tsr::Device(tsr_device_t{type, i}));
         ts.push_back(tsr::ones({static_cast<int64_t>(bytes / 4)}, TSR_F32, ds.back()));
       }
-      dist::DeviceGroup g(ds);
+      dist::DeviceGroup g(ds, 0, k == 2 ? "ring" : nullptr);
       const double s = median_seconds(iters, [&] { g.all_reduce(ts).wait(); });
       bw[k] = n == 1 ? static_cast<double>(bytes) / s / 1e9 : busbw(bytes, n, s);
     }
-    std::printf("%10s %14.3f %14.3f\n", size_str(bytes).c_str(), bw[0], bw[1]);
+    std::printf("%10s %14.3f %14.3f %14.3f\n", size_str(bytes).c_str(), bw[0], bw[1], bw[2]);
   }
 }
 
@@ -136,23 +137,29 @@ int main(int argc, char** argv) {
       return 0;
     }
     setenv("TESSERA_CPU_DEVICES", "4", 0);  // before the runtime is created
-    std::printf("all_reduce (sum, float32), in-process engine, virtual CPU devices\n%10s %14s %14s %14s %12s\n",
-                "size", "busbw n=2", "busbw n=4", "memcpy GB/s", "n=4/memcpy");
+    // The ring engine's column: the same virtual devices through its peer-copy algorithm (device
+    // copies and the cpu backend's add kernels), which GPUs take when NCCL cannot be loaded.
+    std::printf("all_reduce (sum, float32), virtual CPU devices: in-process engine (n=2, n=4), ring engine (n=4)\n"
+                "%10s %14s %14s %14s %14s %12s\n",
+                "size", "busbw n=2", "busbw n=4", "ring n=4", "memcpy GB/s", "n=4/memcpy");
     for (size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
-      double bw[2];
+      double bw[3];
       int k = 0;
-      for (int n : {2, 4}) {
+      for (int n : {2, 4, -4}) {
+        const char* engine = n < 0 ? "ring" : nullptr;
+        n = std::abs(n);
         std::vector<tsr::Device> ds;
         std::vector<tsr::Tensor> ts;
         for (int i = 0; i < n; ++i) {
           ds.push_back(tsr::Device::cpu(i));
           ts.push_back(tsr::ones({static_cast<int64_t>(bytes / 4)}, TSR_F32, ds.back()));
         }
-        dist::DeviceGroup g(ds);
+        dist::DeviceGroup g(ds, 0, engine);
         bw[k++] = busbw(bytes, n, median_seconds(iters, [&] { g.all_reduce(ts).wait(); }));
       }
       double mc = memcpy_gbs(bytes, iters);
-      std::printf("%10s %14.3f %14.3f %14.3f %12.3f\n", size_str(bytes).c_str(), bw[0], bw[1], mc, bw[1] / mc);
+      std::printf("%10s %14.3f %14.3f %14.3f %14.3f %12.3f\n", size_str(bytes).c_str(), bw[0], bw[1], bw[2], mc,
+                  bw[1] / mc);
     }
     nccl_rows(max_bytes, iters);
     return 0;

@@ -3,8 +3,9 @@
  *
  * Published by the fabric backend (backends/fabric), which picks an engine per group: plain
  * memory reductions between the devices of one process whose memory the host can read
- * ("inprocess": virtual CPU devices, TESSERA_CPU_DEVICES=N), and existing libraries across
- * processes and for GPUs (NCCL, Gloo, MPI) where the backend was built with them. Hosts find it
+ * ("inprocess": virtual CPU devices, TESSERA_CPU_DEVICES=N), existing libraries across
+ * processes and for GPUs (NCCL, Gloo, MPI) where the backend was built with them, and a ring
+ * over device copies and the devices' own kernels ("ring": GPUs of one process without NCCL). Hosts find it
  * with api->get_extension(runtime, TSR_COLLECTIVES_EXTENSION); NULL: no fabric backend is loaded.
  *
  *   const tsr_collectives_t* c = api->get_extension(rt, TSR_COLLECTIVES_EXTENSION);
@@ -38,7 +39,7 @@
  * Ordering and threads: every member calls the same collectives in the same order. A group is
  * used by one thread at a time (as an NCCL communicator); different groups may be used
  * concurrently. Work completes in call order. How it completes depends on the engine (group_info
- * names it): on devices with streams (nccl) a collective is enqueued on each member device's
+ * names it): on devices with streams (nccl, ring) a collective is enqueued on each member device's
  * current stream and the work completes when it has run there; across processes without
  * streams (gloo, mpi) it runs on the group's communication thread and completes while the
  * caller goes on (so communication overlaps computation: check with work_query / work_wait
@@ -110,7 +111,7 @@ typedef struct tsr_comm_group_options_t {
   /* Where the processes of a multi-process group meet: "file:///shared/path" or
    * "tcp://host:port" (rank 0 listens). NULL in one process. Borrowed for the call. */
   const char* rendezvous;
-  /* The engine, or NULL to let the backend choose ("inprocess", "gloo", "mpi", "nccl"). */
+  /* The engine, or NULL to let the backend choose ("inprocess", "ring", "gloo", "mpi", "nccl"). */
   const char* engine;
   /* Seconds a member waits for the others before DEADLINE_EXCEEDED; 0 = 300. */
   double timeout_seconds;

@@ -145,6 +145,10 @@ namespace fabric {
 // cpu device type, TESSERA_CPU_DEVICES=N): each collective is plain loops over the members'
 // memory, complete when run() returns.
 std::unique_ptr<Engine> make_inprocess_engine(tsr_comm_group_s* group);
+// The engine for the devices of one process built from device copies and the devices' own
+// kernels (ring.cpp): the fallback for cuda devices when NCCL cannot be loaded (peer copies), and
+// engine "ring" on any device type.
+std::unique_ptr<Engine> make_ring_engine(tsr_comm_group_s* group);
 // The engine for one cpu device per process across processes: Gloo over TCP, the processes
 // meeting at `rendezvous` ("file:///dir" or "tcp://host:port") under key prefix `prefix`
 // (gloo/gloo_engine.cpp, loaded by gloo_proxy.cpp).
@@ -156,6 +160,8 @@ std::unique_ptr<Engine> make_gloo_engine(tsr_comm_group_s* group, const std::str
 std::unique_ptr<Engine> make_nccl_engine(tsr_comm_group_s* group, const std::string& rendezvous,
                                          const std::string& prefix);
 bool is_nccl_engine(const Engine* e);
+// Whether tessera_fabric_nccl.so (and so NCCL and the CUDA runtime) loads; *why says why not.
+bool nccl_engine_available(std::string* why);
 // For group_split of an NCCL group (ncclCommSplit, which every process of the parent calls):
 // the subgroup's engine, or nullptr when `group` is NULL (none of this process's members).
 std::unique_ptr<Engine> nccl_split(Engine* parent, tsr_comm_group_s* group, const int32_t* ranks, int32_t n);

@@ -21,11 +21,12 @@ struct NcclLib {
   tsr_fabric_nccl_destroy_fn destroy = nullptr;
 };
 
-// Loaded once, never closed (like every plugin library).
-const NcclLib& nccl_lib() {
+// Loaded once, never closed (like every plugin library); *error says why it did not load.
+const NcclLib& try_nccl_lib(std::string** error_out) {
   static std::once_flag once;
   static NcclLib lib;
   static std::string error;
+  *error_out = &error;
   std::call_once(once, [] {
     std::vector<void*> fns;
     if (!load_engine_library("nccl", "tessera_fabric_nccl.so",
@@ -42,8 +43,14 @@ const NcclLib& nccl_lib() {
     lib.release = reinterpret_cast<tsr_fabric_nccl_release_fn>(fns[5]);
     lib.destroy = reinterpret_cast<tsr_fabric_nccl_destroy_fn>(fns[6]);
   });
+  return lib;
+}
+
+const NcclLib& nccl_lib() {
+  std::string* error = nullptr;
+  const NcclLib& lib = try_nccl_lib(&error);
   if (!lib.create)
-    fail(TSR_UNIMPLEMENTED, "group_create: " + error +
+    fail(TSR_UNIMPLEMENTED, "group_create: " + *error +
                                 " (the nccl engine is built only where CMake found CUDA and NCCL: nccl.h, libnccl)");
   return lib;
 }
@@ -103,6 +110,13 @@ class NcclProxy final : public Engine {
 std::unique_ptr<Engine> make_nccl_engine(tsr_comm_group_s* group, const std::string& rendezvous,
                                          const std::string& prefix) {
   return std::make_unique<NcclProxy>(group, rendezvous, prefix);
+}
+
+bool nccl_engine_available(std::string* why) {
+  std::string* error = nullptr;
+  const bool ok = try_nccl_lib(&error).create != nullptr;
+  if (!ok && why) *why = *error;
+  return ok;
 }
 
 bool is_nccl_engine(const Engine* e) { return dynamic_cast<const NcclProxy*>(e) != nullptr; }

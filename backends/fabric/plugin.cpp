@@ -10,6 +10,7 @@
 
 #include "group.hpp"
 #include "tessera/plugin.hpp"
+#include "tessera/tessera.hpp"
 
 namespace fabric {
 
@@ -75,13 +76,28 @@ void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const st
     fail(TSR_INVALID_ARGUMENT, "group_create: the members mix device types (" + device_str(rt, g->members[0]) +
                                    " and " + device_str(rt, g->members.back()) +
                                    "): a group's members are all cpu devices or all cuda devices");
+  if (engine == "ring") {  // peer copies and the devices' own kernels: one process, any device type
+    if (multi)
+      fail(TSR_UNIMPLEMENTED, "group_create: the ring engine connects the devices of one process (across "
+                              "processes: nccl for cuda devices, gloo or mpi for cpu devices)");
+    g->engine = make_ring_engine(g.get());
+    *out = g.release();
+    return;
+  }
   if (cuda_members || engine == "nccl") {
     if (!cuda_members)
       fail(TSR_UNIMPLEMENTED, "group_create: engine 'nccl' communicates between cuda devices, and member 0 is " +
                                   device_str(rt, g->members[0]) + " (cpu groups: inprocess or gloo)");
     if (!engine.empty() && engine != "nccl")
       fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine + "' cannot communicate between cuda devices (" +
-                                  device_str(rt, g->members[0]) + "): GPU groups use the nccl engine");
+                                  device_str(rt, g->members[0]) + "): GPU groups use the nccl or ring engine");
+    std::string why;
+    if (engine.empty() && !multi && !nccl_engine_available(&why)) {
+      // No NCCL on this machine: the GPUs of one process still reduce among themselves over peer copies.
+      g->engine = make_ring_engine(g.get());
+      *out = g.release();
+      return;
+    }
     if (multi) check_rendezvous();
     const std::string prefix = multi ? "g" + std::to_string(g_groups.fetch_add(1)) : "";
     g->engine = make_nccl_engine(g.get(), multi ? rv : "", prefix);
@@ -108,7 +124,7 @@ void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const st
     if (!engine.empty() && engine != "inprocess")
       fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine +
                                   "' is not built into the fabric backend for a group of one process (available: "
-                                  "inprocess)");
+                                  "inprocess, ring)");
     g->engine = make_inprocess_engine(g.get());
   }
   *out = g.release();
@@ -172,6 +188,7 @@ tsr_status_t group_split(tsr_comm_group_t* parent, const int32_t* ranks, int32_t
       o.rendezvous = rendezvous.c_str();
     }
     if (members.empty()) return;  // none of ours is listed
+    if (parent->engine->name() == std::string("ring")) o.engine = "ring";  // a ring group's subgroups stay rings
     o.devices = members.data();
     o.num_devices = static_cast<int32_t>(members.size());
     create_group(parent->runtime, &o, prefix, out, mpi_comm);
@@ -272,6 +289,7 @@ const tsr_collectives_t kCollectives = {sizeof(tsr_collectives_t),
 
 void init(tsr::Registrar& r) {
   g_api = r.api();
+  tsr::set_api(g_api);  // the ring engine works through this plugin's copy of the SDK
   r.extension(TSR_COLLECTIVES_EXTENSION, &kCollectives);
 }
 
@@ -279,5 +297,5 @@ void init(tsr::Registrar& r) {
 }  // namespace fabric
 
 TSR_DEFINE_PLUGIN("fabric", TSR_FABRIC_VERSION,
-                  "collectives over device groups (in-process, Gloo, MPI and NCCL engines)", nullptr, fabric::init,
+                  "collectives over device groups (in-process, ring, Gloo, MPI and NCCL engines)", nullptr, fabric::init,
                   nullptr)

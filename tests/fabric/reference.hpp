@@ -124,4 +124,38 @@ inline void expect_values(const Tensor& t, const std::vector<double>& want, tsr_
   if (!m.empty()) ADD_FAILURE() << what << ": " << m;
 }
 
+// The unit roundoff of a floating dtype (0: exact).
+inline double unit(tsr_dtype_t dt) {
+  switch (dt) {
+    case TSR_F16:
+      return std::ldexp(1.0, -11);
+    case TSR_BF16:
+      return std::ldexp(1.0, -8);
+    case TSR_F32:
+      return std::ldexp(1.0, -24);
+    case TSR_F64:
+      return std::ldexp(1.0, -53);
+    default:
+      return 0;
+  }
+}
+
+// The ring rounds to the dtype after each of its world-1 combining steps (as NCCL does), so its
+// error is bounded by the partial sums, not only by the result: at most (world-1) roundings of
+// values no larger than sum |v_m| (plus the result's own rounding).
+inline void expect_ring_values(const Tensor& t, const std::vector<double>& want,
+                        const std::vector<std::vector<double>>& members, tsr_dtype_t dt, const std::string& what) {
+  std::vector<double> got = values(t);
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t j = 0; j < got.size(); ++j) {
+    double mag = 0;
+    for (const std::vector<double>& v : members) mag += std::fabs(v[j]);
+    const double bound = tol(dt) * (1 + std::fabs(want[j])) * 4 + unit(dt) * static_cast<double>(members.size()) * mag;
+    if (!(std::fabs(got[j] - want[j]) <= bound)) {
+      ADD_FAILURE() << what << ": element " << j << " is " << got[j] << ", expected " << want[j];
+      return;
+    }
+  }
+}
+
 }  // namespace fabric_test

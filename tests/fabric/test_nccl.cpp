@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -235,6 +236,42 @@ TEST(Nccl, ArgumentErrors) {
   expect_error([&] { dist::DeviceGroup mixed({Device::cpu(0), ds[0]}); }, TSR_INVALID_ARGUMENT,
                {"mix device types"});
   expect_error([&] { dist::DeviceGroup wrong({ds[0]}, 0, "gloo"); }, TSR_UNIMPLEMENTED, {"nccl"});
+}
+
+// The ring engine (the fallback when NCCL cannot be loaded) over every GPU: peer copies and the
+// cuda backend's own kernels, each on the current stream of the GPU it writes, the streams joined
+// between ring steps. Non-default streams on every GPU make the ordering matter.
+TEST(Nccl, RingEngineOverEveryGpu) {
+  REQUIRE_GPUS(ds, 1);
+  dist::DeviceGroup g(ds, 0, "ring");
+  EXPECT_STREQ(g.info().engine, "ring");
+  const int world = static_cast<int>(ds.size());
+  std::vector<tsr::Stream> streams;
+  for (const Device& d : ds) {
+    streams.emplace_back(d);
+    tsr::synchronize(d);  // the new streams do not wait for the default ones
+  }
+  for (tsr_dtype_t dt : {TSR_F32, TSR_F16, TSR_BF16, TSR_I32, TSR_BOOL})
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{(1 << 20) + 3}})
+      for (dist::ReduceOp op : kOps) {
+        const std::string what = describe(ds, dt, n, op);
+        std::vector<Tensor> ts;
+        std::vector<std::vector<double>> vs;
+        for (int m = 0; m < world; ++m) {
+          ts.push_back(random_on(n, dt, m, static_cast<uint64_t>(n) + 3, ds[m]));
+          vs.push_back(values(ts.back()));
+        }
+        std::vector<double> want(static_cast<size_t>(n));
+        for (size_t j = 0; j < want.size(); ++j) want[j] = reference(vs, j, op, dt);
+        {
+          std::vector<std::unique_ptr<tsr::StreamGuard>> guards;
+          for (const tsr::Stream& s : streams) guards.push_back(std::make_unique<tsr::StreamGuard>(s));
+          for (int m = 0; m < world; ++m) tsr::record_stream(ts[m], streams[m]);
+          g.all_reduce(ts, op).wait();
+        }
+        for (int m = 0; m < world; ++m) expect_ring_values(ts[m], want, vs, dt, "ring all_reduce " + what);
+      }
+  check_data_movement(g, ds);
 }
 
 // all_gather captured into a graph: each replay copies the input's current values.
