@@ -42,6 +42,18 @@ OMP_NUM_THREADS=1 "$cli" train --steps 30 --quiet --out "$tmp/one" >/dev/null ||
   { cat "$tmp/two.log"; echo "data_parallel: FAILED: tessera train on 2 processes"; exit 1; }
 python3 "$(dirname "$0")/compare_losses.py" "$tmp/one/log.json" "$tmp/two/log.json" 30 \
   "tessera train, 1 vs 2 processes" || { echo "data_parallel: FAILED: the train losses differ"; exit 1; }
+# Interrupted at step 15 and resumed on 2 processes, it logs the same 30 losses. Only rank 0 is
+# given the checkpoint's path (the other rank's does not exist): rank 0 reads the file and the
+# group hands it to the others, as on machines without a shared directory.
+"$cli" launch -n 2 -- "$cli" train --steps 30 --stop-at 15 --quiet --out "$tmp/half" >"$tmp/half.log" 2>&1 ||
+  { cat "$tmp/half.log"; echo "data_parallel: FAILED: tessera train on 2 processes, to step 15"; exit 1; }
+"$cli" launch -n 2 -- sh -c 'if [ "$RANK" = 0 ]; then ck="$1"; else ck=/nonexistent/checkpoint.safetensors; fi
+  exec "$0" train --quiet --resume "$ck" --out "$2"' "$cli" "$tmp/half/checkpoint.safetensors" "$tmp/resumed" \
+  >"$tmp/resumed.log" 2>&1 ||
+  { cat "$tmp/resumed.log"; echo "data_parallel: FAILED: tessera train resumed on 2 processes"; exit 1; }
+python3 "$(dirname "$0")/compare_losses.py" "$tmp/two/log.json" "$tmp/resumed/log.json" 30 \
+  "tessera train on 2 processes, straight vs resumed at step 15" ||
+  { echo "data_parallel: FAILED: the resumed losses differ"; exit 1; }
 # A rank that fails stops the others, and the launcher exits with its status.
 set +e
 "$cli" launch -n 3 -- sh -c 'if [ "$RANK" = 1 ]; then exit 5; fi; sleep 60' >/dev/null 2>&1

@@ -10,12 +10,21 @@
 //                      world_size shards of a batch equals one model
 //                      trained here alone on the whole batch (plain and no_sync steps); unused
 //                      parameters; parameter shapes that differ across ranks
+//   scenario_checkpoint rank 0 writes a training checkpoint and every rank loads it through the
+//                      group (the other ranks pass paths that do not exist: only rank 0 touches
+//                      the file); rank 0's read and write failures reach every rank
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "reference.hpp"
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "tessera/distributed/checkpoint.hpp"
 #include "tessera/distributed/ddp.hpp"
 #include "tessera/nn.hpp"
 
@@ -198,6 +207,95 @@ struct ProcessChild {
       if (!same(a[i], values(b[i]), TSR_F32, what + " parameter " + std::to_string(i))) return false;
     return true;
   }
+  // Rank r's checkpoint, which every rank can generate.
+  static tsr::TrainingCheckpoint checkpoint_of(int r) {
+    tsr::TrainingCheckpoint ck;
+    ck.model.insert("0.weight", random_on(12, TSR_F32, r, 55, Device::cpu(0)).reshape({3, 4}));
+    ck.model.insert("0.bias", random_on(3, TSR_BF16, r, 56, Device::cpu(0)));
+    ck.optimizer.insert("state.0.step", random_on(1, TSR_I64, r, 57, Device::cpu(0)));
+    ck.step = 100 + r;
+    ck.rng = {static_cast<uint64_t>(7 + r), 11};
+    ck.extra["written_by"] = "rank " + std::to_string(r);
+    return ck;
+  }
+  bool same_checkpoint(const tsr::TrainingCheckpoint& got, const tsr::TrainingCheckpoint& want) {
+    if (got.step != want.step || got.rng != want.rng || got.extra != want.extra) {
+      failure = "loaded step " + std::to_string(got.step) + " / extra '" +
+                (got.extra.count("written_by") ? got.extra.at("written_by") : "") + "', expected rank 0's";
+      return false;
+    }
+    for (const tsr::StateDict* sd : {&want.model, &want.optimizer})
+      for (const std::string& k : sd->keys()) {
+        const tsr::StateDict& from = sd == &want.model ? got.model : got.optimizer;
+        const Tensor& t = from.at(k);
+        if (t.dtype() != sd->at(k).dtype() || t.sizes() != sd->at(k).sizes() || values(t) != values(sd->at(k))) {
+          failure = "tensor '" + k + "' differs from rank 0's";
+          return false;
+        }
+      }
+    return true;
+  }
+  template <class F>
+  bool every_rank_throws(F&& f, tsr_code_t code, const std::string& part, const std::string& what) {
+    try {
+      f();
+      failure = what + ": no error";
+      return false;
+    } catch (const tsr::Error& e) {
+      if (e.code() == code && std::string(e.what()).find(part) != std::string::npos) return true;
+      failure = what + ": unexpected error " + std::to_string(e.code()) + ": " + e.what();
+      return false;
+    }
+  }
+  bool scenario_checkpoint(dist::DeviceGroup& pg) {
+    const Device member = Device::cpu(0);
+    std::string dir, path;
+    if (rank == 0) {
+      char t[] = "/tmp/tessera-ckpt-test-XXXXXX";
+      if (!mkdtemp(t)) {
+        failure = "mkdtemp failed";
+        return false;
+      }
+      dir = t;
+      path = dir + "/run.safetensors";
+    } else {
+      path = "/nonexistent-tessera-rank-" + std::to_string(rank) + "/run.safetensors";  // never touched
+    }
+    struct Cleanup {
+      std::string dir;
+      ~Cleanup() {
+        std::error_code ec;
+        if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+      }
+    } cleanup{dir};
+    dist::save_checkpoint(pg, member, path, checkpoint_of(rank));
+    struct stat st;
+    if (rank == 0 && ::stat(path.c_str(), &st) != 0) {
+      failure = "save_checkpoint returned before rank 0's file existed";
+      return false;
+    }
+    if (!same_checkpoint(dist::load_checkpoint(pg, member, path), checkpoint_of(0))) return false;
+    // Rank 0's failures reach every rank, which then all go on together.
+    if (!every_rank_throws([&] { dist::load_checkpoint(pg, member, rank == 0 ? dir + "/missing" : path); },
+                           TSR_NOT_FOUND, "load_checkpoint: rank 0 could not read", "a missing file"))
+      return false;
+    if (!every_rank_throws(
+            [&] { dist::save_checkpoint(pg, member, rank == 0 ? dir + "/no/such/dir/x" : path, checkpoint_of(rank)); },
+            TSR_NOT_FOUND, "save_checkpoint: rank 0 could not write", "an unwritable path"))
+      return false;
+    // A file that is not a checkpoint fails to parse on every rank, naming the user's path.
+    if (rank == 0) {
+      FILE* f = std::fopen(path.c_str(), "wb");
+      std::fputs("not a checkpoint", f);
+      std::fclose(f);
+    }
+    if (!every_rank_throws([&] { dist::load_checkpoint(pg, member, path); }, TSR_DATA_LOSS,
+                           rank == 0 ? path : std::string("(the bytes rank 0 read)"), "a corrupt file"))
+      return false;
+    pg.barrier().wait();
+    return true;
+  }
+
   // On `pg`, this process's group of `world` ranks (of any engine across processes).
   bool scenario_ddp(dist::DeviceGroup& pg) {
     // Equivalence: R ranks on shards of a global batch == one model on the whole batch.

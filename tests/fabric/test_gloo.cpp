@@ -12,6 +12,7 @@
 //   ddp       DistributedDataParallel on world_size shards of a batch equals one model trained here
 //             alone on the whole batch (plain and no_sync steps, buckets issued during backward);
 //             unused parameters; bad shapes
+//   checkpoint rank 0 writes a training checkpoint, every rank loads it through the group
 // Every run ends by itself: the parent kills children still running after a time limit.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -142,16 +143,16 @@ int child_main(int argc, char** argv) {
   c.world = std::atoi(argv[4]);
   c.dir = argv[5];
   c.timeout = std::atof(argv[6]);
-  if (scenario == "ddp") {
+  if (scenario == "ddp" || scenario == "checkpoint") {
     bool good = false;
     try {
       dist::DeviceGroup pg = dist::DeviceGroup::join(
           Device::cpu(0), c.rank, c.world, c.dir.rfind("tcp://", 0) == 0 ? c.dir : "file://" + c.dir, c.timeout);
-      good = c.scenario_ddp(pg);
+      good = scenario == "ddp" ? c.scenario_ddp(pg) : c.scenario_checkpoint(pg);
     } catch (const std::exception& e) {
       c.failure = std::string("threw: ") + e.what();
     }
-    if (!good) std::fprintf(stderr, "rank %d of %d (ddp): %s\n", c.rank, c.world, c.failure.c_str());
+    if (!good) std::fprintf(stderr, "rank %d of %d (%s): %s\n", c.rank, c.world, scenario.c_str(), c.failure.c_str());
     std::fflush(nullptr);
     return good ? 0 : 1;
   }
@@ -296,6 +297,16 @@ TEST(Gloo, DistributedDataParallelEqualsOneProcessOnTheWholeBatch) {
   REQUIRE_GLOO();
   for (int world : {1, 2, 3}) {
     std::vector<int> codes = run_world("ddp", world, 60, 240);
+    for (int r = 0; r < world; ++r) EXPECT_EQ(codes[r], 0) << "world " << world << " rank " << r;
+  }
+}
+
+// Rank 0 writes a checkpoint and every rank loads it through the group (the other ranks never
+// see the file); rank 0's failures reach every rank.
+TEST(Gloo, CheckpointsFromRankZeroLoadOnEveryRank) {
+  REQUIRE_GLOO();
+  for (int world : {1, 3}) {
+    std::vector<int> codes = run_world("checkpoint", world, 60, 240);
     for (int r = 0; r < world; ++r) EXPECT_EQ(codes[r], 0) << "world " << world << " rank " << r;
   }
 }

@@ -275,6 +275,19 @@ TEST(Mpi, DistributedDataParallelEqualsOneProcessOnTheWholeBatch) {
   c.require(good, "ddp");
 }
 
+TEST(Mpi, CheckpointsFromRankZeroLoadOnEveryRank) {
+  MpiChild c;
+  REQUIRE_MPIRUN(c);
+  bool good = false;
+  try {
+    dist::DeviceGroup pg = dist::init_process_group();
+    good = c.scenario_checkpoint(pg);
+  } catch (const std::exception& e) {
+    c.failure = std::string("threw: ") + e.what();
+  }
+  c.require(good, "checkpoint");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

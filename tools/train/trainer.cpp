@@ -17,6 +17,7 @@
 #include "progress.hpp"
 #include "svg_plot.hpp"
 #include "tessera/checkpoint.hpp"
+#include "tessera/distributed/checkpoint.hpp"
 #include "tessera/distributed/ddp.hpp"
 #include "tessera/distributed/process_group.hpp"
 #include "tessera/jit.hpp"
@@ -224,11 +225,37 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
     dev = tsr::Device("cuda:" + std::string(local_rank && *local_rank ? local_rank : "0"));
   }
 
+  // Data parallelism when started by `tessera launch -n N` (WORLD_SIZE > 1) or by `mpirun -n N`
+  // (OMPI_COMM_WORLD_SIZE > 1: the MPI engine; init_process_group reads MPI's numbering): every rank takes
+  // rank 0's weights (DistributedDataParallel), trains on its slice of each global batch (the
+  // batch stays --batch-size, so the run is the one-process run up to float rounding), and
+  // averages gradients while backward runs. Rank 0 alone reports, evaluates and writes files, and
+  // a resumed run reads rank 0's checkpoint on rank 0 only (the others receive it through the
+  // group, so machines without a shared directory can resume).
+  const char* world_env = std::getenv("WORLD_SIZE");
+  if (!world_env) world_env = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const int world = world_env ? std::atoi(world_env) : 1;
+  std::optional<tsr::distributed::DeviceGroup> pg;
+  int rank = 0;
+  if (world > 1) {
+    const bool gpu = dev.str().rfind("cuda", 0) == 0;
+    if (!(dev == tsr::Device::cpu()) && !gpu)
+      throw UsageError("data-parallel training across processes runs on the CPU (the Gloo engine) or on GPUs (the "
+                       "NCCL engine), not on " + dev.str());
+    tsr::distributed::InitOptions io;
+    if (gpu) {  // a build without the NCCL engine says so here
+      io.backend = "nccl";
+      io.device = dev;
+    }
+    pg.emplace(tsr::distributed::init_process_group(io));
+    rank = pg->rank();
+  }
+
   // ---- configuration: defaults < checkpoint < flags ----
   std::optional<tsr::TrainingCheckpoint> ck;
   TrainConfig cfg;
   if (!o.resume.empty()) {
-    ck = tsr::load_checkpoint(o.resume, dev);
+    ck = pg ? tsr::distributed::load_checkpoint(*pg, dev, o.resume, dev) : tsr::load_checkpoint(o.resume, dev);
     cfg = TrainConfig::from_map(ck->extra);
     if (!o.text.empty() && o.text != cfg.text)
       throw UsageError("--text " + o.text + " differs from the checkpoint's " +
@@ -290,32 +317,12 @@ TrainResult train(const TrainOptions& o, FILE* out, FILE* err) {
       throw UsageError("the checkpoint is at step " + std::to_string(step) + ", already at --steps " +
                        std::to_string(cfg.steps) + " (pass a larger --steps to continue)");
   }
-  // Data parallelism when started by `tessera launch -n N` (WORLD_SIZE > 1) or by `mpirun -n N`
-  // (OMPI_COMM_WORLD_SIZE > 1: the MPI engine; init_process_group reads MPI's numbering): every rank takes
-  // rank 0's weights (DistributedDataParallel), trains on its slice of each global batch (the
-  // batch stays --batch-size, so the run is the one-process run up to float rounding), and
-  // averages gradients while backward runs. Rank 0 alone reports, evaluates and writes files.
-  const char* world_env = std::getenv("WORLD_SIZE");
-  if (!world_env) world_env = std::getenv("OMPI_COMM_WORLD_SIZE");
-  const int world = world_env ? std::atoi(world_env) : 1;
-  std::optional<tsr::distributed::DeviceGroup> pg;
+  // DistributedDataParallel over the process group made above.
   std::unique_ptr<tsr::distributed::DistributedDataParallel> ddp;
-  int rank = 0;
-  if (world > 1) {
-    const bool gpu = dev.str().rfind("cuda", 0) == 0;
-    if (!(dev == tsr::Device::cpu()) && !gpu)
-      throw UsageError("data-parallel training across processes runs on the CPU (the Gloo engine) or on GPUs (the "
-                       "NCCL engine), not on " + dev.str());
+  if (pg) {
     if (cfg.batch_size % world != 0)
       throw UsageError("--batch-size " + std::to_string(cfg.batch_size) + " does not split over " +
                        std::to_string(world) + " processes");
-    tsr::distributed::InitOptions io;
-    if (gpu) {  // a build without the NCCL engine says so here
-      io.backend = "nccl";
-      io.device = dev;
-    }
-    pg.emplace(tsr::distributed::init_process_group(io));
-    rank = pg->rank();
     ddp = std::make_unique<tsr::distributed::DistributedDataParallel>(model, *pg);
     if (rank != 0) out = err = nullptr;
   }
