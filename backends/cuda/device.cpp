@@ -348,6 +348,7 @@ int32_t register_device(Registrar& r, void* state_ptr) {
   register_allocators(r, state->type);
   register_pinned_host(r);
   register_graphs(r);
+  register_peer_topology(r);
   return state->type;
 }
 

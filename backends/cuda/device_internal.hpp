@@ -1,5 +1,5 @@
 // Private to the CUDA backend's runtime files (device.cpp, errors.cpp, allocator.cpp,
-// pinned_host.cpp, graphs.cpp): the process-wide device state and the helpers
+// pinned_host.cpp, graphs.cpp, peer_topology.cpp): the process-wide device state and the helpers
 // that turn CUDA errors into statuses. Kernel files use cuda_common.hpp only.
 //
 // Process-wide, not per runtime: CUDA devices, contexts, the error records and the captures in
@@ -104,6 +104,7 @@ class RelaxedCaptureMode {
 void register_allocators(Registrar& r, int32_t type);  // allocator.cpp
 void register_pinned_host(Registrar& r);               // pinned_host.cpp
 void register_graphs(Registrar& r);                    // graphs.cpp
+void register_peer_topology(Registrar& r);             // peer_topology.cpp
 
 // pinned_host.cpp: when [ptr, ptr+nbytes) lies in a live block of the pinned host allocator,
 // records an event on `stream` (of `device`) so that the block is reused only after the work

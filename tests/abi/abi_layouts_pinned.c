@@ -9,6 +9,7 @@
 #include "tessera/ext_dispatch_trace.h"
 #include "tessera/ext_collectives.h"
 #include "tessera/ext_model.h"
+#include "tessera/ext_peer_topology.h"
 
 #include <stddef.h>
 
@@ -930,6 +931,32 @@ _Static_assert(_Generic(((tsr_model_ext_t*)0)->model_device, tsr_device_t (*)(co
 PIN(tsr_model_ext_t, model_release, 160, 8);
 _Static_assert(_Generic(((tsr_model_ext_t*)0)->model_release, void (*)(tsr_model_t *): 1, default: 0), "tsr_model_ext_t.model_release is void (*)(tsr_model_t *)");
 
+/* tsr_peer_link_t */
+PIN_RECORD(tsr_peer_link_t, 32, 8);
+PIN(tsr_peer_link_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_peer_link_t*)0)->struct_size, size_t: 1, default: 0), "tsr_peer_link_t.struct_size is size_t");
+PIN(tsr_peer_link_t, can_access, 8, 4);
+_Static_assert(_Generic(((tsr_peer_link_t*)0)->can_access, int32_t: 1, default: 0), "tsr_peer_link_t.can_access is int32_t");
+PIN(tsr_peer_link_t, link, 12, 4);
+_Static_assert(_Generic(((tsr_peer_link_t*)0)->link, int32_t: 1, default: 0), "tsr_peer_link_t.link is int32_t");
+PIN(tsr_peer_link_t, nvlink_count, 16, 4);
+_Static_assert(_Generic(((tsr_peer_link_t*)0)->nvlink_count, int32_t: 1, default: 0), "tsr_peer_link_t.nvlink_count is int32_t");
+PIN(tsr_peer_link_t, performance_rank, 20, 4);
+_Static_assert(_Generic(((tsr_peer_link_t*)0)->performance_rank, int32_t: 1, default: 0), "tsr_peer_link_t.performance_rank is int32_t");
+PIN(tsr_peer_link_t, native_atomics, 24, 4);
+_Static_assert(_Generic(((tsr_peer_link_t*)0)->native_atomics, int32_t: 1, default: 0), "tsr_peer_link_t.native_atomics is int32_t");
+PIN(tsr_peer_link_t, reserved, 28, 4);
+_Static_assert(_Generic(((tsr_peer_link_t*)0)->reserved, int32_t: 1, default: 0), "tsr_peer_link_t.reserved is int32_t");
+
+/* tsr_peer_topology_t */
+PIN_RECORD(tsr_peer_topology_t, 24, 8);
+PIN(tsr_peer_topology_t, struct_size, 0, 8);
+_Static_assert(_Generic(((tsr_peer_topology_t*)0)->struct_size, size_t: 1, default: 0), "tsr_peer_topology_t.struct_size is size_t");
+PIN(tsr_peer_topology_t, flags, 8, 4);
+_Static_assert(_Generic(((tsr_peer_topology_t*)0)->flags, uint32_t: 1, default: 0), "tsr_peer_topology_t.flags is uint32_t");
+PIN(tsr_peer_topology_t, query, 16, 8);
+_Static_assert(_Generic(((tsr_peer_topology_t*)0)->query, tsr_status_t (*)(tsr_runtime_t *, int32_t, int32_t, tsr_peer_link_t *): 1, default: 0), "tsr_peer_topology_t.query is tsr_status_t (*)(tsr_runtime_t *, int32_t, int32_t, tsr_peer_link_t *)");
+
 /* enum values */
 PIN_ENUM(TSR_OK, 0);
 PIN_ENUM(TSR_CANCELLED, 1);
@@ -1005,5 +1032,10 @@ PIN_ENUM(TSR_COLLECTIVE_ALL_TO_ALL, 5);
 PIN_ENUM(TSR_COLLECTIVE_SEND, 6);
 PIN_ENUM(TSR_COLLECTIVE_RECV, 7);
 PIN_ENUM(TSR_COLLECTIVE_BARRIER, 8);
+PIN_ENUM(TSR_PEER_LINK_NONE, 0);
+PIN_ENUM(TSR_PEER_LINK_SAME_DEVICE, 1);
+PIN_ENUM(TSR_PEER_LINK_PCIE, 2);
+PIN_ENUM(TSR_PEER_LINK_NVLINK, 3);
+PIN_ENUM(TSR_PEER_LINK_UNKNOWN, 4);
 
 int main(void) { return 0; }

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-HEADERS = ["tessera/tessera.h", "tessera/ext_graphs.h", "tessera/ext_pinned_host.h", "tessera/ext_dispatch_trace.h", "tessera/ext_collectives.h", "tessera/ext_model.h"]
+HEADERS = ["tessera/tessera.h", "tessera/ext_graphs.h", "tessera/ext_pinned_host.h", "tessera/ext_dispatch_trace.h", "tessera/ext_collectives.h", "tessera/ext_model.h", "tessera/ext_peer_topology.h"]
 
 
 def ast(include_dir):

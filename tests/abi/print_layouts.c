@@ -6,6 +6,7 @@
 #include "tessera/ext_dispatch_trace.h"
 #include "tessera/ext_collectives.h"
 #include "tessera/ext_model.h"
+#include "tessera/ext_peer_topology.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ int main(void) {
   puts("#include \"tessera/ext_dispatch_trace.h\"");
   puts("#include \"tessera/ext_collectives.h\"");
   puts("#include \"tessera/ext_model.h\"");
+  puts("#include \"tessera/ext_peer_topology.h\"");
   puts("");
   puts("#include <stddef.h>");
   puts("");
@@ -949,6 +951,32 @@ int main(void) {
   FIELD(tsr_model_ext_t, model_release);
   TYPE(tsr_model_ext_t, model_release, "((tsr_model_ext_t*)0)->model_release", "void (*)(tsr_model_t *)");
 
+  puts("\n/* tsr_peer_link_t */");
+  RECORD(tsr_peer_link_t);
+  FIELD(tsr_peer_link_t, struct_size);
+  TYPE(tsr_peer_link_t, struct_size, "((tsr_peer_link_t*)0)->struct_size", "size_t");
+  FIELD(tsr_peer_link_t, can_access);
+  TYPE(tsr_peer_link_t, can_access, "((tsr_peer_link_t*)0)->can_access", "int32_t");
+  FIELD(tsr_peer_link_t, link);
+  TYPE(tsr_peer_link_t, link, "((tsr_peer_link_t*)0)->link", "int32_t");
+  FIELD(tsr_peer_link_t, nvlink_count);
+  TYPE(tsr_peer_link_t, nvlink_count, "((tsr_peer_link_t*)0)->nvlink_count", "int32_t");
+  FIELD(tsr_peer_link_t, performance_rank);
+  TYPE(tsr_peer_link_t, performance_rank, "((tsr_peer_link_t*)0)->performance_rank", "int32_t");
+  FIELD(tsr_peer_link_t, native_atomics);
+  TYPE(tsr_peer_link_t, native_atomics, "((tsr_peer_link_t*)0)->native_atomics", "int32_t");
+  FIELD(tsr_peer_link_t, reserved);
+  TYPE(tsr_peer_link_t, reserved, "((tsr_peer_link_t*)0)->reserved", "int32_t");
+
+  puts("\n/* tsr_peer_topology_t */");
+  RECORD(tsr_peer_topology_t);
+  FIELD(tsr_peer_topology_t, struct_size);
+  TYPE(tsr_peer_topology_t, struct_size, "((tsr_peer_topology_t*)0)->struct_size", "size_t");
+  FIELD(tsr_peer_topology_t, flags);
+  TYPE(tsr_peer_topology_t, flags, "((tsr_peer_topology_t*)0)->flags", "uint32_t");
+  FIELD(tsr_peer_topology_t, query);
+  TYPE(tsr_peer_topology_t, query, "((tsr_peer_topology_t*)0)->query", "tsr_status_t (*)(tsr_runtime_t *, int32_t, int32_t, tsr_peer_link_t *)");
+
   puts("\n/* enum values */");
   ENUM(TSR_OK);
   ENUM(TSR_CANCELLED);
@@ -1024,6 +1052,11 @@ int main(void) {
   ENUM(TSR_COLLECTIVE_SEND);
   ENUM(TSR_COLLECTIVE_RECV);
   ENUM(TSR_COLLECTIVE_BARRIER);
+  ENUM(TSR_PEER_LINK_NONE);
+  ENUM(TSR_PEER_LINK_SAME_DEVICE);
+  ENUM(TSR_PEER_LINK_PCIE);
+  ENUM(TSR_PEER_LINK_NVLINK);
+  ENUM(TSR_PEER_LINK_UNKNOWN);
   puts("\nint main(void) { return 0; }");
   return 0;
 }

@@ -6,6 +6,7 @@
 #include "tessera/ext_dispatch_trace.h"
 #include "tessera/ext_collectives.h"
 #include "tessera/ext_model.h"
+#include "tessera/ext_peer_topology.h"
 
 #include <stddef.h>
 
@@ -107,6 +108,11 @@ ABI_ASSERT(TSR_EVENT_TIMING == 1u);
 ABI_ASSERT(offsetof(tsr_pinned_host_t, struct_size) == 0 && offsetof(tsr_pinned_host_t, alloc) == 16);
 ABI_ASSERT(offsetof(tsr_graphs_t, struct_size) == 0 && offsetof(tsr_graphs_t, capture_begin) == 16);
 ABI_ASSERT(offsetof(tsr_graphs_t, graph_release) == offsetof(tsr_graphs_t, capture_begin) + 6 * sizeof(void*));
+ABI_ASSERT(offsetof(tsr_peer_topology_t, struct_size) == 0 && offsetof(tsr_peer_topology_t, query) == 16);
+ABI_ASSERT(offsetof(tsr_peer_link_t, struct_size) == 0 && offsetof(tsr_peer_link_t, can_access) == 8);
+ABI_ASSERT(sizeof(tsr_peer_link_t) == 32);
+ABI_ASSERT(TSR_PEER_LINK_NONE == 0 && TSR_PEER_LINK_SAME_DEVICE == 1 && TSR_PEER_LINK_PCIE == 2);
+ABI_ASSERT(TSR_PEER_LINK_NVLINK == 3 && TSR_PEER_LINK_UNKNOWN == 4);
 
 int main(void) {
   /* TSR_HAS_FIELD works on a struct whose writer knew fewer fields. */

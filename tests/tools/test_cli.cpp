@@ -57,6 +57,10 @@ TEST(Cli, InfoJsonParses) {
   EXPECT_TRUE(cpu_plugin) << r.output;
   EXPECT_TRUE(j.at("plugins").at("refused").is_array());
   EXPECT_EQ(j.at("allocator").at("source"), "defaults");
+  // One entry per device type whose backend publishes tessera.peer_topology.<type> (the cpu
+  // backend does not; tests/loader/test_peer_topology.cpp checks one that does).
+  ASSERT_TRUE(j.at("peer_topology").is_object()) << r.output;
+  EXPECT_FALSE(j.at("peer_topology").contains("cpu"));
 }
 
 TEST(Cli, InfoReportsVirtualCpuDevicesAndAllocatorConf) {

@@ -1,8 +1,12 @@
 // `tessera info [--json]`: what the runtime is made of here: core and ABI versions, device
-// types and their devices, loaded and refused plugins (with the reasons), allocator settings.
+// types and their devices (and, where a backend publishes "tessera.peer_topology.<type>", which
+// pairs have peer access over which link), loaded and refused plugins (with the reasons),
+// allocator settings.
+#include <algorithm>
 #include <cstdio>
 
 #include "cli.hpp"
+#include "tessera/ext_peer_topology.h"
 
 namespace tessera_cli {
 
@@ -47,6 +51,143 @@ std::vector<DeviceMemory> memory_of(const tsr_api_t* api, tsr_runtime_t* rt, con
   return out;
 }
 
+// ---- peer topology ("tessera.peer_topology.<type>", ext_peer_topology.h) ------------------
+
+// The table a device type's backend published; NULL when none.
+const tsr_peer_topology_t* peer_table(const tsr_api_t* api, tsr_runtime_t* rt, const DeviceTypeEntry& t) {
+  const auto* table = static_cast<const tsr_peer_topology_t*>(
+      api->get_extension(rt, (TSR_PEER_TOPOLOGY_EXTENSION_PREFIX + t.name).c_str()));
+  return table && TSR_PEER_TOPOLOGY_HAS(table, query) && table->query ? table : nullptr;
+}
+
+struct PeerCell {
+  int32_t src = 0, dst = 0;
+  bool ok = false;  // the query answered
+  std::string error;
+  tsr_peer_link_t link{};
+};
+
+// Every ordered pair (row-major: src, then dst).
+std::vector<PeerCell> peer_matrix(const tsr_api_t* api, tsr_runtime_t* rt, const DeviceTypeEntry& t,
+                                  const tsr_peer_topology_t* table) {
+  std::vector<PeerCell> cells;
+  for (int32_t i = 0; i < t.device_count; ++i)
+    for (int32_t j = 0; j < t.device_count; ++j) {
+      PeerCell c;
+      c.src = i;
+      c.dst = j;
+      c.link.struct_size = sizeof(tsr_peer_link_t);
+      if (tsr_status_t st = table->query(rt, i, j, &c.link)) {
+        c.error = api->status_message(st);
+        api->status_free(st);
+        c.link = tsr_peer_link_t{};
+      } else {
+        c.ok = true;
+      }
+      cells.push_back(c);
+    }
+  return cells;
+}
+
+// nvidia-smi topo -m style: X, NV<count>, PCIe, P2P? (access, link unknown), - (no access).
+std::string peer_cell_text(const PeerCell& c) {
+  if (!c.ok) return "?";
+  switch (c.link.link) {
+    case TSR_PEER_LINK_SAME_DEVICE:
+      return "X";
+    case TSR_PEER_LINK_NVLINK:
+      return "NV" + std::to_string(c.link.nvlink_count);
+    case TSR_PEER_LINK_PCIE:
+      return "PCIe";
+    case TSR_PEER_LINK_UNKNOWN:
+      return "P2P?";
+    case TSR_PEER_LINK_NONE:
+      return c.link.can_access ? "P2P?" : "-";
+    default:
+      return c.link.can_access ? "P2P?" : "?";
+  }
+}
+
+const char* peer_link_name(const PeerCell& c) {
+  if (!c.ok) return "error";
+  switch (c.link.link) {
+    case TSR_PEER_LINK_NONE:
+      return "none";
+    case TSR_PEER_LINK_SAME_DEVICE:
+      return "same_device";
+    case TSR_PEER_LINK_PCIE:
+      return "pcie";
+    case TSR_PEER_LINK_NVLINK:
+      return "nvlink";
+    default:
+      return "unknown";
+  }
+}
+
+json peer_topology_json(const tsr_api_t* api, tsr_runtime_t* rt, const Inventory& inv) {
+  json j = json::object();
+  for (const DeviceTypeEntry& t : inv.device_types) {
+    const tsr_peer_topology_t* table = peer_table(api, rt, t);
+    if (!table) continue;
+    json links = json::array();
+    if (t.device_count >= 2)
+      for (const PeerCell& c : peer_matrix(api, rt, t, table)) {
+        json l = {{"src", c.src}, {"dst", c.dst}, {"link", peer_link_name(c)}};
+        if (c.ok) {
+          l["can_access"] = c.link.can_access != 0;
+          l["nvlink_count"] = c.link.nvlink_count;
+          l["performance_rank"] = c.link.performance_rank;
+          l["native_atomics"] = c.link.native_atomics != 0;
+        } else {
+          l["error"] = c.error;
+        }
+        links.push_back(l);
+      }
+    j[t.name] = {{"devices", t.device_count}, {"links", links}};
+  }
+  return j;
+}
+
+void print_peer_topology(const tsr_api_t* api, tsr_runtime_t* rt, const Inventory& inv) {
+  for (const DeviceTypeEntry& t : inv.device_types) {
+    const tsr_peer_topology_t* table = peer_table(api, rt, t);
+    if (!table) continue;
+    if (t.device_count < 2) {
+      std::printf("\nPeer topology (%s): needs 2 devices, %d here\n", t.name.c_str(), t.device_count);
+      continue;
+    }
+    std::printf("\nPeer topology (%s): row = memory owner, column = device accessing it\n", t.name.c_str());
+    const std::vector<PeerCell> cells = peer_matrix(api, rt, t, table);
+    size_t width = 4;  // "P2P?"
+    for (const PeerCell& c : cells) width = std::max(width, peer_cell_text(c).size());
+    for (int32_t j = 0; j < t.device_count; ++j) width = std::max(width, (t.name + ":" + std::to_string(j)).size());
+    // One line per source device, cells padded to one width (no trailing blanks).
+    auto print_row = [width](const std::string& label, const std::vector<std::string>& row) {
+      std::string line = "  " + label + std::string(width - label.size(), ' ');
+      for (const std::string& cell : row) line += "  " + cell + std::string(width - cell.size(), ' ');
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      std::printf("%s\n", line.c_str());
+    };
+    std::vector<std::string> header;
+    for (int32_t j = 0; j < t.device_count; ++j) header.push_back(t.name + ":" + std::to_string(j));
+    print_row("", header);
+    std::string errors;
+    for (int32_t i = 0; i < t.device_count; ++i) {
+      std::vector<std::string> row;
+      for (int32_t j = 0; j < t.device_count; ++j) {
+        const PeerCell& c = cells[size_t(i) * size_t(t.device_count) + size_t(j)];
+        row.push_back(peer_cell_text(c));
+        if (!c.ok && errors.empty()) errors = c.error;
+      }
+      print_row(header[size_t(i)], row);
+    }
+    std::printf(
+        "  Legend: X = same device, NV# = peer access over # NVLinks, PCIe = peer access over PCIe, "
+        "P2P? = peer access over an unknown link, - = no peer access (copies go through the host)\n");
+    if (!errors.empty()) std::printf("  ? = the query failed: %s\n", errors.c_str());
+  }
+}
+
 const char* conf_source(const RuntimeSession& s, const Args& args) {
   if (args.values.count("--alloc-conf")) return "--alloc-conf";
   if (s.alloc_conf_from_env()) return "TESSERA_ALLOC_CONF";
@@ -82,6 +223,7 @@ json info_json(const tsr_api_t* api, const RuntimeSession& s, const Args& args, 
     types.push_back(jt);
   }
   j["device_types"] = types;
+  j["peer_topology"] = peer_topology_json(api, s.get(), inv);
   json loaded = json::array(), refused = json::array();
   for (const PluginEntry& p : inv.plugins) (p.loaded ? loaded : refused).push_back(p);
   j["plugins"] = {{"loaded", loaded}, {"refused", refused}};
@@ -110,6 +252,7 @@ void print_info(const tsr_api_t* api, const RuntimeSession& s, const Args& args,
           "    %-8s %s  [%s]\n", m.device.c_str(), m.description.c_str(),
           m.allocator.empty() ? "no allocator: every op on this device fails" : ("allocator " + m.allocator).c_str());
   }
+  print_peer_topology(api, s.get(), inv);
 
   size_t nloaded = 0;
   for (const PluginEntry& p : inv.plugins) nloaded += p.loaded;

@@ -9,6 +9,10 @@
 //                          SDK helper the sm100 plugin uses): fills it with 2.
 // The override is registered first, so that only its priority (not registration order, which
 // breaks ties) can make it win.
+// It also publishes a fake "tessera.peer_topology.ccdev" table (ext_peer_topology.h), through the
+// SDK's registrar only, so that the table and `tessera info`'s matrix are tested without GPUs.
+// The link of a pair depends on its larger index m: m == 1 NVLink x4 (rank 0, native atomics),
+// m == 2 PCIe (rank 1), m == 3 peer access over an unknown link, m >= 4 no peer access.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "tessera/compute_capability.hpp"
+#include "tessera/ext_peer_topology.h"
 #include "tessera/plugin.hpp"
 
 namespace {
@@ -66,6 +71,48 @@ tsr_status_t cc_alloc(void*, tsr_device_t, size_t n, void** out) {
 }
 void cc_free(void*, tsr_device_t, void* p, size_t) { std::free(p); }
 
+tsr_status_t cc_peer_query(tsr_runtime_t*, int32_t src, int32_t dst, tsr_peer_link_t* out) {
+  const int32_t n = int32_t(g_caps.size());
+  for (int32_t index : {src, dst})
+    if (index < 0 || index >= n)
+      return g_api->status_create(
+          TSR_INVALID_ARGUMENT,
+          ("peer_topology query: no device ccdev:" + std::to_string(index) + " (" + std::to_string(n) + " devices)")
+              .c_str());
+  if (!out || (out->struct_size != 0 && out->struct_size < sizeof(size_t)))
+    return g_api->status_create(TSR_INVALID_ARGUMENT,
+                                "peer_topology query: out is NULL or its struct_size is too small");
+  tsr_peer_link_t r{};
+  r.performance_rank = -1;
+  const int32_t m = src > dst ? src : dst;
+  if (src == dst) {
+    r.can_access = 1;
+    r.link = TSR_PEER_LINK_SAME_DEVICE;
+    r.performance_rank = 0;
+    r.native_atomics = 1;
+  } else if (m == 1) {
+    r.can_access = 1;
+    r.link = TSR_PEER_LINK_NVLINK;
+    r.nvlink_count = 4;
+    r.performance_rank = 0;
+    r.native_atomics = 1;
+  } else if (m == 2) {
+    r.can_access = 1;
+    r.link = TSR_PEER_LINK_PCIE;
+    r.performance_rank = 1;
+  } else if (m == 3) {
+    r.can_access = 1;
+    r.link = TSR_PEER_LINK_UNKNOWN;
+  } else {
+    r.link = TSR_PEER_LINK_NONE;
+  }
+  const size_t size = out->struct_size == 0 || out->struct_size > sizeof(r) ? sizeof(r) : out->struct_size;
+  r.struct_size = size;
+  std::memcpy(out, &r, size);
+  return nullptr;
+}
+const tsr_peer_topology_t kPeerTopology = {sizeof(tsr_peer_topology_t), 0u, cc_peer_query};
+
 void which_meta(tsr::MetaCall& m) {
   TSR_CHECK(m.tensor_dtype(0) == TSR_F32, TSR_INVALID_ARGUMENT, m.op_name(), ": expected float32");
   m.set_output(0, TSR_F32, m.tensor_device(0), m.tensor_ndim(0), m.tensor_sizes(0));
@@ -109,6 +156,7 @@ void init(tsr::Registrar& r) {
   al.alloc = cc_alloc;
   al.free = cc_free;
   r.allocator(al);
+  r.extension(TSR_PEER_TOPOLOGY_EXTENSION_PREFIX "ccdev", &kPeerTopology);
   g_gate.bind(r.api(), r.runtime(), 10);
   r.op("ccdev::which(Tensor x) -> Tensor", TSR_META(which_meta));
   r.kernel("ccdev::which", "ccdev::which_cc10", type, TSR_DTYPE_BIT(TSR_F32), TSR_KERNEL(which_cc10), 100,
