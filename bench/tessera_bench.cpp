@@ -7,7 +7,8 @@
 //               3 arrays x 4 bytes x n, against memcpy of 64 MiB (2 x 64 MiB moved) in the same run;
 //               sum of 16M f32 (4 bytes x n) against the memcpy bandwidth and a plain read loop.
 //   gemm        sgemm 2048^3 in GFLOP/s through tsr::mm against cblas_sgemm called directly
-//               (same OpenBLAS library as the cpu plugin).
+//               (same OpenBLAS library as the cpu plugin), and against the FMA peak of as many
+//               threads measured in the same run (fma_peak.hpp: the roofline).
 //   startup     wall time from spawning this binary with --first-op (runtime init, one add, copy
 //               to host, print) to its exit, and the same for --noop (returns from main at once).
 //
@@ -15,6 +16,7 @@
 // allocated like the cpu plugin's large blocks (2 MiB aligned, MADV_HUGEPAGE) and pre-faulted.
 //
 //   tessera_bench [--json] [--quick] [--reps N]
+//   tessera_bench --sweep [--threads N] [--max ELEMENTS] [--svg FILE]   cost curves (sweep.cpp)
 //   tessera_bench --first-op | --noop      (children of the startup measurement)
 #include <fcntl.h>
 #include <spawn.h>
@@ -33,6 +35,10 @@
 #include <thread>
 #include <vector>
 
+#include <omp.h>
+
+#include "fma_peak.hpp"
+#include "sweep.hpp"
 #include "tessera/tessera.hpp"
 
 #ifdef TESSERA_BENCH_HAVE_CBLAS
@@ -199,8 +205,9 @@ std::string self_exe() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool json = false, quick = false;
+  bool json = false, quick = false, sweep = false;
   int reps = 0;
+  bench::SweepOptions so;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--noop")) return 0;
     if (!std::strcmp(argv[i], "--first-op")) {
@@ -217,9 +224,29 @@ int main(int argc, char** argv) {
       quick = true;
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
       reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--sweep"))
+      sweep = true;
+    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+      so.threads = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--max") && i + 1 < argc)
+      so.max_elements = std::max<int64_t>(100, std::atoll(argv[++i]));
+    else if (!std::strcmp(argv[i], "--svg") && i + 1 < argc)
+      so.svg = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--json] [--quick] [--reps N]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--json] [--quick] [--reps N]\n"
+                   "       %s --sweep [--threads N] [--max ELEMENTS] [--svg FILE]\n",
+                   argv[0], argv[0]);
       return 2;
+    }
+  }
+  if (sweep) {
+    omp_set_num_threads(so.threads);
+    try {
+      return bench::run_sweep(so);
+    } catch (const tsr::Error& e) {
+      std::fprintf(stderr, "tessera_bench --sweep: %s\n", e.what());
+      return 1;
     }
   }
   if (reps <= 0) reps = quick ? 3 : 9;
@@ -349,6 +376,15 @@ int main(int argc, char** argv) {
 #else
       add_row({"gemm", "tsr::mm f32 " + size + "^3", gt, "GFLOP/s", "", 0, "", -1});
 #endif
+      // The roofline: the FMA peak of as many threads as the GEMM runs on, measured now.
+      const int gemm_threads = blas_threads > 0 ? blas_threads : static_cast<int>(std::max(1u, hw));
+      const bench::FmaPeak peak = bench::measure_fma_peak(gemm_threads);
+      add_row({"gemm",
+               "FMA peak f32 (" + peak.isa + ", " + std::to_string(gemm_threads) + " thread" +
+                   (gemm_threads > 1 ? "s)" : ")"),
+               peak.gflops, "GFLOP/s", "", 0, "", -1});
+      add_row({"gemm", "tsr::mm f32 " + size + "^3 vs the peak", gt, "GFLOP/s", "FMA peak", gt / peak.gflops,
+               ">= 80% peak", gt / peak.gflops >= 0.8});
     }
 
     // ---- linear with a bias: the fused GEMM (bias rows + beta = 1) vs matmul then add ----------
