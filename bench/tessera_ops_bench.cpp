@@ -11,6 +11,10 @@
 //   backward_100   backward() through 100 chained adds of 1-element tensors, µs per backward
 //   mlp_step       784-512-512-10 MLP (relu) train step at batch 128: forward, cross entropy,
 //                  backward, SGD update of every parameter, ms per step
+//   cat            cat of 8 and of 32 [64, 256] f32 tensors along dim 0, µs per call
+//   lstm           one-layer LSTM 128->256 over T=32 steps, batch 32: forward + backward, ms
+//   cnn            two conv+relu+maxpool blocks and a linear head on 32 images of 3x32x32,
+//                  cross entropy: forward + backward, ms per step
 //
 // Every number is the median of several repetitions after warm-up. Ratios are libtorch's time
 // divided by Tessera's (above 1: Tessera is faster). The machines are shared and noisy: compare
@@ -29,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/nn.hpp"
 #include "tessera/tessera.hpp"
 
 #ifdef TESSERA_BENCH_HAVE_TORCH
@@ -286,6 +291,94 @@ void bench_mlp(const Options& o, std::vector<Row>& rows) {
   rows.push_back(r);
 }
 
+// cat of `n` [64, 256] f32 tensors along dim 0 (one output of n x 64 rows), µs per call.
+void bench_cat(const Options& o, std::vector<Row>& rows, int n) {
+  Row r{"cat of " + std::to_string(n) + " x [64,256] f32", "us"};
+  int reps = o.quick ? 5 : 15, inner = 200;
+  r.tessera = guarded(r, [&] {
+    std::vector<tsr::Tensor> ts;
+    for (int i = 0; i < n; ++i) ts.push_back(randn({64, 256}));
+    return 1e6 * time_it([&] { tsr::cat(ts, 0); }, reps, inner);
+  });
+#ifdef TESSERA_BENCH_HAVE_TORCH
+  std::vector<torch::Tensor> tts;
+  for (int i = 0; i < n; ++i) tts.push_back(torch::randn({64, 256}));
+  r.baseline = 1e6 * time_it([&] { torch::cat(tts, 0); }, reps, inner);
+  r.baseline_name = "libtorch";
+#endif
+  rows.push_back(r);
+}
+
+// One-layer LSTM (input 128, hidden 256) over T=32 steps of a batch of 32: forward, sum of the
+// outputs, backward into every weight, ms per step.
+void bench_lstm(const Options& o, std::vector<Row>& rows) {
+  Row r{"LSTM 128->256, T=32 N=32, fwd+bwd", "ms"};
+  int reps = o.quick ? 3 : 10;
+  r.tessera = guarded(r, [&] {
+    tsr::nn::LSTM lstm(128, 256);
+    tsr::Tensor x = randn({32, 32, 128});
+    return 1e3 * time_it(
+                     [&] {
+                       tsr::sum(lstm.forward(x)).backward();
+                       lstm.zero_grad();
+                     },
+                     reps);
+  });
+#ifdef TESSERA_BENCH_HAVE_TORCH
+  torch::nn::LSTM tl(torch::nn::LSTMOptions(128, 256));
+  torch::Tensor tx = torch::randn({32, 32, 128});
+  r.baseline = 1e3 * time_it(
+                         [&] {
+                           std::get<0>(tl->forward(tx)).sum().backward();
+                           tl->zero_grad();
+                         },
+                         reps);
+  r.baseline_name = "libtorch";
+#endif
+  rows.push_back(r);
+}
+
+// A small CNN on 32 images of 3x32x32: conv 3->32 3x3 pad 1, relu, 2x2 max pool, conv 32->64,
+// relu, max pool, linear 4096->10, cross entropy; forward + backward, ms per step.
+void bench_cnn(const Options& o, std::vector<Row>& rows) {
+  Row r{"small CNN 3x32x32 batch 32, fwd+bwd", "ms"};
+  int reps = o.quick ? 3 : 10;
+  r.tessera = guarded(r, [&] {
+    tsr::nn::Conv2d c1(3, 32, {3, 3}, {1}, {1}), c2(32, 64, {3, 3}, {1}, {1});
+    tsr::nn::Linear fc(64 * 8 * 8, 10);
+    tsr::Tensor x = randn({32, 3, 32, 32});
+    tsr::Tensor y = tsr::call("randint", {int64_t{0}, int64_t{10}, std::vector<int64_t>{32}});
+    return 1e3 * time_it(
+                     [&] {
+                       tsr::Tensor h = tsr::nn::max_pool2d(tsr::relu(c1.forward(x)), {2, 2});
+                       h = tsr::nn::max_pool2d(tsr::relu(c2.forward(h)), {2, 2});
+                       tsr::nn::cross_entropy(fc.forward(tsr::flatten(h, 1)), y).backward();
+                       c1.zero_grad();
+                       c2.zero_grad();
+                       fc.zero_grad();
+                     },
+                     reps);
+  });
+#ifdef TESSERA_BENCH_HAVE_TORCH
+  torch::nn::Conv2d t1(torch::nn::Conv2dOptions(3, 32, 3).padding(1)), t2(torch::nn::Conv2dOptions(32, 64, 3).padding(1));
+  torch::nn::Linear tf(64 * 8 * 8, 10);
+  torch::Tensor tx = torch::randn({32, 3, 32, 32});
+  torch::Tensor ty = torch::randint(0, 10, {32}, torch::kLong);
+  r.baseline = 1e3 * time_it(
+                         [&] {
+                           torch::Tensor h = torch::max_pool2d(torch::relu(t1->forward(tx)), 2);
+                           h = torch::max_pool2d(torch::relu(t2->forward(h)), 2);
+                           torch::nn::functional::cross_entropy(tf->forward(h.flatten(1)), ty).backward();
+                           t1->zero_grad();
+                           t2->zero_grad();
+                           tf->zero_grad();
+                         },
+                         reps);
+  r.baseline_name = "libtorch";
+#endif
+  rows.push_back(r);
+}
+
 void print(const Options& o, const std::vector<Row>& rows, int threads) {
   if (o.json) {
     std::printf("{\"threads\": %d, \"results\": [\n", threads);
@@ -331,7 +424,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: tessera_ops_bench [--json] [--quick] [--threads N] "
-                   "[--only softmax|layer_norm|cross_entropy|sum|conv2d|rg_add|backward_100|mlp_step]\n");
+                   "[--only softmax|layer_norm|cross_entropy|sum|conv2d|rg_add|backward_100|mlp_step|cat|lstm|cnn]\n");
       return 2;
     }
   }
@@ -351,6 +444,12 @@ int main(int argc, char** argv) {
   if (wanted(o, "rg_add")) bench_rg_add(o, rows);
   if (wanted(o, "backward_100")) bench_backward_chain(o, rows);
   if (wanted(o, "mlp_step")) bench_mlp(o, rows);
+  if (wanted(o, "cat")) {
+    bench_cat(o, rows, 8);
+    bench_cat(o, rows, 32);
+  }
+  if (wanted(o, "lstm")) bench_lstm(o, rows);
+  if (wanted(o, "cnn")) bench_cnn(o, rows);
   print(o, rows, threads);
   return 0;
 }

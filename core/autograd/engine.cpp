@@ -92,6 +92,10 @@ struct Task {
   struct NodeState {
     int32_t deps = 0;                 // edges from nodes of this pass whose gradient has not arrived
     std::vector<tsr::Tensor> buffer;  // gradient of each output, accumulated as edges deliver
+    // Per buffer slot: the tensor there was made by this pass (a sum, a region buffer) and nothing
+    // else refers to it, so later deliveries may add into it in place. A gradient delivered as it
+    // came (a node's output, a root's gradient) may be shared and is never written.
+    std::vector<char> owned;
   };
   std::unordered_map<Node*, NodeState> nodes;
   // Leaves with post-accumulate-grad hooks that this pass reaches: the deliveries still to come
@@ -150,7 +154,10 @@ void deliver_to_leaf(Task& task, Tensor* leaf, tsr::Tensor g) {
 // A node joins a task when first reached: its state is created then. Returns whether it was new.
 bool join(Task& task, Node* n, Task::NodeState** state) {
   auto [it, fresh] = task.nodes.try_emplace(n);
-  if (fresh) it->second.buffer.resize(n->num_outputs);
+  if (fresh) {
+    it->second.buffer.resize(n->num_outputs);
+    it->second.owned.assign(n->num_outputs, 0);
+  }
   *state = &it->second;
   return fresh;
 }
@@ -223,6 +230,28 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
           if (out_nr < grads.size()) task.captured[idx] = accumulate(task.captured[idx], grads[out_nr]);
     }
     grads_in.clear();
+    if (any && !task.create_graph && n->is_region_view() && n->next.size() == 1 && n->next[0].node) {
+      // A slice or select whose gradient goes into another node's buffer: add it into that
+      // buffer's region (made once, of the base's size) instead of apply()'s zero tensor per view.
+      if (n->released)
+        throw tsr::Error(TSR_FAILED_PRECONDITION, "trying to backward through the graph a second time (" +
+                                                      std::string(n->name) + ")");
+      const Edge& e = n->next[0];
+      Task::NodeState& st = task.nodes[e.node];
+      tsr::Tensor& slot = st.buffer[e.input_nr];
+      const InputMeta& m = n->input_meta[0];
+      if (!slot.defined()) {
+        slot = tsr::zeros(std::vector<int64_t>(m.sizes, m.sizes + m.ndim), m.dtype, tsr::Device(m.device));
+      } else if (!st.owned[e.input_nr]) {
+        slot = slot.clone();  // delivered as it came: possibly shared, so not written in place
+      }
+      st.owned[e.input_nr] = 1;
+      n->add_into_region(grads[0], slot);
+      if (!task.retain_graph) n->released = true;
+      node_lock.unlock();
+      if (--st.deps == 0) ready.push(e.node);
+      continue;
+    }
     if (any) {
       if (n->released)
         throw tsr::Error(TSR_FAILED_PRECONDITION,
@@ -245,7 +274,13 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
         Task::NodeState& st = task.nodes[e.node];
         if (g.defined()) {
           tsr::Tensor& slot = st.buffer[e.input_nr];
-          slot = accumulate(slot, g);
+          if (slot.defined() && st.owned[e.input_nr] && !task.create_graph) {
+            tsr::add_(slot, g);  // this pass's own sum: no new tensor per delivery
+          } else {
+            const bool sum = slot.defined();
+            slot = accumulate(slot, g);
+            st.owned[e.input_nr] = sum ? 1 : 0;  // a sum is new; a first delivery is the sender's
+          }
         }
         if (--st.deps == 0) ready.push(e.node);
       } else {

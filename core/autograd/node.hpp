@@ -89,6 +89,17 @@ struct Node {
   // grads_out[i]: gradient of output i (undefined = zero). Fills grads_in (size next.size()).
   virtual void apply(std::vector<tsr::Tensor>& grads_out, std::vector<tsr::Tensor>& grads_in, bool create_graph) = 0;
   virtual void release_saved() {}
+  // A view whose gradient is zero outside one region of its input (slice, select, narrow):
+  // is_region_view() says so, and add_into_region adds the output's gradient `g` into that region
+  // of `full`, a buffer of the input's size and dtype that the engine owns. The engine calls it
+  // instead of apply(), which would build a zero tensor of the input's size for every such view,
+  // when the gradient goes into another node's buffer and no graph of the backward is being
+  // built: several pieces of one tensor (an LSTM's gates, chunk) then fill one buffer.
+  virtual bool is_region_view() const { return false; }
+  virtual void add_into_region(const tsr::Tensor& g, tsr::Tensor& full) const {
+    (void)g;
+    (void)full;
+  }
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
   void release();  // frees chains iteratively (autograd/graph.cpp)
 };

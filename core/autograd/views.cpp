@@ -16,6 +16,15 @@ struct ViewNode : Node {
   std::vector<int64_t> base_sizes, base_strides, view_sizes, view_strides;
   int64_t rel_offset = 0;
 
+  tsr::Tensor region_of(const tsr::Tensor& full) const {
+    return kind == ViewKind::Slice ? full.slice(p.a, p.b, p.c, p.d) : full.select(p.a, p.b);
+  }
+  bool is_region_view() const override { return kind == ViewKind::Slice || kind == ViewKind::Select; }
+  void add_into_region(const tsr::Tensor& g, tsr::Tensor& full) const override {
+    tsr::Tensor region = region_of(full);
+    tsr::add_(region, g);
+  }
+
   void apply(std::vector<tsr::Tensor>& gout, std::vector<tsr::Tensor>& gin, bool) override {
     gin.assign(1, tsr::Tensor());
     tsr::Tensor g = gout[0];
@@ -42,8 +51,7 @@ struct ViewNode : Node {
       case ViewKind::Slice:
       case ViewKind::Select: {
         tsr::Tensor z = tsr::zeros(in_sizes, m.dtype, tsr::Device(m.device));
-        tsr::Tensor region = kind == ViewKind::Slice ? z.slice(p.a, p.b, p.c, p.d) : z.select(p.a, p.b);
-        region.copy_(g);
+        region_of(z).copy_(g);
         gin[0] = z;
         break;
       }

@@ -488,3 +488,61 @@ TEST(Autograd, ConcurrentBackwardWithoutRetainGraphFailsCleanly) {
   EXPECT_EQ(ok.load() + refused.load(), kThreads);
   EXPECT_EQ(other.load(), 0);
 }
+
+// Pieces of one non-leaf tensor (overlapping slices, a select, a chunk, a strided slice) and the
+// tensor itself: their gradients are added into one buffer of the base's size (the engine's
+// region path) and must equal the sum of every use's gradient.
+TEST(Autograd, PiecesOfOneTensorAccumulateIntoOneBuffer) {
+  Tensor x = rnd({5, 4}, 91);
+  x.requires_grad_();
+  Tensor w = rnd({5, 4}, 92);
+  Tensor b = x * 3.0;
+  Tensor loss = tsr::sum(b * w) + tsr::sum(b.narrow(0, 0, 3) * 2.0) + tsr::sum(tsr::mul(b.narrow(0, 2, 3), b.narrow(0, 2, 3))) +
+                tsr::sum(b.select(0, 4) * 5.0) + tsr::sum(tsr::chunk(b, 2, 1)[1] * 7.0) +
+                tsr::sum(b.slice(1, 0, 4, 3) * 11.0);
+  loss.backward();
+  const std::vector<double> xv = vals(x), wv = vals(w);
+  std::vector<double> want(20);
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < 4; ++c) {
+      const size_t i = static_cast<size_t>(r * 4 + c);
+      double db = wv[i];
+      if (r < 3) db += 2;
+      if (r >= 2) db += 2 * 3 * xv[i];
+      if (r == 4) db += 5;
+      if (c >= 2) db += 7;
+      if (c == 0 || c == 3) db += 11;
+      want[i] = 3 * db;
+    }
+  expect_near(vals(x.grad()), want);
+}
+
+// A gradient the engine did not make (a root's, given by the caller) reaches a buffer first; a
+// slice's gradient then goes into the same buffer: the caller's tensor is not written.
+TEST(Autograd, RegionGradientsNeverWriteACallersTensor) {
+  Tensor x = rnd({4, 3}, 93);
+  x.requires_grad_();
+  Tensor b = x * 2.0;
+  Tensor g = rnd({4, 3}, 94), g_piece = rnd({2, 3}, 95);
+  const std::vector<double> g0 = vals(g);
+  tsr::autograd::backward({b, b.narrow(0, 1, 2)}, {g, g_piece});
+  EXPECT_EQ(vals(g), g0);
+  std::vector<double> want = g0;
+  const std::vector<double> gp = vals(g_piece);
+  for (size_t i = 0; i < gp.size(); ++i) want[3 + i] += gp[i];
+  for (double& v : want) v *= 2;
+  expect_near(vals(x.grad()), want);
+  // Under create_graph the pieces keep their graph: a second derivative through them.
+  Tensor y = rnd({6}, 96);
+  y.requires_grad_();
+  Tensor c = y * y;
+  Tensor s = tsr::sum(c.narrow(0, 0, 4)) + tsr::sum(c.narrow(0, 2, 4));
+  Tensor dy = tsr::autograd::grad({s}, {y}, {}, false, true)[0];
+  tsr::sum(dy).backward();
+  const std::vector<double> yv = vals(y), gy = vals(y.grad()), d1 = vals(dy);
+  for (size_t i = 0; i < 6; ++i) {
+    const double times = (i < 4 ? 1 : 0) + (i >= 2 ? 1 : 0);
+    EXPECT_NEAR(d1[i], 2 * times * yv[i], 1e-12) << i;
+    EXPECT_NEAR(gy[i], 2 * times, 1e-12) << i;
+  }
+}
