@@ -1,6 +1,10 @@
-// mm, bmm, _nn_linear. f32/f64 through OpenBLAS (cblas_sgemm/dgemm on the operands' own layouts,
-// with transpose flags: no copies); f16/bf16 through f32 buffers; integers and bool with exact
-// loops (wrapping, as the dtype's arithmetic).
+// mm, bmm, _nn_linear. f32 through oneDNN's sgemm where it was built and loads (its JIT
+// kernels use the CPU's widest vectors: on AVX-512 machines about twice OpenBLAS's speed, which
+// picks an AVX2 kernel there), else OpenBLAS; f64 through OpenBLAS (cblas_dgemm); both on the
+// operands' own layouts, with transpose flags: no copies. f16/bf16 through f32 buffers; integers
+// and bool with exact loops (wrapping, as the dtype's arithmetic).
+// oneDNN lives in a side library opened on the first f32 GEMM (onednn_lib.hpp); without it, or
+// with TESSERA_CPU_SGEMM=openblas (for comparisons), f32 goes to OpenBLAS too.
 #include <cblas.h>
 
 #include <algorithm>
@@ -8,6 +12,7 @@
 #include <vector>
 
 #include "cpu_common.hpp"
+#include "onednn_lib.hpp"
 #include "tessera/kernels/matmul_views.hpp"
 
 namespace tsr::cpu {
@@ -70,6 +75,12 @@ void gemm_blas(const Mat& a, const Mat& b, T* out, int64_t m, int64_t n, int64_t
   }
   const int64_t ldc = std::max<int64_t>(1, n);
   if constexpr (std::is_same<T, float>::value) {
+    // Row-major, as cblas's CblasRowMajor; it refuses nothing our layouts produce, and on any
+    // refusal OpenBLAS computes the product instead.
+    if (const OneDnn* d = onednn())
+      if (d->sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', m, n, k, 1.0f, ap, lda, bp, ldb, beta,
+                   out, ldc) == 0)
+        return;
     cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, ap, int(lda), bp, int(ldb), beta, out, int(ldc));
   } else {
     cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, ap, int(lda), bp, int(ldb), beta, out, int(ldc));

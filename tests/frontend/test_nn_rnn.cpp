@@ -309,7 +309,9 @@ TEST(NnRnn, CellsMatchOneStepOfTheLayer) {
   EXPECT_TRUE(close(h2, r.hn, {2, 5}, kRtol, kAtol));
   EXPECT_TRUE(close(c2, r.cn, {2, 5}, kRtol, kAtol));
   auto [h1, c1] = cell.forward(x.select(0, 1), std::make_pair(h.select(0, 1), c.select(0, 1)));
-  EXPECT_TRUE(close(h1, values(h2.select(0, 1)), {5}, 0, 0));
+  // Within float rounding, not bit for bit: a GEMM may pick another kernel (another summation
+  // order) for one row than for two (oneDNN's sgemm does).
+  EXPECT_TRUE(close(h1, values(h2.select(0, 1)), {5}, 1e-6, 1e-7));
 
   tsr::nn::GRUCell gcell(3, 5, /*bias=*/false);
   tsr::nn::GRU glayer(3, 5, 1, false);

@@ -1,0 +1,24 @@
+/* The C entry points of tessera_cpu_onednn.so, the cpu plugin's oneDNN side library
+ * (backends/cpu/onednn/, loaded by backends/cpu/onednn_lib.cpp on first use). Only this library
+ * links oneDNN, so a process that never runs an f32 GEMM or a convolution never maps it (loading
+ * libdnnl costs about 6 ms of process start-up). Private to the cpu plugin: not part of the ABI. */
+#ifndef TESSERA_CPU_ONEDNN_ENTRY_H
+#define TESSERA_CPU_ONEDNN_ENTRY_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* C = alpha * op(A) op(B) + beta * C, row-major, transa/transb 'N' or 'T' (dnnl_sgemm). Returns
+ * 0 on success; non-zero when oneDNN refused the arguments (C is then unchanged). */
+typedef int (*tsr_cpu_onednn_sgemm_fn)(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha,
+                                       const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                                       int64_t ldc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_CPU_ONEDNN_ENTRY_H */
