@@ -6,6 +6,9 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config git
       binutils python3
       # OpenSSL's libcrypto: the SHA-256 of a plugin in `tessera certify`'s certificate.
       libssl-dev
+      # oneDNN: the cpu backend's f32 GEMM (its AVX-512 JIT sgemm) in cpu/tessera_cpu_onednn.so,
+      # opened on first use; without it f32 GEMM runs on OpenBLAS.
+      libdnnl-dev
       # Gloo: the fabric backend's engine for collectives across processes (docs/distributed.md).
       libgloo-dev
       # Open MPI: the fabric backend's mpi engine, and mpirun for its tests (docs/distributed.md).
