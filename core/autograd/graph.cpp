@@ -11,6 +11,15 @@ std::atomic<uint64_t> g_seq{0};
 // Nodes freed while another node is being freed are queued here and freed by the outermost
 // call: a long chain (a million-step graph) is then freed iteratively, not recursively.
 thread_local std::vector<Node*>* t_pending_deletes = nullptr;
+// The queue's storage, kept for the thread's life so that freeing a node allocates nothing.
+// t_queue is a plain pointer (valid until the thread ends): a node freed after the owner's
+// destruction (by another thread-local's destructor) uses a queue of its own.
+thread_local std::vector<Node*>* t_queue = nullptr;
+struct QueueOwner {
+  std::vector<Node*> v;
+  QueueOwner() { t_queue = &v; }
+  ~QueueOwner() { t_queue = nullptr; }
+};
 }  // namespace
 
 uint64_t next_node_seq() { return g_seq.fetch_add(1, std::memory_order_relaxed) + 1; }
@@ -20,12 +29,15 @@ void delete_node(Node* n) {
     t_pending_deletes->push_back(n);
     return;
   }
-  std::vector<Node*> pending{n};
+  static thread_local QueueOwner owner;
+  std::vector<Node*> own;
+  std::vector<Node*>& pending = t_queue ? *t_queue : own;
+  pending.push_back(n);
   t_pending_deletes = &pending;
   while (!pending.empty()) {
     Node* x = pending.back();
     pending.pop_back();
-    delete x;  // may push more
+    x->destroy();  // may push more
   }
   t_pending_deletes = nullptr;
 }
@@ -34,13 +46,17 @@ void Node::release() {
   if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete_node(this);
 }
 
-Node::~Node() {
+Node::~Node() { drop_links(); }
+
+void Node::drop_links() {
   for (Edge& e : next) {
     if (e.node) e.node->release();
     if (e.leaf) e.leaf->release();
   }
+  next.clear();
   for (TensorHooks* h : out_hooks)
     if (h) h->release();
+  out_hooks.clear();
 }
 
 void TensorHooks::release() {

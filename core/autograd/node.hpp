@@ -86,6 +86,12 @@ struct Node {
   bool released = false;  // under mu: saved tensors freed after a backward without retain_graph
 
   virtual ~Node();
+  // Called when the last reference goes (through delete_node, which frees chains iteratively):
+  // deletes the node, or gives it back to a pool for reuse (OpNode).
+  virtual void destroy() { delete this; }
+  // Gives up what the node holds of others (its edges' references, its outputs' hooks) and
+  // empties those lists, keeping their capacity.
+  void drop_links();
   // grads_out[i]: gradient of output i (undefined = zero). Fills grads_in (size next.size()).
   virtual void apply(std::vector<tsr::Tensor>& grads_out, std::vector<tsr::Tensor>& grads_in, bool create_graph) = 0;
   virtual void release_saved() {}

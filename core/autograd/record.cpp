@@ -123,7 +123,65 @@ struct OpNode : Node {
     saved_lists.clear();
     saved_outputs.clear();
   }
+
+  void destroy() override;
 };
+
+// Recorded nodes are reused: each thread keeps up to kNodePool freed OpNodes, whose vectors keep
+// their capacity, so recording an op allocates no node and no edge storage in the steady state.
+// t_node_pool is a plain pointer, valid until the thread ends; after the pool's owner is gone
+// (thread exit) nodes are deleted. Sanitizer builds do not pool, so that a use after free is
+// still caught.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TSR_NO_NODE_POOL 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(TSR_NO_NODE_POOL)
+constexpr size_t kNodePool = 0;
+#else
+constexpr size_t kNodePool = 512;
+#endif
+thread_local std::vector<OpNode*>* t_node_pool = nullptr;
+struct NodePoolOwner {
+  std::vector<OpNode*> v;
+  NodePoolOwner() { t_node_pool = &v; }
+  ~NodePoolOwner() {
+    t_node_pool = nullptr;
+    for (OpNode* n : v) delete n;
+  }
+};
+
+OpNode* new_op_node() {
+  static thread_local NodePoolOwner owner;
+  if (t_node_pool && !t_node_pool->empty()) {
+    OpNode* n = t_node_pool->back();
+    t_node_pool->pop_back();
+    return n;
+  }
+  return new OpNode;
+}
+
+void OpNode::destroy() {
+  if (!t_node_pool || t_node_pool->size() >= kNodePool) {
+    delete this;
+    return;
+  }
+  drop_links();  // may queue more nodes for delete_node
+  input_meta.clear();
+  release_saved();
+  int_lists.clear();
+  strings.clear();
+  op = nullptr;
+  nargs = 0;
+  has_lists = false;
+  released = false;
+  num_outputs = 1;
+  name = "";
+  seq = 0;
+  refs.store(1, std::memory_order_relaxed);
+  t_node_pool->push_back(this);
+}
 
 // For primitives with floating outputs but no formula: fails when reached.
 struct NotImplementedNode : Node {
@@ -204,7 +262,7 @@ tsr_status_t call_recorded(CallCtx& ctx) {
   Node* node = nullptr;
   OpNode* opn = nullptr;
   if (ctx.op->backward) {
-    opn = new OpNode;
+    opn = new_op_node();
     node = opn;
   } else {
     auto* ni = new NotImplementedNode;
