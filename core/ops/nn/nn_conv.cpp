@@ -2,9 +2,10 @@
 // output_padding, optional bias). conv2d and conv_transpose2d are primitives: im2col + batched
 // GEMM per group, with backward formulas built from the same two pieces (col2im is im2col's
 // adjoint); conv1d and the string-padding variants are composites over them.
-// A backend with a direct convolution (cuDNN on cuda) registers kernels for the internal ops
-// _nn_conv2d / _nn_conv2d_backward_input / _nn_conv2d_backward_weight; conv2d uses them when the
-// tensors' device type has one and falls back to im2col + GEMM otherwise.
+// A backend with a direct convolution (cuDNN on cuda, oneDNN on cpu) registers kernels for the
+// internal ops _nn_conv2d / _nn_conv2d_backward_input / _nn_conv2d_backward_weight; conv2d uses
+// them when the tensors' device type has one for the dtype and falls back to im2col + GEMM
+// otherwise (decided before the call: a kernel that declines is an error, not a fallback).
 #include "autograd/engine.hpp"
 #include "ops/nn/nn_conv_util.hpp"
 #include "ops/nn/nn_kernel_op.hpp"
