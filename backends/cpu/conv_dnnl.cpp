@@ -30,9 +30,10 @@
 // benchmark's problem it picked the same kernel).
 //
 // Layouts, measured on tessera_ops_bench's conv2d (8x64x56x56, 64 3x3 filters, AVX-512 EPYC):
-// with format_tag::any oneDNN 2.6 runs its brgemm convolution on nhwc activations, about 8 ms,
-// plus about 3.5 ms of reorders (nchw -> nhwc in, back out); asking for plain nchw src/dst
-// instead (no activation reorders) selects slower kernels, 1.2-1.5x the total time.
+// with format_tag::any oneDNN 2.6 runs its brgemm convolution on nhwc activations, about 8 ms at
+// 2 threads on a loaded machine, plus 2.5-4 ms of reorders (nchw -> nhwc in, back out); asking
+// for plain nchw src/dst instead (no activation reorders) selects slower kernels, 1.1-1.5x the
+// total time.
 //
 // Threads: the Debian oneDNN uses the OpenMP runtime (libgomp), the same one as this plugin, so
 // it runs with omp_get_max_threads() of the calling thread, as every other cpu kernel does.
