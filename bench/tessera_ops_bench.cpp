@@ -7,6 +7,7 @@
 //   cross_entropy  mean cross entropy of [4096, 1000] f32 logits with int64 class targets
 //   sum            sum of 1e5 f32 (in cache: per-call overhead plus the reduction loop), us
 //   conv2d         8x64x56x56 input, 64 3x3 filters, padding 1, with bias (f32)
+//   conv2d_train   the same conv2d forward and backward into input, weight and bias
 //   rg_add         add of two 1-element f32 tensors that require grad (graph recorded), ns/op
 //   backward_100   backward() through 100 chained adds of 1-element tensors, µs per backward
 //   mlp_step       784-512-512-10 MLP (relu) train step at batch 128: forward, cross entropy,
@@ -179,6 +180,31 @@ void bench_conv2d(const Options& o, std::vector<Row>& rows) {
 #ifdef TESSERA_BENCH_HAVE_TORCH
   torch::Tensor tx = torch::randn({8, 64, 56, 56}), tw = torch::randn({64, 64, 3, 3}), tb = torch::randn({64});
   r.baseline = 1e3 * time_it([&] { torch::conv2d(tx, tw, tb, 1, 1); }, reps);
+  r.baseline_name = "libtorch";
+#endif
+  rows.push_back(r);
+}
+
+// One training step's convolution work: conv2d forward, then backward into input, weight and
+// bias (the gradients accumulate across repetitions, as without zero_grad).
+void bench_conv2d_train(const Options& o, std::vector<Row>& rows) {
+  Row r{"conv2d fwd+bwd 8x64x56x56 3x3", "ms"};
+  int reps = o.quick ? 3 : 10;
+  r.tessera = guarded(r, [&] {
+    tsr::Tensor x = randn({8, 64, 56, 56}).requires_grad_(), w = randn({64, 64, 3, 3}).requires_grad_(),
+                b = randn({64}).requires_grad_(), gy = randn({8, 64, 56, 56});
+    static const tsr::Op op("conv2d");
+    return 1e3 * time_it(
+                     [&] {
+                       tsr::Tensor y = tsr::call(op, {x, w, b, std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}});
+                       y.backward(gy);
+                     },
+                     reps);
+  });
+#ifdef TESSERA_BENCH_HAVE_TORCH
+  torch::Tensor tx = torch::randn({8, 64, 56, 56}).requires_grad_(), tw = torch::randn({64, 64, 3, 3}).requires_grad_(),
+                tb = torch::randn({64}).requires_grad_(), tgy = torch::randn({8, 64, 56, 56});
+  r.baseline = 1e3 * time_it([&] { torch::conv2d(tx, tw, tb, 1, 1).backward(tgy); }, reps);
   r.baseline_name = "libtorch";
 #endif
   rows.push_back(r);
@@ -424,7 +450,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: tessera_ops_bench [--json] [--quick] [--threads N] "
-                   "[--only softmax|layer_norm|cross_entropy|sum|conv2d|rg_add|backward_100|mlp_step|cat|lstm|cnn]\n");
+                   "[--only softmax|layer_norm|cross_entropy|sum|conv2d|conv2d_train|rg_add|backward_100|mlp_step|cat|lstm|cnn]\n");
       return 2;
     }
   }
@@ -441,6 +467,7 @@ int main(int argc, char** argv) {
   if (wanted(o, "cross_entropy")) bench_cross_entropy(o, rows);
   if (wanted(o, "sum")) bench_sum(o, rows);
   if (wanted(o, "conv2d")) bench_conv2d(o, rows);
+  if (wanted(o, "conv2d_train")) bench_conv2d_train(o, rows);
   if (wanted(o, "rg_add")) bench_rg_add(o, rows);
   if (wanted(o, "backward_100")) bench_backward_chain(o, rows);
   if (wanted(o, "mlp_step")) bench_mlp(o, rows);

@@ -4,6 +4,9 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config git
       libgtest-dev libgmock-dev libboost-dev nlohmann-json3-dev libopenblas-openmp-dev
       binutils python3
+      # oneDNN: the CPU backend's conv2d forward and backward (backends/cpu/conv_dnnl.cpp,
+      # docs/kernels/nn.md); without it conv2d on the CPU runs as im2col + GEMM, about 2.4x slower.
+      libdnnl-dev
       # OpenSSL's libcrypto: the SHA-256 of a plugin in `tessera certify`'s certificate.
       libssl-dev
       # oneDNN: the cpu backend's f32 GEMM (its AVX-512 JIT sgemm) in cpu/tessera_cpu_onednn.so,

@@ -4,7 +4,7 @@
 // operands' own layouts, with transpose flags: no copies. f16/bf16 through f32 buffers; integers
 // and bool with exact loops (wrapping, as the dtype's arithmetic).
 // oneDNN lives in a side library opened on the first f32 GEMM (onednn_lib.hpp); without it, or
-// with TESSERA_CPU_SGEMM=openblas (for comparisons), f32 goes to OpenBLAS too.
+// with TESSERA_CPU_ONEDNN=0 (for comparisons), f32 goes to OpenBLAS too.
 #include <cblas.h>
 
 #include <algorithm>

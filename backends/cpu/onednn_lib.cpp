@@ -2,6 +2,7 @@
 #include "onednn_lib.hpp"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -9,18 +10,43 @@
 
 namespace tsr::cpu {
 
+namespace {
+
+// cpu/tessera_cpu_onednn.so beside this plugin (which runs from a build tree or an install).
+const std::string& library_path() {
+  static const std::string path = [] {
+    Dl_info info;
+    if (!dladdr(reinterpret_cast<const void*>(&library_path), &info) || !info.dli_fname) return std::string();
+    std::string p = info.dli_fname;
+    return p.substr(0, p.rfind('/') + 1) + "cpu/tessera_cpu_onednn.so";
+  }();
+  return path;
+}
+
+}  // namespace
+
+bool onednn_wanted() {
+  static const bool wanted = [] {
+    const char* e = std::getenv("TESSERA_CPU_ONEDNN");
+    if (e && std::strcmp(e, "0") == 0) return false;
+    struct stat st;
+    return !library_path().empty() && ::stat(library_path().c_str(), &st) == 0;
+  }();
+  return wanted;
+}
+
 const OneDnn* onednn() {
   static const OneDnn* lib = []() -> const OneDnn* {
-    const char* e = std::getenv("TESSERA_CPU_SGEMM");
-    if (e && std::strcmp(e, "openblas") == 0) return nullptr;
-    Dl_info info;  // our own file's directory: the plugin runs from a build tree or an install
-    if (!dladdr(reinterpret_cast<void*>(&onednn), &info) || !info.dli_fname) return nullptr;
-    std::string path = info.dli_fname;
-    path = path.substr(0, path.rfind('/') + 1) + "cpu/tessera_cpu_onednn.so";
-    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) return nullptr;  // not built here, or libdnnl missing: OpenBLAS does the work
+    if (!onednn_wanted()) return nullptr;
+    void* h = dlopen(library_path().c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) return nullptr;  // libdnnl missing: OpenBLAS and im2col do the work
     static OneDnn table;
     table.sgemm = reinterpret_cast<tsr_cpu_onednn_sgemm_fn>(dlsym(h, "tsr_cpu_onednn_sgemm"));
+    table.conv2d = reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_conv2d"));
+    table.conv2d_backward_input =
+        reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_conv2d_backward_input"));
+    table.conv2d_backward_weight =
+        reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_conv2d_backward_weight"));
     return table.sgemm ? &table : nullptr;
   }();
   return lib;

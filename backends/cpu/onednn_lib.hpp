@@ -7,11 +7,17 @@ namespace tsr::cpu {
 
 struct OneDnn {
   tsr_cpu_onednn_sgemm_fn sgemm = nullptr;
+  tsr_cpu_onednn_kernel_fn conv2d = nullptr, conv2d_backward_input = nullptr, conv2d_backward_weight = nullptr;
 };
 
+// Whether oneDNN may be used: TESSERA_CPU_ONEDNN=0 in the environment turns it off (f32 GEMM on
+// OpenBLAS, convolutions as im2col + GEMM: for comparisons), and the side library must have been
+// built beside the plugin. Checks the file only: nothing is loaded.
+bool onednn_wanted();
+
 // The side library's entry points, loaded once (thread-safe) from the cpu/ folder beside the
-// plugin; nullptr when it was not built (no oneDNN at build time), cannot be loaded (libdnnl is
-// missing), or TESSERA_CPU_SGEMM=openblas asks for OpenBLAS (for comparisons). Never closed.
+// plugin on the first call; nullptr when onednn_wanted() is false or the library cannot be
+// loaded (libdnnl is missing). Never closed.
 const OneDnn* onednn();
 
 }  // namespace tsr::cpu

@@ -76,6 +76,15 @@ inline tsr_status_t register_extension(tsr_registrar_t* reg, const char* name, c
   return nullptr;
 }
 
+// Every op exists here (the mock registers kernels for any op name), so Registrar::has_op is
+// true: the plugin registers what it would register in a current core. The handle is opaque
+// to plugins and never dereferenced.
+inline tsr_status_t op_find(tsr_runtime_t*, const char*, tsr_op_t** out) {
+  static char any_op;
+  *out = reinterpret_cast<tsr_op_t*>(&any_op);
+  return nullptr;
+}
+
 inline const tsr_api_t* api() {
   static const tsr_api_t table = [] {
     tsr_api_t t{};
@@ -89,6 +98,7 @@ inline const tsr_api_t* api() {
     t.register_allocator = &register_allocator;
     t.register_op = &register_op;
     t.register_kernel = &register_kernel;
+    t.op_find = &op_find;
     t.register_extension = &register_extension;
     return t;
   }();

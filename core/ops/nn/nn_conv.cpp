@@ -2,9 +2,10 @@
 // output_padding, optional bias). conv2d and conv_transpose2d are primitives: im2col + batched
 // GEMM per group, with backward formulas built from the same two pieces (col2im is im2col's
 // adjoint); conv1d and the string-padding variants are composites over them.
-// A backend with a direct convolution (cuDNN on cuda) registers kernels for the internal ops
-// _nn_conv2d / _nn_conv2d_backward_input / _nn_conv2d_backward_weight; conv2d uses them when the
-// tensors' device type has one and falls back to im2col + GEMM otherwise.
+// A backend with a direct convolution (cuDNN on cuda, oneDNN on cpu) registers kernels for the
+// internal ops _nn_conv2d / _nn_conv2d_backward_input / _nn_conv2d_backward_weight; conv2d uses
+// them when the tensors' device type has one for the dtype, and im2col + GEMM otherwise or when
+// every kernel declines the problem (UNIMPLEMENTED, nothing written: see declinable below).
 #include "autograd/engine.hpp"
 #include "ops/nn/nn_conv_util.hpp"
 #include "ops/nn/nn_kernel_op.hpp"
@@ -180,6 +181,19 @@ ConvArgs conv_args(const char* op, Tensor x, Tensor w, std::optional<Tensor> b, 
 
 Tensor add_bias(Tensor y, const std::optional<Tensor>& b, int64_t cout) { return b ? y + b->view({1, cout, 1, 1}) : y; }
 
+// A direct convolution kernel's result, or nothing when every kernel declined the problem
+// (UNIMPLEMENTED, having written nothing: a library that cannot be loaded, a configuration it
+// has no algorithm for); the caller then runs im2col + GEMM. Other errors propagate.
+template <class F>
+std::optional<Tensor> declinable(F&& call) {
+  try {
+    return call();
+  } catch (const tsr::Error& e) {
+    if (e.code() != TSR_UNIMPLEMENTED) throw;
+    return std::nullopt;
+  }
+}
+
 // ---- conv2d -------------------------------------------------------------------------------------
 
 Tensor conv2d_fwd(CArgs& a) {
@@ -187,9 +201,12 @@ Tensor conv2d_fwd(CArgs& a) {
                          a.int_arg(6), false);
   const int64_t G = c.groups, K = c.g.kh * c.g.kw, L = c.OH * c.OW;
   static const tsr::Op direct("_nn_conv2d");
-  if (nn::has_device_kernel(direct, c.x, c.x.dtype())) {  // a direct convolution kernel (cuDNN on cuda)
-    Tensor y = add_bias(tsr::call(direct, {c.x, c.w, c.g.stride(), c.g.padding(), c.g.dilation(), G}), c.b, c.Cout);
-    return c.unbatched ? y.squeeze(0) : y;
+  if (nn::has_device_kernel(direct, c.x, c.x.dtype())) {  // a direct convolution kernel (cuDNN, oneDNN)
+    if (std::optional<Tensor> y = declinable(
+            [&] { return tsr::call(direct, {c.x, c.w, c.g.stride(), c.g.padding(), c.g.dilation(), G}); })) {
+      Tensor yb = add_bias(*y, c.b, c.Cout);
+      return c.unbatched ? yb.squeeze(0) : yb;
+    }
   }
   Tensor cols = nn::im2col(c.x, c.g, c.OH, c.OW).view({c.N, G, c.Cin / G * K, L});
   Tensor wm = c.w.reshape({G, c.Cout / G, c.Cin / G * K});
@@ -213,15 +230,22 @@ void conv2d_bwd(GradCtx& ctx) {
   static const tsr::Op direct_w_op("_nn_conv2d_backward_weight");
   const bool may_go_direct = !core::grad_mode();
   if (ctx.needs(0) && may_go_direct && nn::has_device_kernel(direct_x_op, g4, g4.dtype())) {
-    Tensor dx = tsr::call(direct_x_op,
-                          {g4, c.w, std::vector<int64_t>{c.H, c.W}, c.g.stride(), c.g.padding(), c.g.dilation(), G});
-    ctx.set(0, c.unbatched ? dx.squeeze(0) : dx);
-    direct_x = true;
+    if (std::optional<Tensor> dx = declinable([&] {
+          return tsr::call(direct_x_op, {g4, c.w, std::vector<int64_t>{c.H, c.W}, c.g.stride(), c.g.padding(),
+                                         c.g.dilation(), G});
+        })) {
+      ctx.set(0, c.unbatched ? dx->squeeze(0) : *dx);
+      direct_x = true;
+    }
   }
   if (ctx.needs(1) && may_go_direct && nn::has_device_kernel(direct_w_op, g4, g4.dtype())) {
-    ctx.set(1, tsr::call(direct_w_op, {g4, c.x, std::vector<int64_t>{c.g.kh, c.g.kw}, c.g.stride(), c.g.padding(),
-                                       c.g.dilation(), G}));
-    direct_w = true;
+    if (std::optional<Tensor> dw = declinable([&] {
+          return tsr::call(direct_w_op, {g4, c.x, std::vector<int64_t>{c.g.kh, c.g.kw}, c.g.stride(), c.g.padding(),
+                                         c.g.dilation(), G});
+        })) {
+      ctx.set(1, *dw);
+      direct_w = true;
+    }
   }
   Tensor g = ctx.grad(0).reshape({c.N, G, c.Cout / G, L});
   Tensor wm = c.w.reshape({G, c.Cout / G, c.Cin / G * K});
