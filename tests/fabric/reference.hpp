@@ -158,4 +158,81 @@ inline void expect_ring_values(const Tensor& t, const std::vector<double>& want,
   }
 }
 
+// "world 2 float32 n 7 op 0" for messages.
+inline std::string describe(const std::vector<Device>& ds, tsr_dtype_t dt, int64_t n, dist::ReduceOp op) {
+  return "world " + std::to_string(ds.size()) + " " + tsr::dtype_name(dt) + " n " + std::to_string(n) + " op " +
+         std::to_string(static_cast<int>(op));
+}
+
+// How an engine's reductions round: once per element (in-process, Gloo, MPI, NCCL's f32), or at
+// each of its steps (the ring engine), which expect_ring_values bounds.
+enum class Rounding { once, per_step };
+
+// broadcast, all_gather, reduce_scatter (every op; sizes above 1000 Sum only) and all_to_all of
+// every dtype and of the sizes sizes_for(dtype) gives, over the group's members on `ds`.
+template <class Sizes>
+void check_data_movement(const dist::DeviceGroup& g, const std::vector<Device>& ds, Sizes&& sizes_for,
+                         Rounding rounding = Rounding::once) {
+  const int world = static_cast<int>(ds.size());
+  for (tsr_dtype_t dt : kDtypes)
+    for (int64_t k : sizes_for(dt)) {
+      const std::string what = describe(ds, dt, k, dist::ReduceOp::Sum);
+      std::vector<Tensor> b;
+      for (int m = 0; m < world; ++m) b.push_back(random_on(k, dt, m, 11, ds[m]));
+      const int root = world / 2;
+      const std::vector<double> from_root = values(b[root]);
+      g.broadcast(b, root).wait();
+      for (int m = 0; m < world; ++m) expect_values(b[m], from_root, dt, "broadcast " + what);
+
+      std::vector<Tensor> in, out;
+      std::vector<double> cat;
+      for (int m = 0; m < world; ++m) {
+        in.push_back(random_on(k, dt, m, 12, ds[m]));
+        const std::vector<double> v = values(in.back());
+        cat.insert(cat.end(), v.begin(), v.end());
+        out.push_back(tsr::zeros({world * k}, dt, ds[m]));
+      }
+      g.all_gather(in, out).wait();
+      for (int m = 0; m < world; ++m) expect_values(out[m], cat, dt, "all_gather " + what);
+
+      for (dist::ReduceOp op : kOps) {
+        if (k > 1000 && op != dist::ReduceOp::Sum) continue;
+        std::vector<Tensor> rin, rout;
+        std::vector<std::vector<double>> rv;
+        for (int m = 0; m < world; ++m) {
+          rin.push_back(random_on(world * k, dt, m, 13, ds[m]));
+          rv.push_back(values(rin.back()));
+          rout.push_back(tsr::zeros({k}, dt, ds[m]));
+        }
+        g.reduce_scatter(rin, rout, op).wait();
+        for (int m = 0; m < world; ++m) {
+          std::vector<double> want(static_cast<size_t>(k));
+          std::vector<std::vector<double>> slices;
+          for (const std::vector<double>& v : rv) slices.emplace_back(v.begin() + m * k, v.begin() + (m + 1) * k);
+          for (int64_t j = 0; j < k; ++j) want[j] = reference(slices, static_cast<size_t>(j), op, dt);
+          if (rounding == Rounding::once)
+            expect_values(rout[m], want, dt, "reduce_scatter " + describe(ds, dt, k, op));
+          else
+            expect_ring_values(rout[m], want, slices, dt, "reduce_scatter " + describe(ds, dt, k, op));
+          expect_values(rin[m], rv[m], dt, "reduce_scatter " + describe(ds, dt, k, op) + " (its input)");
+        }
+      }
+
+      std::vector<Tensor> ain, aout;
+      std::vector<std::vector<double>> av;
+      for (int m = 0; m < world; ++m) {
+        ain.push_back(random_on(world * k, dt, m, 14, ds[m]));
+        av.push_back(values(ain.back()));
+        aout.push_back(tsr::zeros({world * k}, dt, ds[m]));
+      }
+      g.all_to_all(ain, aout).wait();
+      for (int i = 0; i < world; ++i) {
+        std::vector<double> want;
+        for (int j = 0; j < world; ++j) want.insert(want.end(), av[j].begin() + i * k, av[j].begin() + (i + 1) * k);
+        expect_values(aout[i], want, dt, "all_to_all " + what);
+      }
+    }
+  g.barrier().wait();
+}
+
 }  // namespace fabric_test

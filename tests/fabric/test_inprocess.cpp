@@ -67,58 +67,7 @@ TEST(InProcess, AllReduceAndReduceEveryOpDtypeSizeWorld) {
 TEST(InProcess, BroadcastGatherScatterAllToAll) {
   for (int world = 1; world <= 4; ++world) {
     dist::DeviceGroup g(devices(world));
-    for (tsr_dtype_t dt : kDtypes)
-      for (int64_t k : sizes_for(dt)) {
-        const std::string what = "world " + std::to_string(world) + " " + tsr::dtype_name(dt) + " k " + std::to_string(k);
-        // broadcast from the middle rank
-        std::vector<Tensor> b;
-        for (int m = 0; m < world; ++m) b.push_back(random_on(k, dt, m, 11));
-        const int root = world / 2;
-        std::vector<double> from_root = values(b[root]);
-        g.broadcast(b, root).wait();
-        for (int m = 0; m < world; ++m) expect_values(b[m], from_root, dt, "broadcast " + what);
-        // all_gather into [world * k]
-        std::vector<Tensor> in, out;
-        std::vector<double> cat;
-        for (int m = 0; m < world; ++m) {
-          in.push_back(random_on(k, dt, m, 12));
-          std::vector<double> v = values(in.back());
-          cat.insert(cat.end(), v.begin(), v.end());
-          out.push_back(tsr::zeros({world * k}, dt, Device::cpu(m)));
-        }
-        g.all_gather(in, out).wait();
-        for (int m = 0; m < world; ++m) expect_values(out[m], cat, dt, "all_gather " + what);
-        // reduce_scatter of [world * k] inputs: rank m gets slice m reduced
-        std::vector<Tensor> rin, rout;
-        std::vector<std::vector<double>> rv;
-        for (int m = 0; m < world; ++m) {
-          rin.push_back(random_on(world * k, dt, m, 13));
-          rv.push_back(values(rin.back()));
-          rout.push_back(tsr::zeros({k}, dt, Device::cpu(m)));
-        }
-        g.reduce_scatter(rin, rout, dist::ReduceOp::Sum).wait();
-        for (int m = 0; m < world; ++m) {
-          std::vector<double> want(static_cast<size_t>(k));
-          for (int64_t j = 0; j < k; ++j) want[j] = reference(rv, static_cast<size_t>(m * k + j), dist::ReduceOp::Sum, dt);
-          expect_values(rout[m], want, dt, "reduce_scatter " + what);
-        }
-        // all_to_all: out[i] slice j = in[j] slice i
-        std::vector<Tensor> ain, aout;
-        std::vector<std::vector<double>> av;
-        for (int m = 0; m < world; ++m) {
-          ain.push_back(random_on(world * k, dt, m, 14));
-          av.push_back(values(ain.back()));
-          aout.push_back(tsr::zeros({world * k}, dt, Device::cpu(m)));
-        }
-        g.all_to_all(ain, aout).wait();
-        for (int i = 0; i < world; ++i) {
-          std::vector<double> want;
-          for (int j = 0; j < world; ++j)
-            want.insert(want.end(), av[j].begin() + i * k, av[j].begin() + (i + 1) * k);
-          expect_values(aout[i], want, dt, "all_to_all " + what);
-        }
-      }
-    g.barrier().wait();
+    check_data_movement(g, devices(world), [](tsr_dtype_t dt) { return sizes_for(dt); });
   }
 }
 

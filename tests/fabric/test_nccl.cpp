@@ -50,11 +50,6 @@ std::vector<int64_t> sizes_for(tsr_dtype_t dt) {
   return {0, 1, 7, 1000};
 }
 
-std::string describe(const std::vector<Device>& ds, tsr_dtype_t dt, int64_t n, dist::ReduceOp op) {
-  return "world " + std::to_string(ds.size()) + " " + tsr::dtype_name(dt) + " n " + std::to_string(n) + " op " +
-         std::to_string(static_cast<int>(op));
-}
-
 // all_reduce and reduce (root: the last rank) of every op, dtype and size over `ds`.
 void check_reductions(const dist::DeviceGroup& g, const std::vector<Device>& ds) {
   const int world = static_cast<int>(ds.size());
@@ -86,64 +81,6 @@ void check_reductions(const dist::DeviceGroup& g, const std::vector<Device>& ds)
       }
 }
 
-// broadcast, all_gather, reduce_scatter (every op) and all_to_all of every dtype and size.
-void check_data_movement(const dist::DeviceGroup& g, const std::vector<Device>& ds) {
-  const int world = static_cast<int>(ds.size());
-  for (tsr_dtype_t dt : kDtypes)
-    for (int64_t k : sizes_for(dt)) {
-      const std::string what = describe(ds, dt, k, dist::ReduceOp::Sum);
-      std::vector<Tensor> b;
-      for (int m = 0; m < world; ++m) b.push_back(random_on(k, dt, m, 11, ds[m]));
-      const int root = world / 2;
-      const std::vector<double> from_root = values(b[root]);
-      g.broadcast(b, root).wait();
-      for (int m = 0; m < world; ++m) expect_values(b[m], from_root, dt, "broadcast " + what);
-
-      std::vector<Tensor> in, out;
-      std::vector<double> cat;
-      for (int m = 0; m < world; ++m) {
-        in.push_back(random_on(k, dt, m, 12, ds[m]));
-        const std::vector<double> v = values(in.back());
-        cat.insert(cat.end(), v.begin(), v.end());
-        out.push_back(tsr::zeros({world * k}, dt, ds[m]));
-      }
-      g.all_gather(in, out).wait();
-      for (int m = 0; m < world; ++m) expect_values(out[m], cat, dt, "all_gather " + what);
-
-      for (dist::ReduceOp op : kOps) {
-        if (k > 1000 && op != dist::ReduceOp::Sum) continue;
-        std::vector<Tensor> rin, rout;
-        std::vector<std::vector<double>> rv;
-        for (int m = 0; m < world; ++m) {
-          rin.push_back(random_on(world * k, dt, m, 13, ds[m]));
-          rv.push_back(values(rin.back()));
-          rout.push_back(tsr::zeros({k}, dt, ds[m]));
-        }
-        g.reduce_scatter(rin, rout, op).wait();
-        for (int m = 0; m < world; ++m) {
-          std::vector<double> want(static_cast<size_t>(k));
-          for (int64_t j = 0; j < k; ++j) want[j] = reference(rv, static_cast<size_t>(m * k + j), op, dt);
-          expect_values(rout[m], want, dt, "reduce_scatter " + describe(ds, dt, k, op));
-        }
-      }
-
-      std::vector<Tensor> ain, aout;
-      std::vector<std::vector<double>> av;
-      for (int m = 0; m < world; ++m) {
-        ain.push_back(random_on(world * k, dt, m, 14, ds[m]));
-        av.push_back(values(ain.back()));
-        aout.push_back(tsr::zeros({world * k}, dt, ds[m]));
-      }
-      g.all_to_all(ain, aout).wait();
-      for (int i = 0; i < world; ++i) {
-        std::vector<double> want;
-        for (int j = 0; j < world; ++j) want.insert(want.end(), av[j].begin() + i * k, av[j].begin() + (i + 1) * k);
-        expect_values(aout[i], want, dt, "all_to_all " + what);
-      }
-    }
-  g.barrier().wait();
-}
-
 void expect_error(const std::function<void()>& f, tsr_code_t code, const std::vector<std::string>& parts) {
   try {
     f();
@@ -163,7 +100,7 @@ TEST(Nccl, OneGpuEveryCollectiveOpDtypeAndSize) {
   EXPECT_EQ(info.world_size, 1);
   EXPECT_EQ(info.num_local, 1);
   check_reductions(g, one);
-  check_data_movement(g, one);
+  check_data_movement(g, one, sizes_for);
 }
 
 TEST(Nccl, InProcessGroupOverEveryGpu) {
@@ -171,7 +108,7 @@ TEST(Nccl, InProcessGroupOverEveryGpu) {
   dist::DeviceGroup g(ds, 0, "nccl");
   EXPECT_EQ(g.size(), static_cast<int>(ds.size()));
   check_reductions(g, ds);
-  check_data_movement(g, ds);
+  check_data_movement(g, ds, sizes_for);
   // A subgroup of the first and last GPU (ncclCommSplit).
   dist::DeviceGroup ends = g.split({0, static_cast<int32_t>(ds.size()) - 1});
   EXPECT_EQ(ends.size(), 2);
@@ -271,7 +208,7 @@ TEST(Nccl, RingEngineOverEveryGpu) {
         }
         for (int m = 0; m < world; ++m) expect_ring_values(ts[m], want, vs, dt, "ring all_reduce " + what);
       }
-  check_data_movement(g, ds);
+  check_data_movement(g, ds, sizes_for);
 }
 
 // all_gather captured into a graph: each replay copies the input's current values.

@@ -82,62 +82,9 @@ TEST(Ring, AllReduceOfAMillionFloatsOverFourDevices) {
 }
 
 TEST(Ring, BroadcastGatherScatterAllToAll) {
-  for (int world = 1; world <= 4; ++world) {
-    dist::DeviceGroup g = ring(world);
-    for (tsr_dtype_t dt : kDtypes)
-      for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{1000}}) {
-        const std::string what = "world " + std::to_string(world) + " " + tsr::dtype_name(dt) + " k " + std::to_string(k);
-        std::vector<Tensor> b;
-        for (int m = 0; m < world; ++m) b.push_back(random_on(k, dt, m, 11));
-        const int root = world / 2;
-        std::vector<double> from_root = values(b[root]);
-        g.broadcast(b, root).wait();
-        for (int m = 0; m < world; ++m) EXPECT_EQ(values(b[m]), from_root) << "broadcast " << what;
-
-        std::vector<Tensor> in, out;
-        std::vector<double> cat;
-        for (int m = 0; m < world; ++m) {
-          in.push_back(random_on(k, dt, m, 12));
-          std::vector<double> v = values(in.back());
-          cat.insert(cat.end(), v.begin(), v.end());
-          out.push_back(tsr::zeros({world * k}, dt, Device::cpu(m)));
-        }
-        g.all_gather(in, out).wait();
-        for (int m = 0; m < world; ++m) EXPECT_EQ(values(out[m]), cat) << "all_gather " << what;
-
-        std::vector<Tensor> rin, rout;
-        std::vector<std::vector<double>> rv;
-        for (int m = 0; m < world; ++m) {
-          rin.push_back(random_on(world * k, dt, m, 13));
-          rv.push_back(values(rin.back()));
-          rout.push_back(tsr::zeros({k}, dt, Device::cpu(m)));
-        }
-        g.reduce_scatter(rin, rout, dist::ReduceOp::Sum).wait();
-        for (int m = 0; m < world; ++m) {
-          std::vector<double> want(static_cast<size_t>(k));
-          std::vector<std::vector<double>> slices;
-          for (const std::vector<double>& v : rv) slices.emplace_back(v.begin() + m * k, v.begin() + (m + 1) * k);
-          for (int64_t j = 0; j < k; ++j) want[j] = reference(slices, static_cast<size_t>(j), dist::ReduceOp::Sum, dt);
-          expect_ring_values(rout[m], want, slices, dt, "reduce_scatter " + what);
-          EXPECT_EQ(values(rin[m]), rv[m]) << "reduce_scatter " << what << ": rank " << m << "'s input changed";
-        }
-
-        std::vector<Tensor> ain, aout;
-        std::vector<std::vector<double>> av;
-        for (int m = 0; m < world; ++m) {
-          ain.push_back(random_on(world * k, dt, m, 14));
-          av.push_back(values(ain.back()));
-          aout.push_back(tsr::zeros({world * k}, dt, Device::cpu(m)));
-        }
-        g.all_to_all(ain, aout).wait();
-        for (int i = 0; i < world; ++i) {
-          std::vector<double> want;
-          for (int j = 0; j < world; ++j) want.insert(want.end(), av[j].begin() + i * k, av[j].begin() + (i + 1) * k);
-          EXPECT_EQ(values(aout[i]), want) << "all_to_all " << what;
-        }
-      }
-    g.barrier().wait();
-  }
+  for (int world = 1; world <= 4; ++world)
+    check_data_movement(ring(world), devices(world),
+                        [](tsr_dtype_t) { return std::vector<int64_t>{0, 1, 7, 1000}; }, Rounding::per_step);
 }
 
 // all_gather_into_tensor's in-place form (each input a slice of its own output) and an

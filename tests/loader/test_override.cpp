@@ -9,44 +9,18 @@
 #include <cstdlib>
 #include <string>
 
+#include "ccdev_runtime.hpp"
 #include "cli_runner.hpp"
 #include "tessera/api.h"
 
 namespace {
 
-const tsr_api_t* api() {
-  static const tsr_api_t* a = tsr_get_api(TSR_ABI_VERSION);
-  return a;
-}
+using ccdev_test::api;
+using ccdev_test::kDir;
+using ccdev_test::take_message;
 
-std::string take_message(tsr_status_t st) {
-  if (!st) return "";
-  std::string m = api()->status_message(st);
-  api()->status_free(st);
-  return m;
-}
-
-const std::string kDir = std::string(TSR_LOADER_CASES) + "/ccdev";
-
-// A runtime with only the ccdev plugin, its devices' capabilities given (TSR_TEST_CCDEV_CAPS is
-// read by the plugin's init, during runtime_create).
-struct CcRuntime {
-  tsr_runtime_t* rt = nullptr;
-  explicit CcRuntime(const char* caps) {
-    if (caps)
-      setenv("TSR_TEST_CCDEV_CAPS", caps, 1);
-    else
-      unsetenv("TSR_TEST_CCDEV_CAPS");
-    tsr_runtime_options_t o{};
-    o.struct_size = TSR_STRUCT_SIZE(tsr_runtime_options_t);
-    o.plugin_path = kDir.c_str();
-    o.no_default_plugins = 1;
-    EXPECT_EQ(take_message(api()->runtime_create(&o, &rt)), "");
-    unsetenv("TSR_TEST_CCDEV_CAPS");
-  }
-  ~CcRuntime() {
-    if (rt) api()->runtime_destroy(rt);
-  }
+struct CcRuntime : ccdev_test::CcdevRuntime {
+  using CcdevRuntime::CcdevRuntime;
   // The value `op` (ccdev::which) writes on ccdev:index for an input of n elements (1 = generic
   // kernel, 2 = the 10.x override, which declines n > 4); -1 when the call fails (*error: why).
   float which(int32_t index, int64_t n = 3, const char* op_name = "ccdev::which", std::string* error = nullptr) {

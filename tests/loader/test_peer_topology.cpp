@@ -14,45 +14,20 @@
 #include <utility>
 #include <vector>
 
+#include "ccdev_runtime.hpp"
 #include "cli_runner.hpp"
 #include "tessera/api.h"
 #include "tessera/ext_peer_topology.h"
 
 namespace {
 
-const tsr_api_t* api() {
-  static const tsr_api_t* a = tsr_get_api(TSR_ABI_VERSION);
-  return a;
-}
+using ccdev_test::api;
+using ccdev_test::kDir;
+using ccdev_test::take_message;
 
-std::string take_message(tsr_status_t st) {
-  if (!st) return "";
-  std::string m = api()->status_message(st);
-  api()->status_free(st);
-  return m;
-}
-
-const std::string kDir = std::string(TSR_LOADER_CASES) + "/ccdev";
-
-// A runtime with only the ccdev plugin; `caps` sets its devices (TSR_TEST_CCDEV_CAPS, read by
-// the plugin's init): the default is 2 devices.
-struct PeerRuntime {
-  tsr_runtime_t* rt = nullptr;
-  explicit PeerRuntime(const char* caps) {
-    if (caps)
-      setenv("TSR_TEST_CCDEV_CAPS", caps, 1);
-    else
-      unsetenv("TSR_TEST_CCDEV_CAPS");
-    tsr_runtime_options_t o{};
-    o.struct_size = TSR_STRUCT_SIZE(tsr_runtime_options_t);
-    o.plugin_path = kDir.c_str();
-    o.no_default_plugins = 1;
-    EXPECT_EQ(take_message(api()->runtime_create(&o, &rt)), "");
-    unsetenv("TSR_TEST_CCDEV_CAPS");
-  }
-  ~PeerRuntime() {
-    if (rt) api()->runtime_destroy(rt);
-  }
+// A runtime with only the ccdev plugin (2 devices unless `caps` says otherwise).
+struct PeerRuntime : ccdev_test::CcdevRuntime {
+  using CcdevRuntime::CcdevRuntime;
   const tsr_peer_topology_t* table() const {
     return static_cast<const tsr_peer_topology_t*>(
         api()->get_extension(rt, TSR_PEER_TOPOLOGY_EXTENSION_PREFIX "ccdev"));
