@@ -1,4 +1,5 @@
-// The cpu backend's direct convolution kernels (_nn_conv2d and its two backward ops), whose
+// The cpu backend's direct convolution kernels (_nn_conv2d, _nn_conv2d_bias with the bias fused,
+// and the two backward ops), whose
 // bodies are oneDNN's, in the side library (onednn/onednn_conv.cpp): registered here when the
 // library was built beside the plugin, it is opened on the first convolution, so a process that
 // never convolves never maps oneDNN. When it cannot be loaded, or oneDNN has no primitive for a
@@ -22,6 +23,10 @@ tsr_status_t conv2d(const tsr_kernel_call_t* c) {
   const OneDnn* d = onednn();
   return d && d->conv2d ? d->conv2d(c) : decline(c);
 }
+tsr_status_t conv2d_bias(const tsr_kernel_call_t* c) {
+  const OneDnn* d = onednn();
+  return d && d->conv2d_bias ? d->conv2d_bias(c) : decline(c);
+}
 tsr_status_t conv2d_backward_input(const tsr_kernel_call_t* c) {
   const OneDnn* d = onednn();
   return d && d->conv2d_backward_input ? d->conv2d_backward_input(c) : decline(c);
@@ -44,6 +49,7 @@ TSR_CPU_KERNELS(conv_onednn) {
     const char* kernel;
     tsr_kernel_fn_t fn;
   } defs[] = {{"_nn_conv2d", "cpu::dnnl_conv2d", conv2d},
+              {"_nn_conv2d_bias", "cpu::dnnl_conv2d_bias", conv2d_bias},
               {"_nn_conv2d_backward_input", "cpu::dnnl_conv2d_backward_input", conv2d_backward_input},
               {"_nn_conv2d_backward_weight", "cpu::dnnl_conv2d_backward_weight", conv2d_backward_weight}};
   for (const auto& d : defs)

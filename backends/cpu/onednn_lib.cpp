@@ -43,6 +43,7 @@ const OneDnn* onednn() {
     static OneDnn table;
     table.sgemm = reinterpret_cast<tsr_cpu_onednn_sgemm_fn>(dlsym(h, "tsr_cpu_onednn_sgemm"));
     table.conv2d = reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_conv2d"));
+    table.conv2d_bias = reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_conv2d_bias"));
     table.conv2d_backward_input =
         reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_conv2d_backward_input"));
     table.conv2d_backward_weight =

@@ -328,6 +328,38 @@ TEST(CpuConvDnnl, F32RunsTheDirectKernels) {
   }
 }
 
+// With a bias, f32 runs the forward with the bias fused (_nn_conv2d_bias: no separate add over
+// the output), and its result equals the unfused kernel's plus the bias, channel by channel.
+TEST(CpuConvDnnl, BiasIsFusedIntoTheForward) {
+  if (!dnnl_on()) GTEST_SKIP() << "tessera_cpu without oneDNN, or TESSERA_CPU_ONEDNN=0";
+  std::mt19937 rng(9);
+  const Shape xs{3, 4, 8, 5}, ws{6, 2, 3, 3};
+  Tensor x = tt::make(random_in(xs, TSR_F32, rng), xs, TSR_F32), w = tt::make(random_in(ws, TSR_F32, rng), ws, TSR_F32);
+  Tensor b = tt::make(random_in({6}, TSR_F32, rng), {6}, TSR_F32);
+  Tensor y;
+  Lookups l = trace([&] { y = tsr::call("conv2d", {x, w, b, V{2, 1}, V{1, 2}, V{1, 2}, int64_t(2)}); });
+  EXPECT_TRUE(l.saw("_nn_conv2d_bias"));
+  EXPECT_FALSE(l.saw("_nn_im2col"));
+  const Tensor plain = tsr::call("conv2d", {x, w, tsr::none, V{2, 1}, V{1, 2}, V{1, 2}, int64_t(2)});
+  const std::vector<double> got = tt::values(y), base = tt::values(plain), bv = tt::values(b);
+  const std::vector<int64_t> ys = y.sizes();
+  ASSERT_EQ(got.size(), base.size());
+  const int64_t plane = ys[2] * ys[3];
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double want = base[i] + bv[size_t((int64_t(i) / plane) % ys[1])];
+    EXPECT_NEAR(got[i], want, 1e-5 * (1 + std::fabs(want))) << "at " << i;
+  }
+  // No input channels at all: every output is its channel's bias.
+  Tensor x0 = tsr::zeros({2, 0, 4, 4}, TSR_F32), w0 = tsr::zeros({3, 0, 3, 3}, TSR_F32);
+  Tensor b0 = tt::make(std::vector<double>{1.5, -2, 0.25}, {3}, TSR_F32);
+  const std::vector<double> y0 = tt::values(tsr::call("conv2d", {x0, w0, b0, V{1, 1}, V{1, 1}, V{1, 1}, int64_t(1)}));
+  ASSERT_EQ(y0.size(), size_t(2 * 3 * 16));
+  for (size_t i = 0; i < y0.size(); ++i) EXPECT_EQ(y0[i], (std::vector<double>{1.5, -2, 0.25})[(i / 16) % 3]) << i;
+  // And without a bias, zeros (the unfused kernel; empty tensors may have any strides).
+  for (double v : tt::values(tsr::call("conv2d", {x0, w0, tsr::none, V{1, 1}, V{1, 1}, V{1, 1}, int64_t(1)})))
+    EXPECT_EQ(v, 0.0);
+}
+
 // Several threads running the same and different problems at once share the primitive cache.
 TEST(CpuConvDnnl, ConcurrentCallsAgree) {
   std::mt19937 rng(11);

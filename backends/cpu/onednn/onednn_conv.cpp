@@ -3,6 +3,7 @@
 // convolution ops on the cpu device type,
 //
 //   _nn_conv2d(input [N, C, H, W], weight [K, C/G, R, S], stride, padding, dilation, groups)
+//   _nn_conv2d_bias(input, weight, bias [K], stride, padding, dilation, groups)   (bias fused)
 //   _nn_conv2d_backward_input(grad [N, K, P, Q], weight, input_hw, stride, padding, dilation, groups)
 //   _nn_conv2d_backward_weight(grad [N, K, P, Q], input [N, C, H, W], kernel_hw, stride, ...)
 //
@@ -62,9 +63,10 @@ struct Problem {
   int64_t dir, dtype, threads;
   int64_t n, c, h, w, k, r, s, p, q, groups;
   int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  int64_t bias;  // Forward only: 1 when the bias is added by the primitive (_nn_conv2d_bias)
   bool operator==(const Problem& o) const { return std::memcmp(this, &o, sizeof(Problem)) == 0; }
 };
-static_assert(sizeof(Problem) == 19 * sizeof(int64_t), "Problem must have no padding (memcmp, hash)");
+static_assert(sizeof(Problem) == 20 * sizeof(int64_t), "Problem must have no padding (memcmp, hash)");
 struct ProblemHash {
   size_t operator()(const Problem& k) const {
     const unsigned char* p = reinterpret_cast<const unsigned char*>(&k);
@@ -107,6 +109,7 @@ struct Plan {
   dnnl::primitive conv;
   memory::desc conv_scratch;
   memory::desc user[3], prim[3];
+  memory::desc bias;  // [K] in the dtype of the call, when the forward adds the bias
   bool reorder_needed[3] = {false, false, false};
   dnnl::reorder reorder[3];
   memory::desc reorder_scratch[3];
@@ -140,9 +143,13 @@ std::shared_ptr<const Plan> build_plan(const Problem& pb, bool probe = false) {
   auto plan = std::make_shared<Plan>();
   const Dir dir = static_cast<Dir>(pb.dir);
   if (dir == Dir::Forward) {
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algo, x_any, w_any, y_any, strides, dilates,
-                                      pad, pad);
+    const memory::desc b_desc({pb.k}, dt, tag::x);
+    const auto d = pb.bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, x_any, w_any,
+                                                               b_desc, y_any, strides, dilates, pad, pad)
+                           : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, x_any, w_any,
+                                                               y_any, strides, dilates, pad, pad);
     dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
+    if (pb.bias) plan->bias = b_desc;
     if (probe) return plan;
     plan->conv = dnnl::convolution_forward(pd);
     plan->conv_scratch = pd.scratchpad_desc();
@@ -238,6 +245,7 @@ bool empty(const tsr_tensor_view_t& v) {
 
 void check_4d(const KernelCall& c, const tsr_tensor_view_t& v, const char* what) {
   TSR_CHECK(v.ndim == 4, TSR_INTERNAL, c.op_name(), ": expected a 4-D ", what, ", got ", v.ndim, "-D");
+  if (empty(v)) return;  // nothing is read or written: any strides will do
   int64_t expect = 1;
   for (int d = 3; d >= 0; --d) {
     TSR_CHECK(v.sizes[d] <= 1 || v.strides[d] == expect, TSR_INTERNAL, c.op_name(), ": ", what, " is not dense");
@@ -285,8 +293,10 @@ std::shared_ptr<const Plan> plan_for(const KernelCall& c, const Problem& pb) {
 }
 
 // Runs the plan on the call's tensors: reorders of the inputs, the convolution, the output's
-// reorder, all on one oneDNN stream, finished before returning.
-void run(const KernelCall& c, const Problem& pb, const void* in0, const void* in1, void* out) {
+// reorder, all on one oneDNN stream, finished before returning. `bias`: the forward's [K] bias
+// (problems with pb.bias only).
+void run(const KernelCall& c, const Problem& pb, const void* in0, const void* in1, void* out,
+         const void* bias = nullptr) {
   std::shared_ptr<const Plan> plan = plan_for(c, pb);
   Scratch block(c, plan->total_bytes);
   char* base = static_cast<char*>(block.data());
@@ -306,10 +316,12 @@ void run(const KernelCall& c, const Problem& pb, const void* in0, const void* in
                                      {DNNL_ARG_TO, prim[i]},
                                      {DNNL_ARG_SCRATCHPAD, memory(plan->reorder_scratch[i], eng, scratch)}});
     const int* args = kArgs[pb.dir];
-    plan->conv.execute(s, {{args[0], prim[0]},
-                           {args[1], prim[1]},
-                           {args[2], prim[2]},
-                           {DNNL_ARG_SCRATCHPAD, memory(plan->conv_scratch, eng, scratch)}});
+    std::unordered_map<int, memory> conv_args{{args[0], prim[0]},
+                                              {args[1], prim[1]},
+                                              {args[2], prim[2]},
+                                              {DNNL_ARG_SCRATCHPAD, memory(plan->conv_scratch, eng, scratch)}};
+    if (pb.bias) conv_args.emplace(DNNL_ARG_BIAS, memory(plan->bias, eng, const_cast<void*>(bias)));
+    plan->conv.execute(s, conv_args);
     if (plan->reorder_needed[2])
       plan->reorder[2].execute(s, {{DNNL_ARG_FROM, prim[2]},
                                    {DNNL_ARG_TO, user[2]},
@@ -327,6 +339,28 @@ void conv_forward_kernel(KernelCall& c) {
   if (empty(Y)) return;
   if (empty(X) || empty(W)) return zero_output(c, Y);  // no input channels: sums over nothing
   run(c, make_problem(c, Dir::Forward, X.sizes, W.sizes, Y.sizes, 2), X.data, W.data, Y.data);
+}
+
+// _nn_conv2d_bias(input, weight, bias, stride, padding, dilation, groups): the forward with the
+// bias added by the primitive, instead of a separate pass over the output.
+void conv_forward_bias_kernel(KernelCall& c) {
+  const auto &X = c.input(0), &W = c.input(1), &B = c.input(2), &Y = c.output(0);
+  check_4d(c, X, "input"), check_4d(c, W, "weight"), check_4d(c, Y, "output");
+  TSR_CHECK(B.ndim == 1 && B.sizes[0] == Y.sizes[1] && (B.sizes[0] <= 1 || B.strides[0] == 1), TSR_INTERNAL,
+            c.op_name(), ": expected a dense bias of one element per output channel");
+  if (empty(Y)) return;
+  if (empty(X) || empty(W)) {  // no input channels: each output is its channel's bias
+    const size_t isz = itemsize(c.dtype());
+    const int64_t plane = Y.sizes[2] * Y.sizes[3];
+    char* y = static_cast<char*>(Y.data);
+    for (int64_t n = 0; n < Y.sizes[0]; ++n)
+      for (int64_t k = 0; k < Y.sizes[1]; ++k)
+        for (int64_t i = 0; i < plane; ++i, y += isz) std::memcpy(y, static_cast<const char*>(B.data) + k * isz, isz);
+    return;
+  }
+  Problem pb = make_problem(c, Dir::Forward, X.sizes, W.sizes, Y.sizes, 3);
+  pb.bias = 1;
+  run(c, pb, X.data, W.data, Y.data, B.data);
 }
 
 // _nn_conv2d_backward_input(grad_output, weight, input_hw, stride, padding, dilation, groups)
@@ -354,6 +388,9 @@ void conv_backward_weight_kernel(KernelCall& c) {
 // The kernels as C entry points (onednn_entry.h), called by the plugin's registered kernels.
 extern "C" TSR_EXPORT tsr_status_t tsr_cpu_onednn_conv2d(const tsr_kernel_call_t* c) {
   return TSR_KERNEL(tsr::cpu::conv_forward_kernel)(c);
+}
+extern "C" TSR_EXPORT tsr_status_t tsr_cpu_onednn_conv2d_bias(const tsr_kernel_call_t* c) {
+  return TSR_KERNEL(tsr::cpu::conv_forward_bias_kernel)(c);
 }
 extern "C" TSR_EXPORT tsr_status_t tsr_cpu_onednn_conv2d_backward_input(const tsr_kernel_call_t* c) {
   return TSR_KERNEL(tsr::cpu::conv_backward_input_kernel)(c);

@@ -19,7 +19,7 @@ typedef int (*tsr_cpu_onednn_sgemm_fn)(char transa, char transb, int64_t m, int6
                                        const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                                        int64_t ldc);
 
-/* The bodies of the kernels for _nn_conv2d, _nn_conv2d_backward_input and
+/* The bodies of the kernels for _nn_conv2d, _nn_conv2d_bias, _nn_conv2d_backward_input and
  * _nn_conv2d_backward_weight (onednn_conv.cpp), with the kernel ABI's signature. A problem oneDNN
  * has no primitive for returns UNIMPLEMENTED having written nothing. */
 typedef tsr_status_t (*tsr_cpu_onednn_kernel_fn)(const tsr_kernel_call_t* call);

@@ -3,9 +3,10 @@
 // GEMM per group, with backward formulas built from the same two pieces (col2im is im2col's
 // adjoint); conv1d and the string-padding variants are composites over them.
 // A backend with a direct convolution (cuDNN on cuda, oneDNN on cpu) registers kernels for the
-// internal ops _nn_conv2d / _nn_conv2d_backward_input / _nn_conv2d_backward_weight; conv2d uses
-// them when the tensors' device type has one for the dtype, and im2col + GEMM otherwise or when
-// every kernel declines the problem (UNIMPLEMENTED, nothing written: see declinable below).
+// internal ops _nn_conv2d (and _nn_conv2d_bias, the bias fused) / _nn_conv2d_backward_input /
+// _nn_conv2d_backward_weight; conv2d uses them when the tensors' device type has one for the
+// dtype, and im2col + GEMM otherwise or when every kernel declines the problem (UNIMPLEMENTED,
+// nothing written: see declinable below).
 #include "autograd/engine.hpp"
 #include "ops/nn/nn_conv_util.hpp"
 #include "ops/nn/nn_kernel_op.hpp"
@@ -71,11 +72,18 @@ void check_conv_channels(CallCtx& ctx, int64_t C, const core::Tensor* w, int64_t
 }
 
 // _nn_conv2d(input [N, C, H, W], weight [K, C/G, R, S], stride, padding, dilation, groups):
-// [N, K, P, Q].
+// [N, K, P, Q]. With `geo` 3, _nn_conv2d_bias(input, weight, bias [K], stride, ...).
+template <int GEO>
 tsr_dtype_t conv2d_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
   core::Tensor* x = nn::kfloat(ctx, 0, 4);
   core::Tensor* w = nn::kfloat(ctx, 1, 4, x);
-  ConvGeo g = conv_geo(ctx, 2);
+  if (GEO == 3) {
+    core::Tensor* b = nn::kfloat(ctx, 2, 1, x);
+    nn::krequire(ctx, b->sizes[0] == w->sizes[0],
+                 "bias " + shape_str(b->sizes, b->ndim) + " needs one element per output channel of weight " +
+                     shape_str(w->sizes, w->ndim));
+  }
+  ConvGeo g = conv_geo(ctx, GEO);
   check_conv_channels(ctx, x->sizes[1], w, g.groups);
   int64_t o[2];
   for (int i = 0; i < 2; ++i) {
@@ -200,6 +208,13 @@ Tensor conv2d_fwd(CArgs& a) {
   ConvArgs c = conv_args(a.op(), a.tensor(0), a.tensor(1), a.opt_tensor(2), a.ints(3), a.ints(4), a.ints(5),
                          a.int_arg(6), false);
   const int64_t G = c.groups, K = c.g.kh * c.g.kw, L = c.OH * c.OW;
+  static const tsr::Op direct_bias("_nn_conv2d_bias");
+  if (c.b && nn::has_device_kernel(direct_bias, c.x, c.x.dtype())) {  // the bias fused into the kernel
+    const Tensor b = c.b->contiguous();
+    if (std::optional<Tensor> y = declinable(
+            [&] { return tsr::call(direct_bias, {c.x, c.w, b, c.g.stride(), c.g.padding(), c.g.dilation(), G}); }))
+      return c.unbatched ? y->squeeze(0) : *y;
+  }
   static const tsr::Op direct("_nn_conv2d");
   if (nn::has_device_kernel(direct, c.x, c.x.dtype())) {  // a direct convolution kernel (cuDNN, oneDNN)
     if (std::optional<Tensor> y = declinable(
@@ -373,7 +388,12 @@ TSR_CORE_OPS(nn_conv) {
   // Direct convolution kernels (cuDNN on cuda); conv2d falls back to im2col without one.
   v.push_back(
       {"_nn_conv2d(Tensor self, Tensor weight, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor",
-       nn::kernel_op_impl<conv2d_shape>});
+       nn::kernel_op_impl<conv2d_shape<2>>});
+  // The forward with the bias added by the kernel (oneDNN on cpu), saving a pass over the output.
+  v.push_back(
+      {"_nn_conv2d_bias(Tensor self, Tensor weight, Tensor bias, int[] stride, int[] padding, int[] dilation, "
+       "int groups) -> Tensor",
+       nn::kernel_op_impl<conv2d_shape<3>>});
   v.push_back(
       {"_nn_conv2d_backward_input(Tensor grad, Tensor weight, int[] input_hw, int[] stride, int[] padding, "
        "int[] dilation, int groups) -> Tensor",
