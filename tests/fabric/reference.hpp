@@ -40,6 +40,13 @@ inline double tol(tsr_dtype_t dt) {
   }
 }
 
+// cpu:0 .. cpu:world-1 (virtual CPU devices: TESSERA_CPU_DEVICES), an in-process group's members.
+inline std::vector<Device> devices(int world) {
+  std::vector<Device> ds;
+  for (int i = 0; i < world; ++i) ds.push_back(Device::cpu(i));
+  return ds;
+}
+
 // Random values (never all zero): floats in [-2, 2) away from 0, integers in [1, 3] with a
 // random sign (unsigned: [1, 5]), bools about half true.
 inline Tensor random_on(int64_t n, tsr_dtype_t dt, int member, uint64_t seed, Device dev) {

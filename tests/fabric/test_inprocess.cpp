@@ -17,12 +17,6 @@ namespace {
 
 using namespace fabric_test;
 
-std::vector<Device> devices(int world) {
-  std::vector<Device> ds;
-  for (int i = 0; i < world; ++i) ds.push_back(Device::cpu(i));
-  return ds;
-}
-
 // 1M elements for float32 all_reduce and all_gather (the sizes of gradient buckets), small
 // odd and empty sizes everywhere.
 std::vector<int64_t> sizes_for(tsr_dtype_t dt, bool large = false) {

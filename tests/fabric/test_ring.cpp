@@ -18,12 +18,6 @@ namespace {
 
 using namespace fabric_test;
 
-std::vector<Device> devices(int world) {
-  std::vector<Device> ds;
-  for (int i = 0; i < world; ++i) ds.push_back(Device::cpu(i));
-  return ds;
-}
-
 dist::DeviceGroup ring(int world) { return dist::DeviceGroup(devices(world), 0, "ring"); }
 
 TEST(Ring, AllReduceAndReduceEveryOpDtypeSizeWorld) {
