@@ -46,6 +46,22 @@ TEST(ShapeOps, CatPromotionLegacyEmptyAndOut) {
   EXPECT_TRUE(close(bad, std::vector<double>(10, 7.0), {2, 5}, 0, 0));
 }
 
+// Inputs that are contiguous blocks of the output (cat along dim 0, or along a later dim when
+// the dims before it have one element) take one raw copy each: every dtype, zero-size and 1-D
+// empty inputs among them, against the reference.
+TEST(ShapeOps, CatOfContiguousBlocks) {
+  for (tsr_dtype_t dt : all_dtypes()) {
+    Tensor a = sample({1, 2, 3}, dt, 7), b = sample({1, 4, 3}, dt, 8), z = sample({1, 0, 3}, dt, 9);
+    Tensor e = empty({0}, dt);
+    EXPECT_TRUE(close(cat({e, a, z, b, e}, 1), ref_cat({a, z, b}, 1), {1, 6, 3}, 0, 0)) << dtype_name(dt);
+    Tensor p = sample({3, 5}, dt, 10), q = sample({0, 5}, dt, 11), r = sample({2, 5}, dt, 12);
+    EXPECT_TRUE(close(cat({p, q, r, p}, 0), ref_cat({p, q, r, p}, 0), {8, 5}, 0, 0)) << dtype_name(dt);
+    // A view that is contiguous but starts inside its storage.
+    Tensor tail = r.narrow(0, 1, 1);
+    EXPECT_TRUE(close(cat({tail, p}, 0), ref_cat({tail, p}, 0), {4, 5}, 0, 0)) << dtype_name(dt);
+  }
+}
+
 TEST(ShapeOps, CatErrors) {
   Tensor a = sample({2, 3}, TSR_F32, 1), b = sample({2, 4}, TSR_F32, 2), c = sample({3, 4}, TSR_F32, 3);
   EXPECT_TRUE(throws_with([&] { cat({a, b, c}, 1); }, {"cat", "tensor 2", "[3, 4]", "[2, 3]", "dimension 1"}));
