@@ -162,6 +162,22 @@ bool join(Task& task, Node* n, Task::NodeState** state) {
   return fresh;
 }
 
+// A slice or select whose gradient goes into another node's buffer: adds it into that buffer's
+// region, the buffer made once (of the base's size) and owned by the pass, instead of apply()'s
+// zero tensor of the base's size per view.
+void add_into_region_of_buffer(Task& task, const Node* view, const tsr::Tensor& g) {
+  const Edge& e = view->next[0];
+  Task::NodeState& st = task.nodes[e.node];
+  tsr::Tensor& slot = st.buffer[e.input_nr];
+  const InputMeta& m = view->input_meta[0];
+  if (!slot.defined())
+    slot = tsr::zeros(std::vector<int64_t>(m.sizes, m.sizes + m.ndim), m.dtype, tsr::Device(m.device));
+  else if (!st.owned[e.input_nr])
+    slot = slot.clone();  // delivered as it came: possibly shared, so not written in place
+  st.owned[e.input_nr] = 1;
+  view->add_into_region(g, slot);
+}
+
 tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr::Tensor>& root_grads) {
   // Seed: leaves receive their gradient directly; other roots fill their node's buffer.
   std::vector<Node*> stack, seeds;
@@ -230,35 +246,16 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
           if (out_nr < grads.size()) task.captured[idx] = accumulate(task.captured[idx], grads[out_nr]);
     }
     grads_in.clear();
-    if (any && !task.create_graph && n->is_region_view() && n->next.size() == 1 && n->next[0].node) {
-      // A slice or select whose gradient goes into another node's buffer: add it into that
-      // buffer's region (made once, of the base's size) instead of apply()'s zero tensor per view.
-      if (n->released)
-        throw tsr::Error(TSR_FAILED_PRECONDITION, "trying to backward through the graph a second time (" +
-                                                      std::string(n->name) + ")");
-      const Edge& e = n->next[0];
-      Task::NodeState& st = task.nodes[e.node];
-      tsr::Tensor& slot = st.buffer[e.input_nr];
-      const InputMeta& m = n->input_meta[0];
-      if (!slot.defined()) {
-        slot = tsr::zeros(std::vector<int64_t>(m.sizes, m.sizes + m.ndim), m.dtype, tsr::Device(m.device));
-      } else if (!st.owned[e.input_nr]) {
-        slot = slot.clone();  // delivered as it came: possibly shared, so not written in place
-      }
-      st.owned[e.input_nr] = 1;
-      n->add_into_region(grads[0], slot);
-      if (!task.retain_graph) n->released = true;
-      node_lock.unlock();
-      if (--st.deps == 0) ready.push(e.node);
-      continue;
-    }
     if (any) {
       if (n->released)
         throw tsr::Error(TSR_FAILED_PRECONDITION,
                          "trying to backward through the graph a second time (" + std::string(n->name) +
                              "'s saved tensors were freed after the first backward); pass retain_graph=true to the "
                              "first backward if you need to backward twice");
-      n->apply(grads, grads_in, task.create_graph);
+      if (!task.create_graph && n->is_region_view() && n->next.size() == 1 && n->next[0].node)
+        add_into_region_of_buffer(task, n, grads[0]);  // grads_in stays empty: the edge below only counts down
+      else
+        n->apply(grads, grads_in, task.create_graph);
       if (!task.retain_graph) {
         n->release_saved();
         n->released = true;
