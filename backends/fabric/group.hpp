@@ -160,8 +160,8 @@ std::unique_ptr<Engine> make_gloo_engine(tsr_comm_group_s* group, const std::str
 std::unique_ptr<Engine> make_nccl_engine(tsr_comm_group_s* group, const std::string& rendezvous,
                                          const std::string& prefix);
 bool is_nccl_engine(const Engine* e);
-// Whether tessera_fabric_nccl.so (and so NCCL and the CUDA runtime) loads; *why says why not.
-bool nccl_engine_available(std::string* why);
+// Whether tessera_fabric_nccl.so (and so NCCL and the CUDA runtime) loads.
+bool nccl_engine_available();
 // For group_split of an NCCL group (ncclCommSplit, which every process of the parent calls):
 // the subgroup's engine, or nullptr when `group` is NULL (none of this process's members).
 std::unique_ptr<Engine> nccl_split(Engine* parent, tsr_comm_group_s* group, const int32_t* ranks, int32_t n);

@@ -19,21 +19,20 @@ struct NcclLib {
   tsr_fabric_nccl_wait_fn wait = nullptr;
   tsr_fabric_nccl_release_fn release = nullptr;
   tsr_fabric_nccl_destroy_fn destroy = nullptr;
+  std::string error;  // why the library did not load (create is then null)
 };
 
-// Loaded once, never closed (like every plugin library); *error says why it did not load.
-const NcclLib& try_nccl_lib(std::string** error_out) {
+// Loaded once, never closed (like every plugin library).
+const NcclLib& loaded_nccl_lib() {
   static std::once_flag once;
   static NcclLib lib;
-  static std::string error;
-  *error_out = &error;
   std::call_once(once, [] {
     std::vector<void*> fns;
     if (!load_engine_library("nccl", "tessera_fabric_nccl.so",
                              {"tsr_fabric_nccl_create", "tsr_fabric_nccl_split", "tsr_fabric_nccl_run",
                               "tsr_fabric_nccl_query", "tsr_fabric_nccl_wait", "tsr_fabric_nccl_release",
                               "tsr_fabric_nccl_destroy"},
-                             &fns, &error))
+                             &fns, &lib.error))
       return;
     lib.create = reinterpret_cast<tsr_fabric_nccl_create_fn>(fns[0]);
     lib.split = reinterpret_cast<tsr_fabric_nccl_split_fn>(fns[1]);
@@ -47,10 +46,9 @@ const NcclLib& try_nccl_lib(std::string** error_out) {
 }
 
 const NcclLib& nccl_lib() {
-  std::string* error = nullptr;
-  const NcclLib& lib = try_nccl_lib(&error);
+  const NcclLib& lib = loaded_nccl_lib();
   if (!lib.create)
-    fail(TSR_UNIMPLEMENTED, "group_create: " + *error +
+    fail(TSR_UNIMPLEMENTED, "group_create: " + lib.error +
                                 " (the nccl engine is built only where CMake found CUDA and NCCL: nccl.h, libnccl)");
   return lib;
 }
@@ -112,12 +110,7 @@ std::unique_ptr<Engine> make_nccl_engine(tsr_comm_group_s* group, const std::str
   return std::make_unique<NcclProxy>(group, rendezvous, prefix);
 }
 
-bool nccl_engine_available(std::string* why) {
-  std::string* error = nullptr;
-  const bool ok = try_nccl_lib(&error).create != nullptr;
-  if (!ok && why) *why = *error;
-  return ok;
-}
+bool nccl_engine_available() { return loaded_nccl_lib().create != nullptr; }
 
 bool is_nccl_engine(const Engine* e) { return dynamic_cast<const NcclProxy*>(e) != nullptr; }
 

@@ -91,8 +91,7 @@ void create_group(tsr_runtime_t* rt, const tsr_comm_group_options_t* o, const st
     if (!engine.empty() && engine != "nccl")
       fail(TSR_UNIMPLEMENTED, "group_create: engine '" + engine + "' cannot communicate between cuda devices (" +
                                   device_str(rt, g->members[0]) + "): GPU groups use the nccl or ring engine");
-    std::string why;
-    if (engine.empty() && !multi && !nccl_engine_available(&why)) {
+    if (engine.empty() && !multi && !nccl_engine_available()) {
       // No NCCL on this machine: the GPUs of one process still reduce among themselves over peer copies.
       g->engine = make_ring_engine(g.get());
       *out = g.release();
@@ -188,7 +187,7 @@ tsr_status_t group_split(tsr_comm_group_t* parent, const int32_t* ranks, int32_t
       o.rendezvous = rendezvous.c_str();
     }
     if (members.empty()) return;  // none of ours is listed
-    if (parent->engine->name() == std::string("ring")) o.engine = "ring";  // a ring group's subgroups stay rings
+    o.engine = parent->engine->name();  // a subgroup keeps its parent's engine
     o.devices = members.data();
     o.num_devices = static_cast<int32_t>(members.size());
     create_group(parent->runtime, &o, prefix, out, mpi_comm);
