@@ -19,21 +19,12 @@ tsr_status_t decline(const tsr_kernel_call_t* c) {
                                                       .c_str());
 }
 
-tsr_status_t conv2d(const tsr_kernel_call_t* c) {
+// The registered kernel of one entry point of the side library: calls it, or declines when the
+// library cannot be loaded.
+template <tsr_cpu_onednn_kernel_fn OneDnn::*Entry>
+tsr_status_t forward_to(const tsr_kernel_call_t* c) {
   const OneDnn* d = onednn();
-  return d && d->conv2d ? d->conv2d(c) : decline(c);
-}
-tsr_status_t conv2d_bias(const tsr_kernel_call_t* c) {
-  const OneDnn* d = onednn();
-  return d && d->conv2d_bias ? d->conv2d_bias(c) : decline(c);
-}
-tsr_status_t conv2d_backward_input(const tsr_kernel_call_t* c) {
-  const OneDnn* d = onednn();
-  return d && d->conv2d_backward_input ? d->conv2d_backward_input(c) : decline(c);
-}
-tsr_status_t conv2d_backward_weight(const tsr_kernel_call_t* c) {
-  const OneDnn* d = onednn();
-  return d && d->conv2d_backward_weight ? d->conv2d_backward_weight(c) : decline(c);
+  return d && d->*Entry ? (d->*Entry)(c) : decline(c);
 }
 
 }  // namespace
@@ -48,10 +39,12 @@ TSR_CPU_KERNELS(conv_onednn) {
     const char* op;
     const char* kernel;
     tsr_kernel_fn_t fn;
-  } defs[] = {{"_nn_conv2d", "cpu::dnnl_conv2d", conv2d},
-              {"_nn_conv2d_bias", "cpu::dnnl_conv2d_bias", conv2d_bias},
-              {"_nn_conv2d_backward_input", "cpu::dnnl_conv2d_backward_input", conv2d_backward_input},
-              {"_nn_conv2d_backward_weight", "cpu::dnnl_conv2d_backward_weight", conv2d_backward_weight}};
+  } defs[] = {{"_nn_conv2d", "cpu::dnnl_conv2d", forward_to<&OneDnn::conv2d>},
+              {"_nn_conv2d_bias", "cpu::dnnl_conv2d_bias", forward_to<&OneDnn::conv2d_bias>},
+              {"_nn_conv2d_backward_input", "cpu::dnnl_conv2d_backward_input",
+               forward_to<&OneDnn::conv2d_backward_input>},
+              {"_nn_conv2d_backward_weight", "cpu::dnnl_conv2d_backward_weight",
+               forward_to<&OneDnn::conv2d_backward_weight>}};
   for (const auto& d : defs)
     if (r.has_op(d.op)) r.kernel(d.op, d.kernel, device_type, mask, d.fn);
 }
