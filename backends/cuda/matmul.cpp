@@ -33,6 +33,7 @@
 
 #include "cublas_handles.hpp"
 #include "matmul_kernels.hpp"
+#include "tessera/bytes_key.hpp"
 #include "tessera/kernels/matmul_views.hpp"
 
 namespace tsr::cuda {
@@ -104,15 +105,7 @@ struct AlgoKey {
   int32_t opa, opb;
   int64_t m, n, k, lda, ldb, ldc, sa, sb, sc, batch;
   uint32_t align_a, align_b, align_c, epilogue;
-  bool operator==(const AlgoKey& o) const { return std::memcmp(this, &o, sizeof(AlgoKey)) == 0; }
-};
-struct AlgoKeyHash {
-  size_t operator()(const AlgoKey& k) const {
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(&k);
-    uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (size_t i = 0; i < sizeof(AlgoKey); ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return size_t(h);
-  }
+  bool operator==(const AlgoKey& o) const { return bytes_equal(*this, o); }
 };
 struct AlgoEntry {
   bool found;  // false: Lt has no algorithm, use the cuBLAS fallback
@@ -137,7 +130,7 @@ class AlgoCache {
 
  private:
   std::shared_mutex mu_;
-  std::unordered_map<AlgoKey, AlgoEntry, AlgoKeyHash> map_;
+  std::unordered_map<AlgoKey, AlgoEntry, BytesHash<AlgoKey>> map_;
 };
 AlgoCache& algo_cache() {
   static AlgoCache* c = new AlgoCache();  // leaked: used until process exit

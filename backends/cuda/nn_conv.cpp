@@ -26,6 +26,7 @@
 #include <unordered_map>
 
 #include "cublas_handles.hpp"
+#include "tessera/bytes_key.hpp"
 
 // The legacy convolution API is deprecated in cuDNN 9 but complete and stable; the graph API
 // would need a frontend this backend does not carry.
@@ -46,15 +47,7 @@ struct Problem {
   int32_t device, dtype, dir, math;
   int32_t n, c, h, w, k, r, s, p, q, groups;
   int32_t pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
-  bool operator==(const Problem& o) const { return std::memcmp(this, &o, sizeof(Problem)) == 0; }
-};
-struct ProblemHash {
-  size_t operator()(const Problem& k) const {
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(&k);
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof(Problem); ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return size_t(h);
-  }
+  bool operator==(const Problem& o) const { return bytes_equal(*this, o); }
 };
 struct Choice {
   int32_t algo;
@@ -79,7 +72,7 @@ class ChoiceCache {
 
  private:
   std::shared_mutex mu_;
-  std::unordered_map<Problem, Choice, ProblemHash> map_;
+  std::unordered_map<Problem, Choice, BytesHash<Problem>> map_;
 };
 ChoiceCache& choices() {
   static ChoiceCache* c = new ChoiceCache();  // leaked: used until exit

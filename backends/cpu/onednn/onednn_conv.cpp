@@ -48,6 +48,7 @@
 
 #include "cpu_common.hpp"
 #include "onednn_entry.h"
+#include "tessera/bytes_key.hpp"
 #include "tessera/scratch.hpp"
 
 namespace tsr::cpu {
@@ -64,16 +65,7 @@ struct Problem {
   int64_t n, c, h, w, k, r, s, p, q, groups;
   int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
   int64_t bias;  // Forward only: 1 when the bias is added by the primitive (_nn_conv2d_bias)
-  bool operator==(const Problem& o) const { return std::memcmp(this, &o, sizeof(Problem)) == 0; }
-};
-static_assert(sizeof(Problem) == 20 * sizeof(int64_t), "Problem must have no padding (memcmp, hash)");
-struct ProblemHash {
-  size_t operator()(const Problem& k) const {
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(&k);
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof(Problem); ++i) h = (h ^ p[i]) * 1099511628211ull;
-    return size_t(h);
-  }
+  bool operator==(const Problem& o) const { return bytes_equal(*this, o); }
 };
 
 const dnnl::engine& engine() {
@@ -229,7 +221,7 @@ class PlanCache {
  private:
   std::mutex mu_;
   std::list<std::pair<Problem, std::shared_ptr<const Plan>>> lru_;
-  std::unordered_map<Problem, decltype(lru_)::iterator, ProblemHash> map_;
+  std::unordered_map<Problem, decltype(lru_)::iterator, BytesHash<Problem>> map_;
 };
 
 PlanCache& cache() {
