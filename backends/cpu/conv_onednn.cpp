@@ -10,24 +10,6 @@
 #include "onednn_lib.hpp"
 
 namespace tsr::cpu {
-namespace {
-
-tsr_status_t decline(const tsr_kernel_call_t* c) {
-  return c->api->status_create(TSR_UNIMPLEMENTED, (std::string(c->op_name) +
-                                                   ": the oneDNN side library (cpu/tessera_cpu_onednn.so) could not "
-                                                   "be loaded")
-                                                      .c_str());
-}
-
-// The registered kernel of one entry point of the side library: calls it, or declines when the
-// library cannot be loaded.
-template <tsr_cpu_onednn_kernel_fn OneDnn::*Entry>
-tsr_status_t forward_to(const tsr_kernel_call_t* c) {
-  const OneDnn* d = onednn();
-  return d && d->*Entry ? (d->*Entry)(c) : decline(c);
-}
-
-}  // namespace
 
 TSR_CPU_KERNELS(conv_onednn) {
   if (!onednn_wanted()) return;

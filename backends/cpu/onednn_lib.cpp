@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 
+#include "tessera/api.h"
+
 namespace tsr::cpu {
 
 namespace {
@@ -51,6 +53,12 @@ const OneDnn* onednn() {
     return table.sgemm ? &table : nullptr;
   }();
   return lib;
+}
+
+tsr_status_t onednn_missing(const tsr_kernel_call_t* c) {
+  return c->api->status_create(
+      TSR_UNIMPLEMENTED,
+      (std::string(c->op_name) + ": the oneDNN side library (cpu/tessera_cpu_onednn.so) could not be loaded").c_str());
 }
 
 }  // namespace tsr::cpu

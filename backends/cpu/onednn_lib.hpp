@@ -21,4 +21,17 @@ bool onednn_wanted();
 // loaded (libdnnl is missing). Never closed.
 const OneDnn* onednn();
 
+// The status of a kernel that declines because the side library cannot be loaded
+// (UNIMPLEMENTED: the dispatcher then runs the next kernel of the op, or the caller falls back).
+tsr_status_t onednn_missing(const tsr_kernel_call_t* c);
+
+// The registered kernel of one kernel entry point of the side library: calls it, or declines
+// when the library cannot be loaded. Opening it on the first call keeps libdnnl out of processes
+// that never run such a kernel.
+template <tsr_cpu_onednn_kernel_fn OneDnn::*Entry>
+tsr_status_t forward_to(const tsr_kernel_call_t* c) {
+  const OneDnn* d = onednn();
+  return d && d->*Entry ? (d->*Entry)(c) : onednn_missing(c);
+}
+
 }  // namespace tsr::cpu

@@ -18,11 +18,9 @@
 // (nChw16c on AVX-512), and reorders convert the inputs to them and the output back. Primitives
 // and reorders are created once per problem (shapes, geometry, dtype, direction and the OpenMP
 // thread count, which oneDNN's JIT kernels partition their work by) and kept in a bounded LRU
-// cache; tensor data, weights included, is never cached. Scratchpads are user-managed: one
-// scratch block per call from the core's caching allocator (tsr::Scratch) holds the
-// primitives' scratchpad and the reordered tensors. oneDNN's library-managed scratchpad is
-// global per thread in the Debian build, and a primitive would then have to stay on the thread
-// that created it, which a shared cache cannot promise.
+// cache (plan_cache.hpp); tensor data, weights included, is never cached. Scratchpads are
+// user-managed (onednn_engine.hpp): one scratch block per call from the core's caching allocator
+// (tsr::Scratch) holds the primitives' scratchpad and the reordered tensors.
 //
 // Dtypes: f32, and bf16 on CPUs with AVX-512 (oneDNN's bf16 convolutions; natively with
 // avx512_bf16). Algorithm: convolution_direct (convolution_auto may pick Winograd, which loses
@@ -40,15 +38,13 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
-#include <utility>
 
 #include "cpu_common.hpp"
+#include "onednn_engine.hpp"
 #include "onednn_entry.h"
-#include "tessera/bytes_key.hpp"
+#include "plan_cache.hpp"
 #include "tessera/scratch.hpp"
 
 namespace tsr::cpu {
@@ -65,13 +61,7 @@ struct Problem {
   int64_t n, c, h, w, k, r, s, p, q, groups;
   int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
   int64_t bias;  // Forward only: 1 when the bias is added by the primitive (_nn_conv2d_bias)
-  bool operator==(const Problem& o) const { return bytes_equal(*this, o); }
 };
-
-const dnnl::engine& engine() {
-  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
 
 memory::data_type data_type(int64_t dtype) {
   switch (dtype) {
@@ -108,12 +98,6 @@ struct Plan {
   size_t offset[3] = {0, 0, 0};  // in the call's scratch block, of the reordered tensors
   size_t scratch_offset = 0, scratch_bytes = 0, total_bytes = 0;
 };
-
-dnnl::primitive_attr user_scratchpad() {
-  dnnl::primitive_attr a;
-  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return a;
-}
 
 // probe: stop after the primitive descriptors (whether oneDNN implements the problem here),
 // before the primitives (whose creation generates JIT code); returns an empty plan then.
@@ -191,41 +175,8 @@ std::shared_ptr<const Plan> build_plan(const Problem& pb, bool probe = false) {
   return plan;
 }
 
-// Bounded LRU of plans, shared by every thread.
-class PlanCache {
- public:
-  static constexpr size_t kCapacity = 64;
-
-  std::shared_ptr<const Plan> get(const Problem& pb) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = map_.find(pb);
-      if (it != map_.end()) {
-        lru_.splice(lru_.begin(), lru_, it->second);
-        return it->second->second;
-      }
-    }
-    std::shared_ptr<const Plan> plan = build_plan(pb);  // slow: outside the lock
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(pb);
-    if (it != map_.end()) return it->second->second;  // another thread built it meanwhile
-    lru_.emplace_front(pb, plan);
-    map_.emplace(pb, lru_.begin());
-    while (lru_.size() > kCapacity) {
-      map_.erase(lru_.back().first);
-      lru_.pop_back();
-    }
-    return plan;
-  }
-
- private:
-  std::mutex mu_;
-  std::list<std::pair<Problem, std::shared_ptr<const Plan>>> lru_;
-  std::unordered_map<Problem, decltype(lru_)::iterator, BytesHash<Problem>> map_;
-};
-
-PlanCache& cache() {
-  static PlanCache* c = new PlanCache;  // never destroyed: kernels may run during exit
+PlanCache<Problem, Plan>& cache() {
+  static auto* c = new PlanCache<Problem, Plan>;  // never destroyed: kernels may run during exit
   return *c;
 }
 
@@ -275,7 +226,7 @@ Problem make_problem(const KernelCall& c, Dir dir, const int64_t* xs, const int6
 
 std::shared_ptr<const Plan> plan_for(const KernelCall& c, const Problem& pb) {
   try {
-    return cache().get(pb);
+    return cache().get(pb, [](const Problem& p) { return build_plan(p); });
   } catch (const dnnl::error& e) {
     fail(e.status == dnnl_unimplemented ? TSR_UNIMPLEMENTED : TSR_INTERNAL, c.op_name(),
          ": oneDNN has no convolution for input [", pb.n, ", ", pb.c, ", ", pb.h, ", ", pb.w, "], weight [", pb.k, ", ",
