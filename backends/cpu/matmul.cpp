@@ -2,7 +2,9 @@
 // kernels use the CPU's widest vectors: on AVX-512 machines about twice OpenBLAS's speed, which
 // picks an AVX2 kernel there), else OpenBLAS; f64 through OpenBLAS (cblas_dgemm); both on the
 // operands' own layouts, with transpose flags: no copies. f16/bf16 through f32 buffers; integers
-// and bool with exact loops (wrapping, as the dtype's arithmetic).
+// and bool with exact loops (wrapping, as the dtype's arithmetic). On CPUs with avx512_bf16,
+// bf16 runs on oneDNN's bf16 matmul instead (matmul_onednn.cpp, registered above these kernels),
+// which declines to these on the problems it has no fast kernel for.
 // oneDNN lives in a side library opened on the first f32 GEMM (onednn_lib.hpp); without it, or
 // with TESSERA_CPU_ONEDNN=0 (for comparisons), f32 goes to OpenBLAS too.
 #include <cblas.h>

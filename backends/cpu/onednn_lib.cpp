@@ -50,6 +50,9 @@ const OneDnn* onednn() {
         reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_conv2d_backward_input"));
     table.conv2d_backward_weight =
         reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_conv2d_backward_weight"));
+    table.bf16_mm = reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_bf16_mm"));
+    table.bf16_bmm = reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_bf16_bmm"));
+    table.bf16_linear = reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_bf16_linear"));
     return table.sgemm ? &table : nullptr;
   }();
   return lib;

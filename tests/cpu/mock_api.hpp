@@ -1,4 +1,4 @@
-// A minimal stand-in for the core's tsr_api_t (statuses and registration only), so that the
+// A minimal stand-in for the core's tsr_api_t (statuses, registration and scratch memory), so that the
 // vendor SDK and the CPU plugin can be tested without libtessera. Test-only.
 #pragma once
 
@@ -85,6 +85,20 @@ inline tsr_status_t op_find(tsr_runtime_t*, const char*, tsr_op_t** out) {
   return nullptr;
 }
 
+// Host memory for the kernels' scratch (tsr::Scratch: a 1-D u8 tensor whose data they use, e.g.
+// oneDNN's scratchpad); other shapes and dtypes are not needed here. The handle is a byte vector.
+inline tsr_status_t tensor_empty(tsr_runtime_t*, int32_t ndim, const int64_t* sizes, tsr_dtype_t dtype, tsr_device_t,
+                                 tsr_tensor_t** out) {
+  if (ndim != 1 || dtype != TSR_U8 || sizes[0] < 0)
+    return status_create(TSR_UNIMPLEMENTED, "the mock core allocates 1-D u8 tensors only");
+  *out = reinterpret_cast<tsr_tensor_t*>(new std::vector<unsigned char>(size_t(sizes[0])));
+  return nullptr;
+}
+inline void* tensor_data(const tsr_tensor_t* t) {
+  return reinterpret_cast<std::vector<unsigned char>*>(const_cast<tsr_tensor_t*>(t))->data();
+}
+inline void tensor_release(tsr_tensor_t* t) { delete reinterpret_cast<std::vector<unsigned char>*>(t); }
+
 inline const tsr_api_t* api() {
   static const tsr_api_t table = [] {
     tsr_api_t t{};
@@ -100,6 +114,9 @@ inline const tsr_api_t* api() {
     t.register_kernel = &register_kernel;
     t.op_find = &op_find;
     t.register_extension = &register_extension;
+    t.tensor_empty = &tensor_empty;
+    t.tensor_data = &tensor_data;
+    t.tensor_release = &tensor_release;
     return t;
   }();
   return &table;

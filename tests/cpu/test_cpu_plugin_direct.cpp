@@ -174,7 +174,10 @@ TEST(CpuPlugin, QueryAndRegistrations) {
       const auto* k = reg.find(w.op, d);
       ASSERT_NE(k, nullptr) << w.op << " " << tsr::dtype_name(d);
       EXPECT_EQ(k->def.device_type, 0);
-      EXPECT_EQ(k->name, std::string("cpu::") + (w.op[0] == '_' ? w.op + 1 : w.op));
+      const std::string op = w.op;
+      // bf16 products go first to the oneDNN overrides where they are registered (matmul_onednn.cpp).
+      if (d == TSR_BF16 && (op == "mm" || op == "bmm") && k->name == "cpu::dnnl_" + op + "_bf16") continue;
+      EXPECT_EQ(k->name, "cpu::" + (op[0] == '_' ? op.substr(1) : op));
     }
 }
 
