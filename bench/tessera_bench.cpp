@@ -8,7 +8,8 @@
 //               sum of 16M f32 (4 bytes x n) against the memcpy bandwidth and a plain read loop.
 //   gemm        sgemm 2048^3 in GFLOP/s through tsr::mm against cblas_sgemm called directly
 //               (same OpenBLAS library as the cpu plugin), and against the FMA peak of as many
-//               threads measured in the same run (fma_peak.hpp: the roofline).
+//               threads measured in the same run (fma_peak.hpp: the roofline); tsr::mm on bf16
+//               operands of the same size against the f32 figure and libtorch's bf16 mm.
 //   startup     wall time from spawning this binary with --first-op (runtime init, one add, copy
 //               to host, print) to its exit, and the same for --noop (returns from main at once).
 //
@@ -259,6 +260,9 @@ int main(int argc, char** argv) {
     tsr_runtime_t* rt = tsr::runtime();
     const unsigned hw = std::thread::hardware_concurrency();
     const char* omp = std::getenv("OMP_NUM_THREADS");
+    // Other work on the machine moves every figure: the load when the run starts is printed with them.
+    double load[3] = {-1, -1, -1};
+    if (getloadavg(load, 3) != 3) load[0] = load[1] = load[2] = -1;
     int blas_threads = 0;
 #ifdef TESSERA_BENCH_HAVE_CBLAS
     blas_threads = openblas_get_num_threads();
@@ -394,6 +398,40 @@ int main(int argc, char** argv) {
                peak.gflops, "GFLOP/s", "", 0, "", -1});
       add_row({"gemm", "tsr::mm f32 " + size + "^3 vs the peak", gt, "GFLOP/s", "FMA peak", gt / peak.gflops,
                ">= 80% peak", gt / peak.gflops >= 0.8});
+
+      // bf16: the same product from bf16 operands (f32 accumulation, one rounding to bf16), beside
+      // the f32 figure and, when built with it, libtorch's bf16 mm; interleaved as above. On CPUs
+      // with avx512_bf16 the cpu plugin runs it on oneDNN's bf16 matmul, else through f32 buffers.
+      tsr::Tensor a16 = a.to(TSR_BF16), b16 = b.to(TSR_BF16);
+      tsr::Tensor c16 = tsr::mm(a16, b16);  // warm-up: builds and caches the primitive
+#ifdef TESSERA_BENCH_HAVE_TORCH
+      torch::Tensor ta16 = torch::randn({N, N}).to(torch::kBFloat16), tb16 = torch::randn({N, N}).to(torch::kBFloat16);
+      torch::Tensor tc16 = torch::mm(ta16, tb16);
+#endif
+      std::vector<double> t16, tl16;
+      for (int r = 0; r < greps; ++r) {
+        c16 = tsr::mm(a16, b16);
+        for (int i = 0; i < 2; ++i) {
+          auto t0 = Clock::now();
+          c16 = tsr::mm(a16, b16);
+          t16.push_back(seconds_since(t0));
+        }
+#ifdef TESSERA_BENCH_HAVE_TORCH
+        tc16 = torch::mm(ta16, tb16);
+        for (int i = 0; i < 2; ++i) {
+          auto t0 = Clock::now();
+          tc16 = torch::mm(ta16, tb16);
+          tl16.push_back(seconds_since(t0));
+        }
+#endif
+      }
+      const double g16 = flops / median(t16) / 1e9;
+      add_row({"gemm", "tsr::mm bf16 " + size + "^3", g16, "GFLOP/s", "tsr::mm f32", g16 / gt, "", -1});
+#ifdef TESSERA_BENCH_HAVE_TORCH
+      const double gl16 = flops / median(tl16) / 1e9;
+      add_row({"gemm", "torch::mm bf16 " + size + "^3 (libtorch)", gl16, "GFLOP/s", "", 0, "", -1});
+      add_row({"gemm", "tsr::mm bf16 " + size + "^3 vs libtorch", g16, "GFLOP/s", "libtorch bf16", g16 / gl16, "", -1});
+#endif
     }
 
     // ---- linear with a bias: the fused GEMM (bias rows + beta = 1) vs matmul then add ----------
@@ -439,8 +477,9 @@ int main(int argc, char** argv) {
     if (json) {
       std::printf(
           "{\n  \"core\": \"%s\",\n  \"hardware_threads\": %u,\n  \"openblas_threads\": %d,\n"
-          "  \"omp_num_threads\": \"%s\",\n  \"repetitions\": %d,\n  \"results\": [\n",
-          api->version_string(), hw, blas_threads, omp ? omp : "", reps);
+          "  \"omp_num_threads\": \"%s\",\n  \"repetitions\": %d,\n  \"load_average\": [%.2f, %.2f, %.2f],\n"
+          "  \"results\": [\n",
+          api->version_string(), hw, blas_threads, omp ? omp : "", reps, load[0], load[1], load[2]);
       for (size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
         std::printf("    {\"group\": \"%s\", \"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\"", r.group.c_str(),
@@ -454,8 +493,8 @@ int main(int argc, char** argv) {
     } else {
       std::printf(
           "tessera_bench: core %s, %u hardware threads, OpenBLAS threads %d, OMP_NUM_THREADS=%s, "
-          "median of %d reps\n\n",
-          api->version_string(), hw, blas_threads, omp ? omp : "(unset)", reps);
+          "median of %d reps, load average %.2f %.2f %.2f at the start\n\n",
+          api->version_string(), hw, blas_threads, omp ? omp : "(unset)", reps, load[0], load[1], load[2]);
       std::printf("%-10s %-40s %12s %-8s %-22s %s\n", "group", "measurement", "value", "unit", "vs baseline", "target");
       std::printf("%s\n", std::string(112, '-').c_str());
       for (const Row& r : rows) {
