@@ -3,8 +3,8 @@
 // the same bytes, all in one run, so that the small-size floor (dispatch and allocation) and the
 // large-size bandwidth are both visible. --svg FILE draws the curves.
 //
-// Bytes counted per op, the least any implementation must move: add 12n (two reads, one
-// write), sum 4n, softmax 8n (one read, one write: the ideal two-pass kernel reads its row
+// Bytes counted per op for n f32 elements, the least any implementation must move: add 12n
+// (two reads, one write), sum 4n, softmax 8n (one read, one write: the ideal two-pass kernel reads its row
 // from cache the second time), copy 8n. add and softmax return new tensors (as a user calls
 // them, allocation included, for both libraries); copy writes into an existing tensor. Each point
 // is the median of 5 timed batches after a warm-up, a batch being enough calls to last about
@@ -122,29 +122,29 @@ int run_sweep(const SweepOptions& o) {
 #endif
   series.push_back({"memcpy", {}});
   for (int64_t n : sizes) {
-    const double b = static_cast<double>(n) * 4;
+    const double ne = static_cast<double>(n);  // bytes moved: the counts above, per element
     std::vector<double> row;
     {
       tsr::Tensor a = tsr::rand({n}), c = tsr::rand({n}), dst = tsr::empty({n});
       tsr::Tensor s2 = tsr::rand(softmax_shape(n));
-      row.push_back(12 * b / seconds_per_call([&] { tsr::Tensor r = a + c; }) / 1e9);
-      row.push_back(4 * b / seconds_per_call([&] { g_sink = tsr::sum(a).item<float>(); }) / 1e9);
-      row.push_back(8 * b / seconds_per_call([&] { tsr::Tensor r = tsr::softmax(s2, -1); }) / 1e9);
-      row.push_back(8 * b / seconds_per_call([&] { dst.copy_(a); }) / 1e9);
+      row.push_back(12 * ne / seconds_per_call([&] { tsr::Tensor r = a + c; }) / 1e9);
+      row.push_back(4 * ne / seconds_per_call([&] { g_sink = tsr::sum(a).item<float>(); }) / 1e9);
+      row.push_back(8 * ne / seconds_per_call([&] { tsr::Tensor r = tsr::softmax(s2, -1); }) / 1e9);
+      row.push_back(8 * ne / seconds_per_call([&] { dst.copy_(a); }) / 1e9);
     }
 #ifdef TESSERA_BENCH_HAVE_TORCH
     {
       torch::Tensor a = torch::rand({n}), c = torch::rand({n}), dst = torch::empty({n});
       torch::Tensor s2 = torch::rand(softmax_shape(n));
-      row.push_back(12 * b / seconds_per_call([&] { torch::Tensor r = a + c; }) / 1e9);
-      row.push_back(4 * b / seconds_per_call([&] { g_sink = torch::sum(a).item<float>(); }) / 1e9);
-      row.push_back(8 * b / seconds_per_call([&] { torch::Tensor r = torch::softmax(s2, -1); }) / 1e9);
-      row.push_back(8 * b / seconds_per_call([&] { dst.copy_(a); }) / 1e9);
+      row.push_back(12 * ne / seconds_per_call([&] { torch::Tensor r = a + c; }) / 1e9);
+      row.push_back(4 * ne / seconds_per_call([&] { g_sink = torch::sum(a).item<float>(); }) / 1e9);
+      row.push_back(8 * ne / seconds_per_call([&] { torch::Tensor r = torch::softmax(s2, -1); }) / 1e9);
+      row.push_back(8 * ne / seconds_per_call([&] { dst.copy_(a); }) / 1e9);
     }
 #endif
     {
       std::vector<float> src(static_cast<size_t>(n), 1.0f), dst(static_cast<size_t>(n));
-      row.push_back(8 * b / seconds_per_call([&] {
+      row.push_back(8 * ne / seconds_per_call([&] {
                       std::memcpy(dst.data(), src.data(), static_cast<size_t>(n) * 4);
                       g_sink = dst[static_cast<size_t>(n) - 1];
                     }) /

@@ -112,4 +112,17 @@ inline int64_t view_numel(const tsr_tensor_view_t& v) {
   return n;
 }
 
+// y[k] = f(k) for k in [0, n): with streaming stores when `stream` (an output too large to stay
+// in cache, see kStreamStoreBytes), else plainly (the row kernels' writes).
+template <class T, class F>
+inline void write_row(T* y, int64_t n, bool stream, const F& f) {
+  if (stream) {
+    write_streaming(y, n, [&](T* dst, int64_t i0, int64_t len) {
+      for (int64_t j = 0; j < len; ++j) dst[j] = f(i0 + j);
+    });
+  } else {
+    for (int64_t k = 0; k < n; ++k) y[k] = f(k);
+  }
+}
+
 }  // namespace tsr::cpu

@@ -17,6 +17,7 @@ namespace tsr::cpu {
 // backend; these names keep the CPU files short.
 using kernels::exp_c;
 using kernels::exp_f32;
+using kernels::exp_no_overflow_c;
 using kernels::max_nan;
 using kernels::min_nan;
 using kernels::sigmoid_c;
@@ -92,6 +93,37 @@ inline CT row_max(const T* x, int64_t n) {
     }
     return mx;
   }
+}
+
+// Rows of up to this many compute-type elements keep e^(x - max) in a stack buffer (16 KiB, in
+// L1/L2) between the sum and the write that needs it: one exp per element. Longer rows compute
+// the exp twice.
+template <class CT>
+constexpr int64_t kRowBuf = int64_t(16 << 10) / int64_t(sizeof(CT));
+
+// The sum over x[0..n) of e^(x[k] - shift) in the compute type CT (16 lanes, so it
+// vectorizes), also stored in buf[k] when STORE. shift is the row's maximum (so every argument is
+// <= 0 and the exp needs no overflow handling) or NaN: softmax, log_softmax, cross_entropy.
+template <bool STORE, class CT, class T>
+inline CT row_exp_sum(const T* x, int64_t n, CT shift, CT* buf) {
+  constexpr int kLanes = 16;
+  CT s[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) {
+      const CT e = exp_no_overflow_c<CT>(CT(x[i + j]) - shift);
+      if constexpr (STORE) buf[i + j] = e;
+      s[j] += e;
+    }
+  CT tail = 0;
+  for (; i < n; ++i) {
+    const CT e = exp_no_overflow_c<CT>(CT(x[i]) - shift);
+    if constexpr (STORE) buf[i] = e;
+    tail += e;
+  }
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) s[j] += s[j + w];
+  return s[0] + tail;
 }
 
 }  // namespace tsr::cpu

@@ -93,15 +93,7 @@ TSR_CPU_MULTIVERSION void ce_rows(const T* x, const int64_t* t, const T* w, T* l
       continue;
     }
     const CT mx = row_max<CT>(xr, C);
-    CT s[kLanes] = {};
-    int64_t j = 0;
-    for (; j + kLanes <= C; j += kLanes)
-      for (int l = 0; l < kLanes; ++l) s[l] += exp_c<CT>(CT(xr[j + l]) - mx);
-    CT tail = 0;
-    for (; j < C; ++j) tail += exp_c<CT>(CT(xr[j]) - mx);
-    for (int wd = kLanes / 2; wd > 0; wd /= 2)
-      for (int l = 0; l < wd; ++l) s[l] += s[l + wd];
-    const CT lse = mx + std::log(s[0] + tail);
+    const CT lse = mx + std::log(row_exp_sum<false, CT>(xr, C, mx, nullptr));
     const CT wt = w ? CT(w[tr]) : CT(1);
     CT l = wt * (lse - CT(xr[tr]));
     if (ls > 0) {
@@ -213,35 +205,32 @@ void layer_norm_backward_kernel(KernelCall& c) {
 // dx[r, c] = (softmax[r, c] * sum_c q[r, c] - q[r, c]) * g[r], q the smoothed weighted one-hot.
 template <class T>
 TSR_CPU_MULTIVERSION void ce_backward_rows(const T* x, const int64_t* t, const T* w, const T* g, T* dx, int64_t r0,
-                                           int64_t r1, int64_t C, int64_t ignore, double ls, double wsum_all) {
+                                           int64_t r1, int64_t C, int64_t ignore, double ls, double wsum_all,
+                                           bool stream) {
   using CT = compute_t<T>;
+  alignas(64) CT buf[kRowBuf<CT>];
   for (int64_t r = r0; r < r1; ++r) {
     const T* xr = x + r * C;
     T* dr = dx + r * C;
     const int64_t tr = t[r];
     if (tr == ignore || tr < 0 || tr >= C) {
-      for (int64_t j = 0; j < C; ++j) dr[j] = T(0);
+      write_row(dr, C, stream, [](int64_t) { return T(0); });
       continue;
     }
     const CT mx = row_max<CT>(xr, C);
-    CT s[kLanes] = {};
-    int64_t j = 0;
-    for (; j + kLanes <= C; j += kLanes)
-      for (int l = 0; l < kLanes; ++l) s[l] += exp_c<CT>(CT(xr[j + l]) - mx);
-    CT tail = 0;
-    for (; j < C; ++j) tail += exp_c<CT>(CT(xr[j]) - mx);
-    for (int wd = kLanes / 2; wd > 0; wd /= 2)
-      for (int l = 0; l < wd; ++l) s[l] += s[l + wd];
-    const CT inv = CT(1) / (s[0] + tail);
+    // e^(x - max) kept for the write when the row fits the buffer (one exp per element).
+    const bool keep = C <= kRowBuf<CT>;
+    const CT inv = CT(1) / (keep ? row_exp_sum<true, CT>(xr, C, mx, buf) : row_exp_sum<false, CT>(xr, C, mx, nullptr));
     const CT gr = CT(g[r]);
     const CT wt = w ? CT(w[tr]) : CT(1);
-    const CT sum_q = CT(1 - ls) * wt + CT(ls / double(C) * wsum_all);
-    const CT smooth = CT(ls / double(C));
-    for (int64_t k = 0; k < C; ++k) {
-      const CT q = smooth * (w ? CT(w[k]) : CT(1));
-      dr[k] = static_cast<T>((exp_c<CT>(CT(xr[k]) - mx) * inv * sum_q - q) * gr);
-    }
-    dr[tr] = static_cast<T>(CT(dr[tr]) - CT(1 - ls) * wt * gr);
+    const CT scale = inv * (CT(1 - ls) * wt + CT(ls / double(C) * wsum_all)) * gr;  // softmax * sum_q * g
+    const CT smooth = CT(ls / double(C)) * gr;
+    const CT picked = CT(1 - ls) * wt * gr;
+    write_row(dr, C, stream, [&](int64_t k) {
+      const CT e = keep ? buf[k] : exp_no_overflow_c<CT>(CT(xr[k]) - mx);
+      const CT q = smooth * (w ? CT(w[k]) : CT(1)) + (k == tr ? picked : CT(0));
+      return static_cast<T>(e * scale - q);
+    });
   }
 }
 
@@ -263,9 +252,11 @@ void ce_backward_kernel(KernelCall& c) {
       wsum_all = 0;
       for (int64_t k = 0; k < C; ++k) wsum_all += double(w[k]);
     }
+    const bool stream = N * C * int64_t(sizeof(T)) >= kStreamStoreBytes;
     parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, C)), [&](int64_t r0, int64_t r1) {
       ce_backward_rows<T>(static_cast<const T*>(in.data), t, w, static_cast<const T*>(a.grad),
-                          static_cast<T*>(c.output(0).data), r0, r1, C, a.ignore_index, a.label_smoothing, wsum_all);
+                          static_cast<T*>(c.output(0).data), r0, r1, C, a.ignore_index, a.label_smoothing, wsum_all,
+                          stream);
     });
   });
 }

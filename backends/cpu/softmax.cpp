@@ -1,7 +1,8 @@
 // softmax, log_softmax over one dim of contiguous tensors: shape viewed as [outer, D, inner].
 // Numerically stable (subtract the max; a NaN in a slice makes the whole slice NaN, as in
-// PyTorch). inner == 1: row kernels; inner > 1: tiles of up to 256 columns processed together
-// so that every loop is unit-stride and vectorizable.
+// PyTorch). inner == 1: row kernels (large outputs written with streaming stores); inner > 1:
+// tiles of up to 256 columns processed together so that every loop is unit-stride and
+// vectorizable. The exps take x - max <= 0, so they skip exp's overflow handling.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,50 +20,24 @@ constexpr int64_t kTile = 256;
 template <class T>
 using C = compute_t<T>;
 
+// Three visits of the row: max, sum of exps, the write (the row stays in cache after the first
+// read, so memory sees one read and one write). `stream`: the write bypasses the cache.
 template <class T, bool LOG>
-TSR_CPU_MULTIVERSION void softmax_row(const T* x, T* y, int64_t D) {
+TSR_CPU_MULTIVERSION void softmax_row(const T* x, T* y, int64_t D, bool stream) {
   using CT = C<T>;
-  // max (NaN-propagating)
-  const CT mx = row_max<CT>(x, D);
-  // A row of -inf: softmax gives NaN (as PyTorch); keep the subtraction well-defined otherwise.
-  const CT shift = mx;
-
-  CT s[kLanes] = {};
-  int64_t i = 0;
-  if constexpr (!LOG && !is_reduced_float<T>::value) {
-    // Store e^(x-m) in y, then scale.
-    for (; i + kLanes <= D; i += kLanes)
-      for (int j = 0; j < kLanes; ++j) {
-        const CT e = exp_c<CT>(CT(x[i + j]) - shift);
-        y[i + j] = e;
-        s[j] += e;
-      }
-    CT tail = 0;
-    for (; i < D; ++i) {
-      const CT e = exp_c<CT>(CT(x[i]) - shift);
-      y[i] = e;
-      tail += e;
-    }
-    for (int w = kLanes / 2; w > 0; w /= 2)
-      for (int j = 0; j < w; ++j) s[j] += s[j + w];
-    const CT inv = CT(1) / (s[0] + tail);
-    for (int64_t k = 0; k < D; ++k) y[k] = y[k] * inv;
+  // max (NaN-propagating). A row of -inf gives NaN (as PyTorch): -inf - -inf.
+  const CT shift = row_max<CT>(x, D);
+  if constexpr (LOG) {
+    // (x - max) - log(sum): x - max is exact near the max, unlike x - (max + log(sum)).
+    const CT ls = std::log(row_exp_sum<false, CT>(x, D, shift, nullptr));
+    write_row(y, D, stream, [&](int64_t k) { return static_cast<T>((CT(x[k]) - shift) - ls); });
+  } else if (D <= kRowBuf<CT>) {
+    alignas(64) CT buf[kRowBuf<CT>];
+    const CT inv = CT(1) / row_exp_sum<true, CT>(x, D, shift, buf);
+    write_row(y, D, stream, [&](int64_t k) { return static_cast<T>(buf[k] * inv); });
   } else {
-    for (; i + kLanes <= D; i += kLanes)
-      for (int j = 0; j < kLanes; ++j) s[j] += exp_c<CT>(CT(x[i + j]) - shift);
-    CT tail = 0;
-    for (; i < D; ++i) tail += exp_c<CT>(CT(x[i]) - shift);
-    for (int w = kLanes / 2; w > 0; w /= 2)
-      for (int j = 0; j < w; ++j) s[j] += s[j + w];
-    const CT sum = s[0] + tail;
-    if constexpr (LOG) {
-      // (x - max) - log(sum): x - max is exact near the max, unlike x - (max + log(sum)).
-      const CT ls = std::log(sum);
-      for (int64_t k = 0; k < D; ++k) y[k] = static_cast<T>((CT(x[k]) - shift) - ls);
-    } else {
-      const CT inv = CT(1) / sum;
-      for (int64_t k = 0; k < D; ++k) y[k] = static_cast<T>(exp_c<CT>(CT(x[k]) - shift) * inv);
-    }
+    const CT inv = CT(1) / row_exp_sum<false, CT>(x, D, shift, nullptr);
+    write_row(y, D, stream, [&](int64_t k) { return static_cast<T>(exp_no_overflow_c<CT>(CT(x[k]) - shift) * inv); });
   }
 }
 
@@ -85,7 +60,7 @@ TSR_CPU_MULTIVERSION void softmax_cols(const T* x, T* y, int64_t D, int64_t inne
       const T* row = x + d * inner;
       T* out = y + d * inner;
       for (int64_t j = 0; j < len; ++j) {
-        const CT e = exp_c<CT>(CT(row[j]) - m[j]);
+        const CT e = exp_no_overflow_c<CT>(CT(row[j]) - m[j]);
         out[j] = e;
         s[j] += e;
       }
@@ -99,7 +74,7 @@ TSR_CPU_MULTIVERSION void softmax_cols(const T* x, T* y, int64_t D, int64_t inne
   }
   for (int64_t d = 0; d < D; ++d) {
     const T* row = x + d * inner;
-    for (int64_t j = 0; j < len; ++j) s[j] += exp_c<CT>(CT(row[j]) - m[j]);
+    for (int64_t j = 0; j < len; ++j) s[j] += exp_no_overflow_c<CT>(CT(row[j]) - m[j]);
   }
   if constexpr (LOG) {
     for (int64_t j = 0; j < len; ++j) s[j] = std::log(s[j]);
@@ -113,7 +88,7 @@ TSR_CPU_MULTIVERSION void softmax_cols(const T* x, T* y, int64_t D, int64_t inne
     for (int64_t d = 0; d < D; ++d) {
       const T* row = x + d * inner;
       T* out = y + d * inner;
-      for (int64_t j = 0; j < len; ++j) out[j] = static_cast<T>(exp_c<CT>(CT(row[j]) - m[j]) * s[j]);
+      for (int64_t j = 0; j < len; ++j) out[j] = static_cast<T>(exp_no_overflow_c<CT>(CT(row[j]) - m[j]) * s[j]);
     }
   }
 }
@@ -130,8 +105,9 @@ void softmax_impl(KernelCall& c) {
     const T* x = static_cast<const T*>(in.data);
     T* y = static_cast<T*>(out.data);
     if (inner == 1) {
+      const bool stream = outer * D * int64_t(sizeof(T)) >= kStreamStoreBytes;
       parallel_for(0, outer, std::max<int64_t>(1, kParallelGrain / D), [&](int64_t b, int64_t e) {
-        for (int64_t o = b; o < e; ++o) softmax_row<T, LOG>(x + o * D, y + o * D, D);
+        for (int64_t o = b; o < e; ++o) softmax_row<T, LOG>(x + o * D, y + o * D, D, stream);
       });
     } else {
       const int64_t ntiles = (inner + kTile - 1) / kTile;

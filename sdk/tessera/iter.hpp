@@ -188,6 +188,35 @@ inline void parallel_for_each_element(const tsr_iter_t& it, Body&& body, int64_t
       /*align=*/64);
 }
 
+// Writes out[0..n) with non-temporal (streaming) stores where the target has them: fill(tile, i0,
+// len) computes out[i0..i0+len) into an aligned L1 tile (len <= 4 KiB of Out), which is then
+// streamed to memory. For outputs that will not stay in cache (see kStreamStoreBytes): it saves
+// the read-for-ownership of every output line. The unaligned head and the tail are filled in
+// place. Elements are written exactly once each, in order of i0.
+template <class Out, class Fill>
+inline void write_streaming(Out* out, int64_t n, Fill&& fill) {
+  int64_t i = 0;
+#ifdef TSR_ITER_HAS_STREAM_STORES
+  if (reinterpret_cast<uintptr_t>(out) % sizeof(Out) == 0) {
+    int64_t head = 0;
+    while (head < n && (reinterpret_cast<uintptr_t>(out + head) & 15u) != 0) ++head;
+    if (head > 0) fill(out, 0, head);
+    i = head;
+    constexpr int64_t kTileBytes = 4096;
+    constexpr int64_t kTile = kTileBytes / int64_t(sizeof(Out));
+    alignas(64) Out buf[kTile];
+    for (; i + kTile <= n; i += kTile) {
+      fill(buf, i, kTile);
+      __m128i* dst = reinterpret_cast<__m128i*>(out + i);
+      const __m128i* src = reinterpret_cast<const __m128i*>(buf);
+      for (int64_t k = 0; k < kTileBytes / 16; ++k) _mm_stream_si128(dst + k, _mm_load_si128(src + k));
+    }
+    _mm_sfence();
+  }
+#endif
+  if (i < n) fill(out + i, i, n - i);
+}
+
 namespace detail {
 
 template <bool IsScalar, class T>
@@ -214,25 +243,10 @@ inline void run_scalar(char* const* ptrs, int64_t n, Op& op, std::index_sequence
 // All operands contiguous; the output written with streaming stores through an L1 tile.
 template <class Out, class... Ins, class Op, size_t... I>
 inline void run_contiguous_stream(char* const* ptrs, int64_t n, Op& op, std::index_sequence<I...>) {
-  Out* out = reinterpret_cast<Out*>(ptrs[0]);
   const std::tuple<const Ins*...> in{reinterpret_cast<const Ins*>(ptrs[I + 1])...};
-  int64_t i = 0;
-#ifdef TSR_ITER_HAS_STREAM_STORES
-  if (reinterpret_cast<uintptr_t>(out) % sizeof(Out) == 0) {
-    for (; i < n && (reinterpret_cast<uintptr_t>(out + i) & 15u) != 0; ++i) out[i] = op(std::get<I>(in)[i]...);
-    constexpr int64_t kTileBytes = 4096;
-    constexpr int64_t kTile = kTileBytes / int64_t(sizeof(Out));
-    alignas(64) Out buf[kTile];
-    for (; i + kTile <= n; i += kTile) {
-      for (int64_t j = 0; j < kTile; ++j) buf[j] = op(std::get<I>(in)[i + j]...);
-      __m128i* dst = reinterpret_cast<__m128i*>(out + i);
-      const __m128i* src = reinterpret_cast<const __m128i*>(buf);
-      for (int64_t k = 0; k < kTileBytes / 16; ++k) _mm_stream_si128(dst + k, _mm_load_si128(src + k));
-    }
-    _mm_sfence();
-  }
-#endif
-  for (; i < n; ++i) out[i] = op(std::get<I>(in)[i]...);
+  write_streaming(reinterpret_cast<Out*>(ptrs[0]), n, [&](Out* tile, int64_t i0, int64_t len) {
+    for (int64_t j = 0; j < len; ++j) tile[j] = op(std::get<I>(in)[i0 + j]...);
+  });
 }
 
 template <class Out, class... Ins, class Op, size_t... I>

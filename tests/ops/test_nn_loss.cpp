@@ -249,6 +249,50 @@ namespace tsr {
 namespace {
 using namespace tsr::optest;
 
+// f32 cross entropy forward and backward where the kernels change strategy: rows longer than
+// the 16 KiB row buffer (C = 5000: the backward computes each exp twice) and gradients of 8 MiB
+// or more (written with streaming stores, from rows that start at every 16-byte alignment when
+// C = 1001), with class weights, label smoothing and ignored rows, against float64.
+TEST(NNOpsLoss, CrossEntropyF32LongRowsAndLargeGradients) {
+  for (auto [N, C] : {std::pair<int64_t, int64_t>{2100, 1001}, {5, 5000}, {450, 5000}}) {
+    SCOPED_TRACE(std::to_string(N) + " x " + std::to_string(C));
+    Tensor x64 = randu({N, C}, uint64_t(60 + C), -8, 8), w64 = randu({C}, 61, 0.5, 2);
+    Tensor t = randint({N}, uint64_t(62 + N), 0, C);
+    std::vector<int64_t> tv(static_cast<size_t>(N));
+    {
+      auto t_vals = values(t);
+      for (int64_t n = 0; n < N; ++n) tv[size_t(n)] = n % 7 == 3 ? -100 : int64_t(t_vals[size_t(n)]);
+    }
+    t = from_vector(tv, {N});
+    const double ls = 0.1;
+    Tensor x = x64.to(TSR_F32).requires_grad_(), w = w64.to(TSR_F32);
+    const std::vector<double> xv = values(x), wv = values(w);  // the f32 values, widened
+    double denom = 0;
+    const std::vector<double> ref = ce_ref(xv, tv, int(N), int(C), wv, -100, ls, false, &denom);
+    Tensor loss = call_op("cross_entropy", {x, t, w, "sum", -100, ls});
+    EXPECT_TRUE(close(loss, {reduce_ref(ref, "sum")}, {}, 1e-5, 0));
+    loss.backward();
+    // d/dx_c of row n's loss: (1-ls) w_t (p_c - [c == t]) + ls/C (p_c sum_k w_k - w_c).
+    double wsum = 0;
+    for (double v : wv) wsum += v;
+    std::vector<double> g(static_cast<size_t>(N * C), 0.0);
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t tn = tv[size_t(n)];
+      if (tn < 0) continue;
+      const double* xr = &xv[size_t(n * C)];
+      double m = -1e300, s = 0;
+      for (int64_t c = 0; c < C; ++c) m = std::max(m, xr[c]);
+      for (int64_t c = 0; c < C; ++c) s += std::exp(xr[c] - m);
+      for (int64_t c = 0; c < C; ++c) {
+        const double p = std::exp(xr[c] - m) / s;
+        g[size_t(n * C + c)] = (1 - ls) * wv[size_t(tn)] * (p - (c == tn ? 1.0 : 0.0)) +
+                               ls / double(C) * (p * wsum - wv[size_t(c)]);
+      }
+    }
+    EXPECT_TRUE(close(x.grad(), g, {N, C}, 2e-5, 1e-8));
+  }
+}
+
 TEST(NNOpsLoss, OutVariantsAndNoPartialWrite) {
   // Static: tsr::Op caches its handle by address, so temporaries at one address would collide.
   static const Op mse("mse_loss"), conv("conv2d"), embedding("embedding");

@@ -174,16 +174,16 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE int64_t d64_bits(double d) {
   return u;
 }
 
-// e^x in float, <= 2 ulp (Cephes expf polynomial), branch-free: inf above 88.72, 0 below
-// -103.97 (denormal results in between), NaN stays NaN.
-TSR_HOST_DEVICE TSR_ALWAYS_INLINE float exp_f32(float x) {
+namespace detail {
+// 2^n * p(r), the Cephes expf polynomial, for xc in [-104, 89] (NaN flows through as NaN). The
+// integer n is read from the bits of t = xc*log2(e) + 1.5*2^23 (an integer lands in the low
+// mantissa bits), not by a float->int conversion: that is undefined for NaN and needed a NaN
+// clamp before it, and the two selects cost a third of the function's vector time.
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float exp_f32_core(float xc) {
   const float log2e = 1.44269504088896341f;
   const float ln2_hi = 0.693359375f;
   const float ln2_lo = -2.12194440e-4f;
   const float magic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  float xc = x != x ? 0.0f : x;
-  xc = xc < -104.0f ? -104.0f : xc;
-  xc = xc > 89.0f ? 89.0f : xc;
   const float t = xc * log2e + magic;
   const float n = t - magic;
   float r = xc - n * ln2_hi;
@@ -196,16 +196,32 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float exp_f32(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r2 + r + 1.0f;
-  const int32_t ni = static_cast<int32_t>(n);
+  const int32_t ni = static_cast<int32_t>(::tsr::detail::f32_to_bits(t) - 0x4B400000u);
+  // 2^n as two factors, so that results down to the smallest denormal (n = -150) are exact.
   const int32_t n1 = ni >> 1;
   const int32_t n2 = ni - n1;
   const float s1 = ::tsr::detail::bits_to_f32(static_cast<uint32_t>(n1 + 127) << 23);
   const float s2 = ::tsr::detail::bits_to_f32(static_cast<uint32_t>(n2 + 127) << 23);
-  float y = (p * s1) * s2;
+  return (p * s1) * s2;
+}
+}  // namespace detail
+
+// e^x in float, <= 2 ulp (Cephes expf polynomial), branch-free: inf above 88.72, 0 below
+// -103.97 (denormal results in between), NaN stays NaN.
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float exp_f32(float x) {
+  float xc = x < -104.0f ? -104.0f : x;  // comparisons are false for NaN: it stays NaN
+  xc = xc > 89.0f ? 89.0f : xc;
+  float y = detail::exp_f32_core(xc);
   y = x > 88.72283935546875f ? std::numeric_limits<float>::infinity() : y;
-  y = x < -103.972084f ? 0.0f : y;
-  y = x != x ? x : y;
-  return y;
+  return x < -103.972084f ? 0.0f : y;
+}
+
+// exp_f32 for arguments that cannot overflow (x <= 88.72 or NaN): x - max(row) in softmax,
+// log-sum-exp and cross entropy. Bit for bit exp_f32 there, without the overflow clamp and
+// select (about 1.25x faster in a vector loop). Larger x gives garbage, not inf.
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float exp_f32_no_overflow(float x) {
+  const float y = detail::exp_f32_core(x < -104.0f ? -104.0f : x);
+  return x < -103.972084f ? 0.0f : y;
 }
 
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
@@ -437,6 +453,14 @@ template <class X>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE X exp_c(X x) {
   if constexpr (std::is_same<X, float>::value)
     return exp_f32(x);
+  else
+    return libm::exp(x);
+}
+// exp_c for x that cannot overflow (x <= 88.72 in float): see exp_f32_no_overflow.
+template <class X>
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE X exp_no_overflow_c(X x) {
+  if constexpr (std::is_same<X, float>::value)
+    return exp_f32_no_overflow(x);
   else
     return libm::exp(x);
 }
