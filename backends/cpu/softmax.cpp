@@ -14,7 +14,6 @@
 namespace tsr::cpu {
 namespace {
 
-constexpr int kLanes = 16;
 constexpr int64_t kTile = 256;
 
 template <class T>
