@@ -228,6 +228,13 @@ TSR_OPINFOS(nn) {
       return Tensors{tsr::call("upsample_nearest2d", {t[0], V{6, 3}})};
     })};
   }));
+  v.push_back(info("lstm_cell_gates", floats(), [](uint64_t seed) {
+    return std::vector<Sample>{
+        sample("[3, 4*5] gates, [3, 5] cell", {random_f64({3, 20}, seed, -3, 3), random_f64({3, 5}, seed + 1)},
+               [](const Tensors& t) { return tsr::call_multi(tsr::Op("lstm_cell_gates"), {t[0], t[1]}); }),
+        sample("[1, 4*1]", {random_f64({1, 4}, seed), random_f64({1, 1}, seed + 1)},
+               [](const Tensors& t) { return tsr::call_multi(tsr::Op("lstm_cell_gates"), {t[0], t[1]}); })};
+  }));
   v.push_back(info("embedding", floats(), [](uint64_t seed) {
     return std::vector<Sample>{sample("[6, 4] rows by [2, 3]",
                                       {random_f64({6, 4}, seed), random_index({2, 3}, seed + 1, 0, 6)},

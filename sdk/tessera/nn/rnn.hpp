@@ -49,15 +49,11 @@ inline Tensor rnn_param(std::vector<int64_t> shape, int64_t hidden) {
 inline std::optional<Tensor> opt(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
 
 // One LSTM step. xp = x W_ih^T + b_ih + b_hh for this step ([N, 4H]): both biases are folded
-// into the sequence-wide projection, so the step is one addmm plus the gate arithmetic.
+// into the sequence-wide projection, so the step is one addmm plus one fused op for the gates
+// (lstm_cell_gates: the activations, the new cell and hidden state, in one pass and one node).
 inline std::pair<Tensor, Tensor> lstm_step(const Tensor& xp, const Tensor& h, const Tensor& c, const Tensor& w_hh_t) {
-  const int64_t H = h.size(-1);
-  Tensor gates = tsr::addmm(xp, h, w_hh_t);
-  Tensor if_ = tsr::sigmoid(gates.narrow(-1, 0, 2 * H));  // i and f are adjacent: one op
-  Tensor i = if_.narrow(-1, 0, H), f = if_.narrow(-1, H, H);
-  Tensor g = tsr::tanh(gates.narrow(-1, 2 * H, H)), o = tsr::sigmoid(gates.narrow(-1, 3 * H, H));
-  Tensor c2 = tsr::addcmul(f * c, i, g);
-  return {o * tsr::tanh(c2), c2};
+  auto [h2, c2] = tsr::nn::lstm_cell_gates(tsr::addmm(xp, h, w_hh_t), c);
+  return {h2, c2};
 }
 
 // One GRU step; the hidden bias of n stays inside r * (...) as in PyTorch (and cuDNN).

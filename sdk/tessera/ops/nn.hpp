@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/tessera.hpp"
@@ -60,6 +61,15 @@ inline Tensor cross_entropy(const Tensor& x, const Tensor& target, const OptTens
                             double label_smoothing = 0.0) {
   static const Op op("cross_entropy");
   return call(op, {x, target, detail::opt_tensor_arg(weight), reduction, ignore_index, label_smoothing});
+}
+
+// ---- recurrent cells ----------------------------------------------------------------------------
+// The pointwise part of an LSTM step: gates [N, 4H] (pre-activation, PyTorch's i, f, g, o order)
+// and the cell state cx [N, H] -> (hy, cy) = (o * tanh(cy), f * cx + i * g).
+inline std::pair<Tensor, Tensor> lstm_cell_gates(const Tensor& gates, const Tensor& cx) {
+  static const Op op("lstm_cell_gates");
+  std::vector<Tensor> r = call_multi(op, {gates, cx});
+  return {std::move(r[0]), std::move(r[1])};
 }
 
 // ---- normalization ------------------------------------------------------------------------------

@@ -1,0 +1,109 @@
+// _nn_lstm_cell and _nn_lstm_cell_backward: the pointwise part of an LSTM step in one pass over
+// the gates (contract and formulas in core/ops/nn/nn_rnn.cpp). Dense [N, 4H] gates, [N, H]
+// states; f16/bf16 computed in float and rounded once. Rows are split across threads; each row's
+// loops run over the hidden units with unit stride, so they vectorize (the clones of
+// TSR_CPU_MULTIVERSION give the exps AVX-512 / AVX2 widths).
+#include <algorithm>
+
+#include "cpu_common.hpp"
+#include "cpu_math.hpp"
+
+namespace tsr::cpu {
+namespace {
+
+using kernels::tanh_c;
+
+template <class T>
+TSR_CPU_MULTIVERSION void lstm_rows(const T* gates, const T* cx, T* hy, T* cy, int64_t r0, int64_t r1, int64_t H) {
+  using CT = compute_t<T>;
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* gi = gates + r * 4 * H;
+    const T *gf = gi + H, *gg = gi + 2 * H, *go = gi + 3 * H;
+    const T* c0 = cx + r * H;
+    T* h1 = hy + r * H;
+    T* c1 = cy + r * H;
+    for (int64_t j = 0; j < H; ++j) {
+      const CT c = sigmoid_c<CT>(CT(gf[j])) * CT(c0[j]) + sigmoid_c<CT>(CT(gi[j])) * tanh_c<CT>(CT(gg[j]));
+      c1[j] = static_cast<T>(c);
+      h1[j] = static_cast<T>(sigmoid_c<CT>(CT(go[j])) * tanh_c<CT>(c));
+    }
+  }
+}
+
+// dc = dcy + dhy * o * (1 - tanh(cy)^2); d(gates) = [dc g i(1-i), dc cx f(1-f), dc i (1-g^2),
+// dhy tanh(cy) o(1-o)]; d(cx) = dc f. A missing gradient (nullptr) is zero.
+template <class T>
+TSR_CPU_MULTIVERSION void lstm_backward_rows(const T* gates, const T* cx, const T* cy, const T* dhy, const T* dcy,
+                                             T* dgates, T* dcx, int64_t r0, int64_t r1, int64_t H) {
+  using CT = compute_t<T>;
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* gi = gates + r * 4 * H;
+    const T *gf = gi + H, *gg = gi + 2 * H, *go = gi + 3 * H;
+    const T* c0 = cx + r * H;
+    const T* c1 = cy + r * H;
+    const T* dh = dhy ? dhy + r * H : nullptr;
+    const T* dc1 = dcy ? dcy + r * H : nullptr;
+    T* di = dgates + r * 4 * H;
+    T *df = di + H, *dg = di + 2 * H, *dout = di + 3 * H;
+    T* dc0 = dcx + r * H;
+    for (int64_t j = 0; j < H; ++j) {
+      const CT i = sigmoid_c<CT>(CT(gi[j])), f = sigmoid_c<CT>(CT(gf[j])), g = tanh_c<CT>(CT(gg[j])),
+               o = sigmoid_c<CT>(CT(go[j]));
+      const CT tc = tanh_c<CT>(CT(c1[j]));
+      const CT h = dh ? CT(dh[j]) : CT(0);
+      const CT dc = (dc1 ? CT(dc1[j]) : CT(0)) + h * o * (CT(1) - tc * tc);
+      di[j] = static_cast<T>(dc * g * i * (CT(1) - i));
+      df[j] = static_cast<T>(dc * CT(c0[j]) * f * (CT(1) - f));
+      dg[j] = static_cast<T>(dc * i * (CT(1) - g * g));
+      dout[j] = static_cast<T>(h * tc * o * (CT(1) - o));
+      dc0[j] = static_cast<T>(dc * f);
+    }
+  }
+}
+
+// Rows per task: about kParallelGrain gate elements, so small batches stay on one thread.
+int64_t row_grain(int64_t H) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, 4 * H)); }
+
+void lstm_cell_kernel(KernelCall& c) {
+  const int64_t N = c.input(0).sizes[0], H = c.input(0).sizes[1] / 4;
+  if (N == 0 || H == 0) return;
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* gates = static_cast<const T*>(c.input(0).data);
+    const T* cx = static_cast<const T*>(c.input(1).data);
+    T* hy = static_cast<T*>(c.output(0).data);
+    T* cy = static_cast<T*>(c.output(1).data);
+    parallel_for(0, N, row_grain(H), [&](int64_t r0, int64_t r1) { lstm_rows<T>(gates, cx, hy, cy, r0, r1, H); });
+  });
+}
+
+// args: gates, cx, cy, grad_hy?, grad_cy? (the present tensors are the inputs, in order).
+void lstm_cell_backward_kernel(KernelCall& c) {
+  const int64_t N = c.input(0).sizes[0], H = c.input(0).sizes[1] / 4;
+  if (N == 0 || H == 0) return;
+  size_t next = 3;
+  const void* dhy = c.arg_is_none(3) ? nullptr : c.input(next++).data;
+  const void* dcy = c.arg_is_none(4) ? nullptr : c.input(next++).data;
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* gates = static_cast<const T*>(c.input(0).data);
+    const T* cx = static_cast<const T*>(c.input(1).data);
+    const T* cy = static_cast<const T*>(c.input(2).data);
+    T* dgates = static_cast<T*>(c.output(0).data);
+    T* dcx = static_cast<T*>(c.output(1).data);
+    parallel_for(0, N, row_grain(H), [&](int64_t r0, int64_t r1) {
+      lstm_backward_rows<T>(gates, cx, cy, static_cast<const T*>(dhy), static_cast<const T*>(dcy), dgates, dcx, r0, r1,
+                            H);
+    });
+  });
+}
+
+}  // namespace
+
+TSR_CPU_KERNELS(nn_rnn) {
+  r.kernel("_nn_lstm_cell", "cpu::nn_lstm_cell", device_type, kFloatingMask, TSR_KERNEL(lstm_cell_kernel));
+  r.kernel("_nn_lstm_cell_backward", "cpu::nn_lstm_cell_backward", device_type, kFloatingMask,
+           TSR_KERNEL(lstm_cell_backward_kernel));
+}
+
+}  // namespace tsr::cpu

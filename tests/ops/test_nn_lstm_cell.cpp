@@ -1,0 +1,158 @@
+// lstm_cell_gates: the fused pointwise part of an LSTM step, against float64 equations written
+// here with plain loops: every floating dtype, odd and empty shapes, non-contiguous operands,
+// gradients through hy, cy or both, the composite backward (taken under create_graph) against the
+// kernel's, second derivatives by finite differences, and argument errors.
+#include <cmath>
+#include <vector>
+
+#include "op_test.hpp"
+
+namespace tsr {
+namespace {
+
+using namespace tsr::optest;
+using Vec = std::vector<double>;
+
+double sig(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+
+struct CellRef {
+  Vec hy, cy, dgates, dcx;
+};
+
+// The step and its gradient for cotangents a (of hy) and b (of cy), either may be empty (zero).
+CellRef cell_ref(const Vec& gates, const Vec& cx, int64_t N, int64_t H, const Vec& a, const Vec& b) {
+  CellRef r;
+  r.hy.resize(size_t(N * H));
+  r.cy.resize(size_t(N * H));
+  r.dgates.resize(size_t(N * 4 * H));
+  r.dcx.resize(size_t(N * H));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t j = 0; j < H; ++j) {
+      const double* g = &gates[size_t(n * 4 * H)];
+      const double i = sig(g[j]), f = sig(g[H + j]), gg = std::tanh(g[2 * H + j]), o = sig(g[3 * H + j]);
+      const size_t k = size_t(n * H + j);
+      const double c = f * cx[k] + i * gg, tc = std::tanh(c);
+      r.cy[k] = c;
+      r.hy[k] = o * tc;
+      const double dh = a.empty() ? 0 : a[k];
+      const double dc = (b.empty() ? 0 : b[k]) + dh * o * (1 - tc * tc);
+      double* d = &r.dgates[size_t(n * 4 * H)];
+      d[j] = dc * gg * i * (1 - i);
+      d[H + j] = dc * cx[k] * f * (1 - f);
+      d[2 * H + j] = dc * i * (1 - gg * gg);
+      d[3 * H + j] = dh * tc * o * (1 - o);
+      r.dcx[k] = dc * f;
+    }
+  return r;
+}
+
+// (rtol, atol) for results of `dt` computed in float and rounded once (f16/bf16) or natively.
+std::pair<double, double> cell_tol(tsr_dtype_t dt) {
+  switch (dt) {
+    case TSR_F64:
+      return {1e-12, 1e-12};
+    case TSR_F32:
+      return {2e-6, 2e-6};
+    case TSR_F16:
+      return {2e-3, 2e-3};
+    default:
+      return {1e-2, 1e-2};
+  }
+}
+
+TEST(NNOpsLstmCell, ValuesAndGradientsEveryDtype) {
+  for (tsr_dtype_t dt : {TSR_F64, TSR_F32, TSR_F16, TSR_BF16}) {
+    for (auto [N, H] : {std::pair<int64_t, int64_t>{3, 5}, {1, 1}, {7, 33}, {64, 256}, {0, 4}, {2, 0}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " N " + std::to_string(N) + " H " + std::to_string(H));
+      Tensor gates = randu({N, 4 * H}, uint64_t(10 + N + H), -4, 4).to(dt).requires_grad_();
+      Tensor cx = randu({N, H}, uint64_t(20 + N + H), -2, 2).to(dt).requires_grad_();
+      Tensor a = randu({N, H}, 30, -1, 1).to(dt), b = randu({N, H}, 31, -1, 1).to(dt);
+      const CellRef ref = cell_ref(values(gates), values(cx), N, H, values(a), values(b));
+      auto [hy, cy] = nn::lstm_cell_gates(gates, cx);
+      const auto [rtol, atol] = cell_tol(dt);
+      EXPECT_TRUE(close(hy, ref.hy, {N, H}, rtol, atol));
+      EXPECT_TRUE(close(cy, ref.cy, {N, H}, rtol, atol));
+      EXPECT_EQ(hy.dtype(), dt);
+      (sum(hy * a) + sum(cy * b)).backward();
+      EXPECT_TRUE(close(gates.grad(), ref.dgates, {N, 4 * H}, rtol, atol));
+      EXPECT_TRUE(close(cx.grad(), ref.dcx, {N, H}, rtol, atol));
+    }
+  }
+}
+
+// Only one of the results reaches the loss: the other's gradient is absent (not zeros).
+TEST(NNOpsLstmCell, GradientThroughOneResult) {
+  const int64_t N = 4, H = 9;
+  Tensor g0 = randu({N, 4 * H}, 40, -3, 3), c0 = randu({N, H}, 41);
+  Tensor a = randu({N, H}, 42, -1, 1);
+  for (int which : {0, 1}) {
+    SCOPED_TRACE(which == 0 ? "hy only" : "cy only");
+    Tensor gates = g0.clone().requires_grad_(), cx = c0.clone().requires_grad_();
+    auto [hy, cy] = nn::lstm_cell_gates(gates, cx);
+    sum((which == 0 ? hy : cy) * a).backward();
+    const CellRef ref = cell_ref(values(g0), values(c0), N, H, which == 0 ? values(a) : Vec{},
+                                 which == 1 ? values(a) : Vec{});
+    EXPECT_TRUE(close(gates.grad(), ref.dgates, {N, 4 * H}, 1e-12, 1e-12));
+    EXPECT_TRUE(close(cx.grad(), ref.dcx, {N, H}, 1e-12, 1e-12));
+  }
+  EXPECT_TRUE(gradcheck(
+      [](const std::vector<Tensor>& in) {
+        auto [hy, cy] = nn::lstm_cell_gates(in[0], in[1]);
+        return cat(std::vector<Tensor>{hy, cy}, 1);
+      },
+      {g0, c0}));
+}
+
+// Strided gates (columns of a wider tensor) and a transposed state give the dense results.
+TEST(NNOpsLstmCell, NonContiguousOperands) {
+  const int64_t N = 5, H = 6;
+  Tensor wide = randu({N, 4 * H + 3}, 50, -3, 3), ct = randu({H, N}, 51);
+  Tensor gates = wide.narrow(1, 2, 4 * H), cx = ct.t();
+  ASSERT_FALSE(gates.is_contiguous());
+  ASSERT_FALSE(cx.is_contiguous());
+  auto [hy, cy] = nn::lstm_cell_gates(gates, cx);
+  const CellRef ref = cell_ref(values(gates), values(cx), N, H, {}, {});
+  EXPECT_TRUE(close(hy, ref.hy, {N, H}, 1e-12, 1e-12));
+  EXPECT_TRUE(close(cy, ref.cy, {N, H}, 1e-12, 1e-12));
+}
+
+// Under create_graph the backward is written with differentiable ops (the kernel has no
+// backward): its first derivatives must equal the kernel's, and its second derivatives the
+// finite differences of the kernel's first.
+TEST(NNOpsLstmCell, CreateGraphMatchesKernelAndSecondDerivatives) {
+  const int64_t N = 3, H = 4;
+  Tensor g0 = randu({N, 4 * H}, 60, -3, 3), c0 = randu({N, H}, 61);
+  Tensor a = randu({N, H}, 62, -1, 1), b = randu({N, H}, 63, -1, 1), v = randu({N, 4 * H}, 64, -1, 1);
+  // First derivative w.r.t. the gates of <a, hy> + <b, cy> at gates g.
+  auto first = [&](const Tensor& g, bool create_graph) {
+    Tensor gates = g.detach().clone().requires_grad_(), cx = c0.clone().requires_grad_();
+    auto [hy, cy] = nn::lstm_cell_gates(gates, cx);
+    Tensor loss = sum(hy * a) + sum(cy * b);
+    std::vector<Tensor> d = autograd::grad({loss}, {gates, cx}, {}, create_graph, create_graph);
+    return std::make_pair(gates, d);
+  };
+  auto [leaf, composite] = first(g0, true);
+  auto [unused, kernel] = first(g0, false);
+  EXPECT_TRUE(close(composite[0], kernel[0], 1e-12, 1e-12));
+  EXPECT_TRUE(close(composite[1], kernel[1], 1e-12, 1e-12));
+  // H v by double backward against (g(x + e v) - g(x - e v)) / 2e with the kernel's g.
+  Tensor hv = autograd::grad({sum(composite[0] * v)}, {leaf})[0];
+  const double e = 1e-6;
+  const Vec gp = values(first(g0 + v * e, false).second[0]), gm = values(first(g0 - v * e, false).second[0]);
+  Vec fd(gp.size());
+  for (size_t i = 0; i < fd.size(); ++i) fd[i] = (gp[i] - gm[i]) / (2 * e);
+  EXPECT_TRUE(close(hv, fd, {N, 4 * H}, 1e-5, 1e-7));
+}
+
+TEST(NNOpsLstmCell, BadArguments) {
+  Tensor g = randu({3, 8}, 70), c = randu({3, 2}, 71);
+  EXPECT_TRUE(throws_with([&] { nn::lstm_cell_gates(randu({3, 10}, 72), c); },
+                          {"lstm_cell_gates", "[N, 4 * hidden]", "[3, 10]"}));
+  EXPECT_TRUE(throws_with([&] { nn::lstm_cell_gates(g, randu({3, 3}, 73)); }, {"lstm_cell_gates", "[3, 2]", "[3, 3]"}));
+  EXPECT_TRUE(throws_with([&] { nn::lstm_cell_gates(g, c.to(TSR_F32)); }, {"lstm_cell_gates", "float32", "float64"}));
+  EXPECT_TRUE(throws_with([&] { nn::lstm_cell_gates(g.to(TSR_I64), c.to(TSR_I64)); }, {"lstm_cell_gates", "gates"}));
+  EXPECT_TRUE(throws_with([&] { nn::lstm_cell_gates(randu({8}, 74), c); }, {"lstm_cell_gates", "[8]"}));
+}
+
+}  // namespace
+}  // namespace tsr
