@@ -13,52 +13,54 @@ namespace {
 
 using kernels::tanh_c;
 
+// One row: g = the row's 4H gates. The operands never overlap (the core allocates the outputs);
+// __restrict on the row pointers, with the gates indexed from one base, is what GCC needs to
+// vectorize these loops (it gave up with a restrict pointer per gate declared in the row loop).
 template <class T>
-TSR_CPU_MULTIVERSION void lstm_rows(const T* gates, const T* cx, T* hy, T* cy, int64_t r0, int64_t r1, int64_t H) {
+inline void lstm_row(const T* __restrict g, const T* __restrict c0, T* __restrict h1, T* __restrict c1, int64_t H) {
   using CT = compute_t<T>;
-  for (int64_t r = r0; r < r1; ++r) {
-    const T* gi = gates + r * 4 * H;
-    const T *gf = gi + H, *gg = gi + 2 * H, *go = gi + 3 * H;
-    const T* c0 = cx + r * H;
-    T* h1 = hy + r * H;
-    T* c1 = cy + r * H;
-    for (int64_t j = 0; j < H; ++j) {
-      const CT c = sigmoid_c<CT>(CT(gf[j])) * CT(c0[j]) + sigmoid_c<CT>(CT(gi[j])) * tanh_c<CT>(CT(gg[j]));
-      c1[j] = static_cast<T>(c);
-      h1[j] = static_cast<T>(sigmoid_c<CT>(CT(go[j])) * tanh_c<CT>(c));
-    }
+  for (int64_t j = 0; j < H; ++j) {
+    const CT c = sigmoid_c<CT>(CT(g[H + j])) * CT(c0[j]) + sigmoid_c<CT>(CT(g[j])) * tanh_c<CT>(CT(g[2 * H + j]));
+    c1[j] = static_cast<T>(c);
+    h1[j] = static_cast<T>(sigmoid_c<CT>(CT(g[3 * H + j])) * tanh_c<CT>(c));
   }
 }
 
-// dc = dcy + dhy * o * (1 - tanh(cy)^2); d(gates) = [dc g i(1-i), dc cx f(1-f), dc i (1-g^2),
-// dhy tanh(cy) o(1-o)]; d(cx) = dc f. A missing gradient (nullptr) is zero.
 template <class T>
+TSR_CPU_MULTIVERSION void lstm_rows(const T* gates, const T* cx, T* hy, T* cy, int64_t r0, int64_t r1, int64_t H) {
+  for (int64_t r = r0; r < r1; ++r) lstm_row<T>(gates + r * 4 * H, cx + r * H, hy + r * H, cy + r * H, H);
+}
+
+// dc = dcy + dhy * o * (1 - tanh(cy)^2); d(gates) = [dc g i(1-i), dc cx f(1-f), dc i (1-g^2),
+// dhy tanh(cy) o(1-o)]; d(cx) = dc f. A missing gradient is zero (DH / DC false: no loads, no
+// branch in the loop).
+template <class T, bool DH, bool DC>
+inline void lstm_backward_row(const T* __restrict g, const T* __restrict c0, const T* __restrict c1,
+                              const T* __restrict dh, const T* __restrict dc1, T* __restrict dg, T* __restrict dc0,
+                              int64_t H) {
+  using CT = compute_t<T>;
+  for (int64_t j = 0; j < H; ++j) {
+    const CT i = sigmoid_c<CT>(CT(g[j])), f = sigmoid_c<CT>(CT(g[H + j])), gg = tanh_c<CT>(CT(g[2 * H + j])),
+             o = sigmoid_c<CT>(CT(g[3 * H + j]));
+    const CT tc = tanh_c<CT>(CT(c1[j]));
+    CT h = 0, dc = 0;
+    if constexpr (DH) h = CT(dh[j]);
+    if constexpr (DC) dc = CT(dc1[j]);
+    dc += h * o * (CT(1) - tc * tc);
+    dg[j] = static_cast<T>(dc * gg * i * (CT(1) - i));
+    dg[H + j] = static_cast<T>(dc * CT(c0[j]) * f * (CT(1) - f));
+    dg[2 * H + j] = static_cast<T>(dc * i * (CT(1) - gg * gg));
+    dg[3 * H + j] = static_cast<T>(h * tc * o * (CT(1) - o));
+    dc0[j] = static_cast<T>(dc * f);
+  }
+}
+
+template <class T, bool DH, bool DC>
 TSR_CPU_MULTIVERSION void lstm_backward_rows(const T* gates, const T* cx, const T* cy, const T* dhy, const T* dcy,
                                              T* dgates, T* dcx, int64_t r0, int64_t r1, int64_t H) {
-  using CT = compute_t<T>;
-  for (int64_t r = r0; r < r1; ++r) {
-    const T* gi = gates + r * 4 * H;
-    const T *gf = gi + H, *gg = gi + 2 * H, *go = gi + 3 * H;
-    const T* c0 = cx + r * H;
-    const T* c1 = cy + r * H;
-    const T* dh = dhy ? dhy + r * H : nullptr;
-    const T* dc1 = dcy ? dcy + r * H : nullptr;
-    T* di = dgates + r * 4 * H;
-    T *df = di + H, *dg = di + 2 * H, *dout = di + 3 * H;
-    T* dc0 = dcx + r * H;
-    for (int64_t j = 0; j < H; ++j) {
-      const CT i = sigmoid_c<CT>(CT(gi[j])), f = sigmoid_c<CT>(CT(gf[j])), g = tanh_c<CT>(CT(gg[j])),
-               o = sigmoid_c<CT>(CT(go[j]));
-      const CT tc = tanh_c<CT>(CT(c1[j]));
-      const CT h = dh ? CT(dh[j]) : CT(0);
-      const CT dc = (dc1 ? CT(dc1[j]) : CT(0)) + h * o * (CT(1) - tc * tc);
-      di[j] = static_cast<T>(dc * g * i * (CT(1) - i));
-      df[j] = static_cast<T>(dc * CT(c0[j]) * f * (CT(1) - f));
-      dg[j] = static_cast<T>(dc * i * (CT(1) - g * g));
-      dout[j] = static_cast<T>(h * tc * o * (CT(1) - o));
-      dc0[j] = static_cast<T>(dc * f);
-    }
-  }
+  for (int64_t r = r0; r < r1; ++r)
+    lstm_backward_row<T, DH, DC>(gates + r * 4 * H, cx + r * H, cy + r * H, DH ? dhy + r * H : nullptr,
+                                 DC ? dcy + r * H : nullptr, dgates + r * 4 * H, dcx + r * H, H);
 }
 
 // Rows per task: about kParallelGrain gate elements, so small batches stay on one thread.
@@ -91,9 +93,20 @@ void lstm_cell_backward_kernel(KernelCall& c) {
     const T* cy = static_cast<const T*>(c.input(2).data);
     T* dgates = static_cast<T*>(c.output(0).data);
     T* dcx = static_cast<T*>(c.output(1).data);
+    const T* dh = static_cast<const T*>(dhy);
+    const T* dc = static_cast<const T*>(dcy);
+    if (!dh && !dc) {  // no gradient reaches the cell: zeros
+      std::fill(dgates, dgates + N * 4 * H, T(0));
+      std::fill(dcx, dcx + N * H, T(0));
+      return;
+    }
     parallel_for(0, N, row_grain(H), [&](int64_t r0, int64_t r1) {
-      lstm_backward_rows<T>(gates, cx, cy, static_cast<const T*>(dhy), static_cast<const T*>(dcy), dgates, dcx, r0, r1,
-                            H);
+      if (dh && dc)
+        lstm_backward_rows<T, true, true>(gates, cx, cy, dh, dc, dgates, dcx, r0, r1, H);
+      else if (dh)
+        lstm_backward_rows<T, true, false>(gates, cx, cy, dh, dc, dgates, dcx, r0, r1, H);
+      else
+        lstm_backward_rows<T, false, true>(gates, cx, cy, dh, dc, dgates, dcx, r0, r1, H);
     });
   });
 }
