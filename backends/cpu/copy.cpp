@@ -18,8 +18,9 @@ void parallel_memcpy(char* dst, const char* src, int64_t nbytes) {
     std::memmove(dst, src, static_cast<size_t>(nbytes));
     return;
   }
+  constexpr int64_t kGrain = int64_t(1) << 20;  // 1 MiB per thread at least
   parallel_for(
-      0, nbytes, kCopyGrainBytes, [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, static_cast<size_t>(e - b)); },
+      0, nbytes, kGrain, [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, static_cast<size_t>(e - b)); },
       /*align=*/4096);
 }
 

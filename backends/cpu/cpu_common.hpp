@@ -105,11 +105,6 @@ struct CpuRun {
   }
 };
 
-// Parallel grain of byte copies (_copy's memcpy, cat): below it a copy stays on the calling
-// thread, since waking the thread team (passive waiting) costs about what copying a few hundred
-// KiB does; above it each thread copies half of it at least per chunk.
-constexpr int64_t kCopyGrainBytes = int64_t(1) << 20;
-
 // Total elements of a view.
 inline int64_t view_numel(const tsr_tensor_view_t& v) {
   int64_t n = 1;

@@ -21,14 +21,12 @@
 //       output element, f(char* out, const ReduceBlock& block) with the input sub-block.
 //   parallel_for(begin, end, grain, f)  f(b, e) on disjoint sub-ranges, OpenMP when worth it;
 //       threads claim chunks dynamically, so f may run several times per thread.
-//   copy_run<W>(dst, src, n, stream)  a dense copy, with streaming stores when asked.
 // Nothing here allocates; no OpenMP region is opened for small inputs.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 #include <exception>
 #include <mutex>
 #include <tuple>
@@ -278,21 +276,6 @@ inline void typed_run(char* const* ptrs, const int64_t* strides, int64_t n, Op& 
 }
 
 }  // namespace detail
-
-// Copies n elements of W from src to dst (disjoint ranges): memcpy, or with `stream` the
-// streaming stores elementwise uses for outputs of kStreamStoreBytes or more (a copy kernel
-// that splits a large output into runs decides once for the whole output, as elementwise does).
-template <class W>
-inline void copy_run(W* dst, const W* src, int64_t n, bool stream) {
-  if (n <= 0) return;
-  if (!stream) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(W));
-    return;
-  }
-  const auto same = [](W v) { return v; };
-  char* ptrs[2] = {reinterpret_cast<char*>(dst), const_cast<char*>(reinterpret_cast<const char*>(src))};
-  detail::run_contiguous_stream<W, W>(ptrs, n, same, std::index_sequence<0>{});
-}
 
 // out = op(in...) over the iteration (operands: out, in...), serially.
 template <class Out, class... Ins, class Op>
