@@ -56,6 +56,9 @@ typedef struct tsr_iter_t {
  * broadcast shapes and allocated outputs: kernels compute and nothing else.
  *  - args/nargs: the op's boxed arguments in schema order, defaults filled in. Tensor
  *    arguments appear here as handles; their views are in `inputs` (same order, tensors only).
+ *    An op whose kernel takes a Tensor[] argument (cat, see docs/kernel-contracts.md) gets one
+ *    view per tensor of the list in `inputs`, in list order, however long the list: `ninputs`
+ *    has no fixed bound (since 1.6; a meaning, no layout change).
  *  - outputs: views of the output tensors (already allocated, correct shape and dtype).
  *  - iter: for elementwise and reduction ops, the canonical iteration over outputs+inputs
  *    (then prefer it over the views); NULL for other ops.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace tsr::core {
 
@@ -346,7 +347,15 @@ tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t d
   if (auto* ob = rt->dispatch_observer.load(std::memory_order_acquire))  // tessera.dispatch_trace
     ob->fn(ob->user, op->schema.name.c_str(), device, dtype, k != nullptr);
   if (!k) return no_kernel_status(rt, op, device, dtype);
-  tsr_tensor_view_t in_views[kMaxArgs], out_views[kMaxOutputs];
+  // A kernel that takes a Tensor[] (cat) gets one view per list element, so inputs are not
+  // bounded by kMaxArgs; the common case stays on the stack.
+  tsr_tensor_view_t in_small[kMaxArgs], out_views[kMaxOutputs];
+  std::vector<tsr_tensor_view_t> in_large;
+  tsr_tensor_view_t* in_views = in_small;
+  if (ninputs > kMaxArgs) {
+    in_large.resize(static_cast<size_t>(ninputs));
+    in_views = in_large.data();
+  }
   for (int i = 0; i < ninputs; ++i) fill_view(inputs[i], &in_views[i]);
   for (int i = 0; i < noutputs; ++i) fill_view(outputs[i], &out_views[i]);
   tsr_kernel_call_t call;

@@ -85,7 +85,8 @@ void build_iter(Tensor* const* operands, int noperands, int noutputs, int ndim, 
 // Finds the kernel for (device, dtype) and calls it.
 tsr_status_t launch(CallCtx& ctx, tsr_device_t device, int32_t dtype, Tensor* const* inputs, int ninputs,
                     Tensor* const* outputs, int noutputs, const tsr_iter_t* iter);
-// Same for an op the core calls internally (copy, fill), without a CallCtx.
+// Same for an op the core calls internally (copy, fill), without a CallCtx. `ninputs` may exceed
+// kMaxArgs (cat passes one input per tensor of its list).
 tsr_status_t launch_op(Runtime* rt, tsr_op_s* op, tsr_device_t device, int32_t dtype, const tsr_value_t* args,
                        size_t nargs, Tensor* const* inputs, int ninputs, Tensor* const* outputs, int noutputs,
                        const tsr_iter_t* iter);

@@ -189,6 +189,34 @@ TEST(Streams, CpuStreamsAreSynchronousDummies) {
   A()->runtime_destroy(rt);
 }
 
+// cat on a device whose backend registers no "cat" kernel (fakeasync has _fill, _copy and add):
+// the core falls back to one copy per input, in stream order.
+TEST(Streams, CatWithoutACatKernelCopiesInputByInput) {
+  tsr_runtime_t* rt = make_runtime();
+  tsr_device_t fa = fake_device(rt);
+  std::vector<tsr_tensor_t*> parts;
+  std::vector<float> want;
+  for (int k = 0; k < 20; ++k) {
+    parts.push_back(empty(rt, fa, 1 + k % 3));
+    fill(rt, parts.back(), k + 1);
+    want.insert(want.end(), static_cast<size_t>(1 + k % 3), static_cast<float>(k + 1));
+  }
+  tsr_op_t* op = nullptr;
+  tsr::check(A()->op_find(rt, "cat", &op));
+  tsr_value_t args[2];
+  args[0].tag = TSR_VALUE_TENSOR_LIST;
+  args[0].u.tensors.data = parts.data();
+  args[0].u.tensors.len = static_cast<int64_t>(parts.size());
+  args[1].tag = TSR_VALUE_INT;
+  args[1].u.i = 0;
+  tsr_tensor_t* out = nullptr;
+  tsr::check(A()->op_call(op, args, 2, &out, 1));
+  EXPECT_EQ(read(out), want);
+  A()->tensor_release(out);
+  for (tsr_tensor_t* t : parts) A()->tensor_release(t);
+  A()->runtime_destroy(rt);
+}
+
 TEST(Streams, CurrentStreamIsPerThreadAndReachesKernelsAndCopies) {
   tsr_runtime_t* rt = make_runtime();
   tsr_device_t fa = fake_device(rt);

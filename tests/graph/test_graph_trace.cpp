@@ -227,6 +227,28 @@ TEST(Trace, CompositeOpsAreCapturedOnceAtTheCallersLevel) {
   EXPECT_NE(text.find("= transpose(%"), std::string::npos) << text;
 }
 
+// cat runs one kernel over all its inputs: the trace still holds one cat node (the kernel and
+// any promotion copies inside it are not recorded), and the graph replays it exactly, with more
+// inputs than other kernels take, strided ones and a promoted one among them.
+TEST(Trace, CatOfManyInputsIsOneNodeAndReplays) {
+  tsr::Tensor x = tsr::randn({4, 4});
+  auto fn = [](const std::vector<tsr::Tensor>& in) {
+    std::vector<tsr::Tensor> parts;
+    for (int k = 0; k < 20; ++k) parts.push_back(k % 3 == 1 ? (in[0] * double(k)).t() : in[0] + double(k));
+    parts.push_back(tsr::ones({4, 2}, TSR_F64));
+    return tsr::cat(parts, 1);
+  };
+  tsr::jit::Model m = tsr::jit::trace(fn, {x});
+  std::string text = m.text();
+  const size_t at = text.find(" = cat([");
+  EXPECT_NE(at, std::string::npos) << text;
+  EXPECT_EQ(text.find(" = cat([", at + 1), std::string::npos) << text;
+  EXPECT_EQ(text.find("copy_("), std::string::npos) << text;
+  tsr::Tensor y = tsr::randn({4, 4});
+  EXPECT_EQ(max_abs_diff(m(y), fn({y})), 0.0);
+  expect_like_eager(m, {y}, fn({y}), "cat");
+}
+
 TEST(Trace, CapturedTensorsBecomeConsts) {
   tsr::Tensor table = tsr::randn({4, 3});
   tsr::Tensor x = tsr::randn({4, 3});

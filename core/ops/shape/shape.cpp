@@ -1,5 +1,6 @@
-// Shape family, joining and rearranging: cat (primitive: one copy per input into a slice of the
-// output, so it runs on every backend through "_copy"), stack/hstack/vstack/dstack, flatten,
+// Shape family, joining and rearranging: cat (primitive: one kernel call over every input where
+// the device has a "cat" kernel, else one copy per input into a slice of the output, so it runs
+// on every backend through "_copy"), stack/hstack/vstack/dstack, flatten,
 // unflatten, movedim, swapaxes, flip (kernel), fliplr/flipud, roll, repeat, tile,
 // repeat_interleave, narrow_copy. Composites get their gradients from views and cat/flip.
 #include <algorithm>
@@ -16,6 +17,46 @@ using tsr::Tensor;  // NOLINT: SDK tensors throughout this file
 
 // PyTorch's legacy rule: 1-D empty tensors are skipped by cat whatever the other shapes.
 bool legacy_empty(const Tensor& t) { return t.dim() == 1 && t.numel() == 0; }
+
+// Kernel contract (cat): inputs = the list's tensors in list order (one view each, however many:
+// not bounded by the 16 arguments of other ops), each with the output's dtype (inputs the call
+// promotes are converted first; an input without elements may keep its own); outputs = the dense
+// result; args[1] = the dim, wrapped. Inputs without elements contribute nothing (PyTorch's
+// legacy 1-D empties among them, whose rank may differ); every other input has the output's
+// rank and sizes except along dim, and those sizes add up to the output's, in list order.
+// Returns false, having written nothing, when the device has no cat kernel for the dtype or every
+// kernel declined (UNIMPLEMENTED): the caller then copies input by input.
+bool cat_kernel(const CArgs& a, const std::vector<Tensor>& ts, int64_t d, const Tensor& out) {
+  CallCtx& c = a.ctx();
+  core::Tensor* o = out.get();
+  if (!find_kernel(c.op, o->device, o->dtype)) return false;
+  std::vector<Tensor> converted;  // keeps the promoted copies alive for the call
+  std::vector<core::Tensor*> ins;
+  ins.reserve(ts.size());
+  for (const Tensor& t : ts) {
+    if (t.dtype() == out.dtype() || t.numel() == 0) {
+      ins.push_back(t.get());
+      continue;
+    }
+    Tensor cv = new_empty(a, t.sizes(), out.dtype(), out.device());
+    cv.copy_(t);  // the conversion (and its errors) of the per-input path
+    ins.push_back(cv.get());
+    converted.push_back(std::move(cv));
+  }
+  tsr_value_t args[2];
+  args[0] = c.args[0];
+  args[1].tag = TSR_VALUE_INT;
+  args[1].u.i = d;
+  core::Tensor* outs[1] = {o};
+  tsr_status_t st =
+      launch_op(c.rt, c.op, o->device, o->dtype, args, 2, ins.data(), static_cast<int>(ins.size()), outs, 1, nullptr);
+  if (st && st->code == TSR_UNIMPLEMENTED) {
+    free_status(st);
+    return false;
+  }
+  tsr::check(st);
+  return true;
+}
 
 Tensor cat_fn(CArgs& a) {
   std::vector<Tensor> ts = a.tensors(0);
@@ -58,7 +99,8 @@ Tensor cat_fn(CArgs& a) {
     out_sizes[static_cast<size_t>(d)] += s[static_cast<size_t>(d)];
   }
   Tensor out = new_empty(a, out_sizes, dt, tsr::Device(dev));
-  int64_t off = 0;
+  if (out.numel() == 0 || cat_kernel(a, ts, d, out)) return out;
+  int64_t off = 0;  // no kernel for this device and dtype, or every one declined: input by input
   for (const Tensor& t : ts) {
     if (legacy_empty(t)) continue;
     int64_t n = t.size(d);
