@@ -25,7 +25,44 @@ struct ViewNode : Node {
     tsr::add_(region, g);
   }
 
-  void apply(std::vector<tsr::Tensor>& gout, std::vector<tsr::Tensor>& gin, bool) override {
+  // The base-shaped gradient of a slice or select built from differentiable ops (zero blocks
+  // concatenated around g; for a step > 1, g interleaved with zeros by a reshape), so that a
+  // create_graph backward records it. The plain path copies g into a zero tensor instead, which
+  // is cheaper but leaves no history.
+  tsr::Tensor region_grad_recorded(tsr::Tensor g, const std::vector<int64_t>& in_sizes) const {
+    const int64_t nd = static_cast<int64_t>(in_sizes.size());
+    const int64_t d = p.a < 0 ? p.a + nd : p.a;
+    const int64_t len = in_sizes[static_cast<size_t>(d)];
+    int64_t start, step = 1;
+    if (kind == ViewKind::Select) {
+      start = p.b < 0 ? p.b + len : p.b;
+      g = g.unsqueeze(d);
+    } else {  // the slice's start as the view op normalized it
+      start = p.b < 0 ? p.b + len : p.b;
+      start = std::min(std::max<int64_t>(start, 0), len);
+      step = p.d;
+    }
+    auto zeros_along = [&](const tsr::Tensor& like, int64_t dim, int64_t k) {
+      std::vector<int64_t> shape = like.sizes();
+      shape[static_cast<size_t>(dim)] = k;
+      return tsr::zeros(shape, like.dtype(), like.device());
+    };
+    const int64_t n = g.size(d);
+    if (step > 1 && n > 0) {  // [.., n, ..] -> [.., n, step, ..] (g, then zeros) -> (n-1)*step+1 rows
+      tsr::Tensor u = g.unsqueeze(d + 1);
+      std::vector<int64_t> merged = g.sizes();
+      merged[static_cast<size_t>(d)] = n * step;
+      g = tsr::cat({u, zeros_along(u, d + 1, step - 1)}, d + 1).reshape(merged).narrow(d, 0, (n - 1) * step + 1);
+    }
+    const int64_t after = len - start - g.size(d);
+    std::vector<tsr::Tensor> parts;
+    if (start > 0) parts.push_back(zeros_along(g, d, start));
+    parts.push_back(g);
+    if (after > 0) parts.push_back(zeros_along(g, d, after));
+    return parts.size() == 1 ? g : tsr::cat(parts, d);
+  }
+
+  void apply(std::vector<tsr::Tensor>& gout, std::vector<tsr::Tensor>& gin, bool create_graph) override {
     gin.assign(1, tsr::Tensor());
     tsr::Tensor g = gout[0];
     if (!g.defined()) return;
@@ -50,6 +87,10 @@ struct ViewNode : Node {
         break;  // the engine sums / casts to the input
       case ViewKind::Slice:
       case ViewKind::Select: {
+        if (create_graph) {
+          gin[0] = region_grad_recorded(g, in_sizes);
+          break;
+        }
         tsr::Tensor z = tsr::zeros(in_sizes, m.dtype, tsr::Device(m.device));
         region_of(z).copy_(g);
         gin[0] = z;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <random>
 #include <thread>
@@ -519,6 +520,42 @@ TEST(Autograd, PiecesOfOneTensorAccumulateIntoOneBuffer) {
 
 // A gradient the engine did not make (a root's, given by the caller) reaches a buffer first; a
 // slice's gradient then goes into the same buffer: the caller's tensor is not written.
+// A gradient that flows out of a slicing view and depends on the input (here 3 v^2 for
+// f = sum(v^3)) must keep its graph under create_graph: the second derivative sum(g * w) w.r.t.
+// x is 6 x w on the view's elements and 0 elsewhere, for select, narrow, stepped and negative
+// slices and chunk.
+TEST(Autograd, DoubleBackwardThroughSlicingViews) {
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> views = {
+      {"select(0, 1)", [](const Tensor& t) { return t.select(0, 1); }},
+      {"select(1, -1)", [](const Tensor& t) { return t.select(1, -1); }},
+      {"narrow(0, 1, 2)", [](const Tensor& t) { return t.narrow(0, 1, 2); }},
+      {"narrow(1, -3, 2)", [](const Tensor& t) { return t.narrow(1, -3, 2); }},
+      {"slice(1, 0, 5, 2)", [](const Tensor& t) { return t.slice(1, 0, 5, 2); }},
+      {"slice(1, 1, 100, 3)", [](const Tensor& t) { return t.slice(1, 1, 100, 3); }},
+      {"slice(0, -2, 4)", [](const Tensor& t) { return t.slice(0, -2, 4); }},
+      {"chunk(2, 1)[1]", [](const Tensor& t) { return tsr::chunk(t, 2, 1)[1]; }},
+  };
+  for (const auto& [name, view] : views) {
+    SCOPED_TRACE(name);
+    Tensor x = rnd({4, 5}, 97);
+    x.requires_grad_();
+    Tensor w = rnd({4, 5}, 98);
+    Tensor v = view(x);
+    Tensor g = tsr::autograd::grad({tsr::sum(v * v * v)}, {x}, {}, false, true)[0];
+    ASSERT_TRUE(g.requires_grad());
+    Tensor h = tsr::autograd::grad({tsr::sum(g * w)}, {x})[0];
+    // Which elements the view covers: view() of a tensor of ones, placed back by the same view
+    // of a zero tensor (no autograd involved).
+    Tensor mask = tsr::zeros({4, 5}, TSR_F64);
+    view(mask).copy_(tsr::ones(view(mask).sizes(), TSR_F64));
+    const std::vector<double> xv = vals(x), wv = vals(w), mv = vals(mask), hv = vals(h), gv = vals(g);
+    for (size_t i = 0; i < xv.size(); ++i) {
+      EXPECT_NEAR(gv[i], mv[i] * 3 * xv[i] * xv[i], 1e-12) << i;
+      EXPECT_NEAR(hv[i], mv[i] * 6 * xv[i] * wv[i], 1e-12) << i;
+    }
+  }
+}
+
 TEST(Autograd, RegionGradientsNeverWriteACallersTensor) {
   Tensor x = rnd({4, 3}, 93);
   x.requires_grad_();
