@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "op_test.hpp"
+#include "tessera/nn/rnn.hpp"
 
 namespace tsr {
 namespace {
@@ -152,6 +153,111 @@ TEST(NNOpsLstmCell, BadArguments) {
   EXPECT_TRUE(throws_with([&] { nn::lstm_cell_gates(g, c.to(TSR_F32)); }, {"lstm_cell_gates", "float32", "float64"}));
   EXPECT_TRUE(throws_with([&] { nn::lstm_cell_gates(g.to(TSR_I64), c.to(TSR_I64)); }, {"lstm_cell_gates", "gates"}));
   EXPECT_TRUE(throws_with([&] { nn::lstm_cell_gates(randu({8}, 74), c); }, {"lstm_cell_gates", "[8]"}));
+}
+
+// ---- _lstm_layer: the whole recurrence of one layer as one node -----------------------------
+
+struct Layer {
+  Tensor out, hn, cn;
+};
+Layer run_layer(const Tensor& xp, const Tensor& h0, const Tensor& c0, const Tensor& w, bool rev) {
+  auto [out, hn, cn] = nn::seq_detail::lstm_layer(xp, h0, c0, w, rev);
+  return {out, hn, cn};
+}
+// The same recurrence step by step (addmm + lstm_cell_gates, each step its own nodes).
+Layer run_steps(const Tensor& xp, const Tensor& h0, const Tensor& c0, const Tensor& w, bool rev) {
+  const int64_t T = xp.size(0);
+  std::vector<Tensor> outs(static_cast<size_t>(T));
+  Tensor h = h0, c = c0;
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = rev ? T - 1 - s : s;
+    std::tie(h, c) = nn::lstm_cell_gates(addmm(xp.select(0, t), h, w.t()), c);
+    outs[size_t(t)] = h;
+  }
+  return {T ? stack(outs, 0) : zeros({0, xp.size(1), h0.size(1)}, xp.dtype()), h, c};
+}
+
+// Values and every gradient against the step-by-step composition, forwards and reversed, with
+// the loss reaching all three results or only some (the others' gradients absent).
+TEST(NNOpsLstmLayer, MatchesStepByStep) {
+  const int64_t N = 3, H = 4;
+  for (bool rev : {false, true})
+    for (int64_t T : {0, 1, 5})
+      for (int mask : {7, 1, 4, 6}) {  // bits: out, h_n, c_n in the loss
+        SCOPED_TRACE(std::string(rev ? "reverse" : "forward") + " T " + std::to_string(T) + " mask " +
+                     std::to_string(mask));
+        Tensor xp = randu({T, N, 4 * H}, uint64_t(80 + T), -2, 2), h0 = randu({N, H}, 81), c0 = randu({N, H}, 82);
+        Tensor w = randu({4 * H, H}, 83, -0.5, 0.5);
+        Tensor a = randu({T, N, H}, 84), b = randu({N, H}, 85), k = randu({N, H}, 86);
+        std::vector<std::vector<Tensor>> grads;
+        std::vector<Layer> results;
+        for (bool fused : {true, false}) {
+          std::vector<Tensor> in{xp.clone().requires_grad_(), h0.clone().requires_grad_(), c0.clone().requires_grad_(),
+                                 w.clone().requires_grad_()};
+          Layer r = (fused ? run_layer : run_steps)(in[0], in[1], in[2], in[3], rev);
+          Tensor loss = sum(in[3]) * 0.0;  // requires grad even when the loss's results are empty
+          if (mask & 1) loss = loss + sum(r.out * a);
+          if (mask & 2) loss = loss + sum(r.hn * b);
+          if (mask & 4) loss = loss + sum(r.cn * k);
+          grads.push_back(autograd::grad({loss}, in, {}, false, false, true));
+          results.push_back(r);
+        }
+        EXPECT_TRUE(close(results[0].out, results[1].out, 1e-12, 1e-12));
+        EXPECT_TRUE(close(results[0].hn, results[1].hn, 1e-12, 1e-12));
+        EXPECT_TRUE(close(results[0].cn, results[1].cn, 1e-12, 1e-12));
+        for (size_t i = 0; i < 4; ++i) {
+          SCOPED_TRACE("gradient of input " + std::to_string(i));
+          const Tensor& got = grads[0][i];
+          const Tensor& want = grads[1][i];
+          if (!want.defined()) {  // no path from this input to the loss
+            EXPECT_TRUE(!got.defined() || values(got) == std::vector<double>(size_t(got.numel()), 0.0));
+            continue;
+          }
+          ASSERT_TRUE(got.defined());
+          EXPECT_TRUE(close(got, want, 1e-12, 1e-12));
+        }
+      }
+}
+
+TEST(NNOpsLstmLayer, GradcheckAndCreateGraph) {
+  const int64_t T = 3, N = 2, H = 3;
+  Tensor xp = randu({T, N, 4 * H}, 90), h0 = randu({N, H}, 91), c0 = randu({N, H}, 92);
+  Tensor w = randu({4 * H, H}, 93, -0.5, 0.5);
+  for (bool rev : {false, true}) {
+    EXPECT_TRUE(gradcheck(
+        [rev](const std::vector<Tensor>& in) {
+          Layer r = run_layer(in[0], in[1], in[2], in[3], rev);
+          return cat(std::vector<Tensor>{r.out.reshape({-1}), r.hn.reshape({-1}), r.cn.reshape({-1})}, 0);
+        },
+        {xp, h0, c0, w}));
+    // Under create_graph the backward is recorded op by op: the same first derivatives, and
+    // differentiable again (compared with the step-by-step composition's second derivatives).
+    std::vector<std::vector<Tensor>> second;
+    for (bool fused : {true, false}) {
+      std::vector<Tensor> in{xp.clone().requires_grad_(), h0.clone().requires_grad_(), c0.clone().requires_grad_(),
+                             w.clone().requires_grad_()};
+      Layer r = (fused ? run_layer : run_steps)(in[0], in[1], in[2], in[3], rev);
+      Tensor loss = sum(r.out * r.out) + sum(r.cn);
+      std::vector<Tensor> g = autograd::grad({loss}, in, {}, true, true);
+      second.push_back(autograd::grad({sum(g[3] * g[3]) + sum(g[0])}, in, {}, false, false, true));
+    }
+    for (size_t i = 0; i < 4; ++i) {
+      SCOPED_TRACE(std::string(rev ? "reverse" : "forward") + " input " + std::to_string(i));
+      ASSERT_TRUE(second[0][i].defined() && second[1][i].defined());
+      EXPECT_TRUE(close(second[0][i], second[1][i], 1e-10, 1e-12));
+    }
+  }
+}
+
+TEST(NNOpsLstmLayer, BadArguments) {
+  Tensor xp = randu({2, 3, 8}, 95), s = randu({3, 2}, 96), w = randu({8, 2}, 97);
+  auto call_layer = [](const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& d) {
+    call_multi(Op("_lstm_layer"), {a, b, c, d, false});
+  };
+  EXPECT_TRUE(throws_with([&] { call_layer(randu({2, 3, 7}, 98), s, s, w); }, {"_lstm_layer", "[2, 3, 7]"}));
+  EXPECT_TRUE(throws_with([&] { call_layer(xp, randu({3, 3}, 99), s, w); }, {"_lstm_layer", "h0", "[3, 2]", "[3, 3]"}));
+  EXPECT_TRUE(throws_with([&] { call_layer(xp, s, s, randu({2, 8}, 100)); }, {"_lstm_layer", "w_hh", "[8, 2]"}));
+  EXPECT_TRUE(throws_with([&] { call_layer(xp, s, s.to(TSR_F32), w); }, {"_lstm_layer", "c0", "float32"}));
 }
 
 }  // namespace

@@ -70,46 +70,140 @@ std::vector<Tensor> lstm_cell_fwd(CArgs& a) {
   return {(t.o * tsr::tanh(cy)).to(dt), cy.to(dt)};
 }
 
-// With tc = tanh(cy) and dc = dcy + dhy * o * (1 - tc^2):
+// The cell's gradients (dgates, dcx) for dhy and/or dcy (undefined: zero; not both). With
+// tc = tanh(cy) and dc = dcy + dhy * o * (1 - tc^2):
 //   d(gates) = [dc * g * i(1-i), dc * cx * f(1-f), dc * i * (1-g^2), dhy * tc * o(1-o)],
 //   d(cx) = dc * f.
-void lstm_cell_bwd(GradCtx& c) {
-  const Tensor& dhy = c.grad(0);
-  const Tensor& dcy = c.grad(1);
-  if (!dhy.defined() && !dcy.defined()) return;
-  const Tensor& gates = c.input(0);
-  const Tensor& cx = c.input(1);
-  const Tensor& cy = c.output(1);
+// The kernel has no backward of its own: under create_graph (grad mode on while the backward
+// runs) the differentiable formulas are used instead.
+std::vector<Tensor> cell_backward(const Tensor& gates, const Tensor& cx, const Tensor& cy, const Tensor& dhy,
+                                  const Tensor& dcy) {
   static const tsr::Op kernel("_nn_lstm_cell_backward");
   auto opt = [](const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; };
-  std::optional<std::vector<Tensor>> r;
-  // The kernel has no backward of its own: under create_graph (grad mode on while the backward
-  // runs) the differentiable formulas below are used instead.
   if (!core::grad_mode())
-    r = try_kernel(kernel, gates, [&] {
-      return tsr::call_multi(kernel, {gates, cx, cy, nn::opt(opt(dhy)), nn::opt(opt(dcy))});
-    });
-  if (!r) {
-    const tsr_dtype_t acc = nn::acc_dtype(gates.dtype());
-    const Acts t = activate(gates);
-    const Tensor tc = tsr::tanh(cy.to(acc));
-    Tensor dc, d_o;
-    if (dhy.defined()) {
-      const Tensor dh = dhy.to(acc);
-      dc = dh * t.o * (1.0 - tc * tc);
-      if (dcy.defined()) dc = dc + dcy.to(acc);
-      d_o = dh * tc * t.o * (1.0 - t.o);
-    } else {
-      dc = dcy.to(acc);
-      d_o = tsr::zeros(tc.sizes(), acc, tc.device());
-    }
-    const Tensor d_i = dc * t.g * t.i * (1.0 - t.i);
-    const Tensor d_f = dc * cx.to(acc) * t.f * (1.0 - t.f);
-    const Tensor d_g = dc * t.i * (1.0 - t.g * t.g);
-    r = std::vector<Tensor>{tsr::cat({d_i, d_f, d_g, d_o}, 1), dc * t.f};
+    if (auto r = try_kernel(kernel, gates, [&] {
+          return tsr::call_multi(kernel, {gates, cx, cy, nn::opt(opt(dhy)), nn::opt(opt(dcy))});
+        }))
+      return *r;
+  const tsr_dtype_t acc = nn::acc_dtype(gates.dtype());
+  const Acts t = activate(gates);
+  const Tensor tc = tsr::tanh(cy.to(acc));
+  Tensor dc, d_o;
+  if (dhy.defined()) {
+    const Tensor dh = dhy.to(acc);
+    dc = dh * t.o * (1.0 - tc * tc);
+    if (dcy.defined()) dc = dc + dcy.to(acc);
+    d_o = dh * tc * t.o * (1.0 - t.o);
+  } else {
+    dc = dcy.to(acc);
+    d_o = tsr::zeros(tc.sizes(), acc, tc.device());
   }
-  if (c.needs(0)) c.set(0, (*r)[0]);
-  if (c.needs(1)) c.set(1, (*r)[1]);
+  const Tensor d_i = dc * t.g * t.i * (1.0 - t.i);
+  const Tensor d_f = dc * cx.to(acc) * t.f * (1.0 - t.f);
+  const Tensor d_g = dc * t.i * (1.0 - t.g * t.g);
+  const tsr_dtype_t dt = gates.dtype();
+  return {tsr::cat({d_i, d_f, d_g, d_o}, 1).to(dt), (dc * t.f).to(dt)};
+}
+
+void lstm_cell_bwd(GradCtx& c) {
+  if (!c.grad(0).defined() && !c.grad(1).defined()) return;
+  const std::vector<Tensor> r = cell_backward(c.input(0), c.input(1), c.output(1), c.grad(0), c.grad(1));
+  if (c.needs(0)) c.set(0, r[0]);
+  if (c.needs(1)) c.set(1, r[1]);
+}
+
+// ---- a whole layer's recurrence -----------------------------------------------------------------
+
+// _lstm_layer(xp [T, N, 4H], h0 [N, H], c0 [N, H], w_hh [4H, H], reverse)
+//   -> (out [T, N, H], c_n, gates [T, N, 4H], cells [T + 1, N, H])
+// xp is the layer's input projection with both biases; steps run over t = 0..T-1 (T-1..0 when
+// reverse). gates and cells are the backward's workspace, in processing order (cells[0] = c0).
+// h_n is out's last step in processing order (the caller selects it: ops have at most 4 results).
+// Recorded as one node: the per-step work is an addmm and the cell kernel, with no autograd
+// bookkeeping per step, and the backward computes dW_hh with one GEMM over all steps instead of
+// summing T per-step products into the weight's gradient (which was a third of an LSTM's time).
+struct LayerDims {
+  int64_t T, N, H;
+};
+LayerDims check_layer(const char* op, const Tensor& xp, const Tensor& h0, const Tensor& c0, const Tensor& w_hh) {
+  nn::require_floating(op, "input projection", xp);
+  if (xp.dim() != 3 || xp.size(2) % 4 != 0)
+    nn::fail(op, "input projection must be [T, N, 4 * hidden], got " + nn::shp(xp));
+  const LayerDims d{xp.size(0), xp.size(1), xp.size(2) / 4};
+  const std::vector<int64_t> state{d.N, d.H}, weight{4 * d.H, d.H};
+  for (auto [name, t, want] : {std::make_tuple("h0", &h0, &state), std::make_tuple("c0", &c0, &state),
+                               std::make_tuple("w_hh", &w_hh, &weight)}) {
+    if (t->sizes() != *want)
+      nn::fail(op, std::string(name) + " must be " + nn::shp(*want) + " for an input projection " + nn::shp(xp) +
+                       ", got " + nn::shp(*t));
+    if (t->dtype() != xp.dtype())
+      nn::fail(op, std::string(name) + " dtype " + tsr::dtype_name(t->dtype()) + " does not match the input's " +
+                       tsr::dtype_name(xp.dtype()));
+    if (t->device() != xp.device()) nn::fail(op, std::string(name) + " must be on the input's device");
+  }
+  return d;
+}
+
+std::vector<Tensor> lstm_layer_fwd(CArgs& a) {
+  const Tensor xp = a.tensor(0), h0 = a.tensor(1), c0 = a.tensor(2), w_hh = a.tensor(3);
+  const bool rev = a.bool_arg(4);
+  const LayerDims d = check_layer(a.op(), xp, h0, c0, w_hh);
+  const Tensor w_t = w_hh.t();
+  std::vector<Tensor> outs(size_t(d.T)), gates(size_t(d.T)), cells{c0.clone()};
+  Tensor h = h0, c = c0;
+  for (int64_t s = 0; s < d.T; ++s) {
+    const int64_t t = rev ? d.T - 1 - s : s;
+    gates[size_t(s)] = tsr::addmm(xp.select(0, t), h, w_t);
+    std::tie(h, c) = tsr::nn::lstm_cell_gates(gates[size_t(s)], c);
+    outs[size_t(t)] = h;
+    cells.push_back(c);
+  }
+  const tsr::Device dev = xp.device();
+  Tensor out = d.T ? tsr::stack(outs, 0) : tsr::zeros({0, d.N, d.H}, xp.dtype(), dev);
+  Tensor g = d.T ? tsr::stack(gates, 0) : tsr::zeros({0, d.N, 4 * d.H}, xp.dtype(), dev);
+  return {out, d.T ? c : c0.clone(), g, tsr::stack(cells, 0)};
+}
+
+void lstm_layer_bwd(GradCtx& c) {
+  // Gradients of out, c_n and of the workspace (gates, cells: they reach these only when a
+  // create_graph backward used them, i.e. in a second derivative).
+  const Tensor &d_out = c.grad(0), &d_cn = c.grad(1), &d_gates = c.grad(2), &d_cells = c.grad(3);
+  if (!d_out.defined() && !d_cn.defined() && !d_gates.defined() && !d_cells.defined()) return;
+  const Tensor &h0 = c.input(1), &w_hh = c.input(3);
+  const Tensor &out = c.output(0), &gates = c.output(2), &cells = c.output(3);
+  const bool rev = c.bool_arg(4);
+  const int64_t T = gates.size(0), N = gates.size(1), H = gates.size(2) / 4;
+  auto plus = [](const Tensor& acc, const Tensor& g) { return acc.defined() ? acc + g : g; };
+  Tensor dh, dc = d_cn;  // the gradients reaching the state after step s (undefined: zero)
+  std::vector<Tensor> dgates(static_cast<size_t>(T));
+  for (int64_t s = T - 1; s >= 0; --s) {
+    const int64_t t = rev ? T - 1 - s : s;
+    if (d_out.defined()) dh = plus(dh, d_out.select(0, t));
+    if (d_cells.defined()) dc = plus(dc, d_cells.select(0, s + 1));
+    Tensor dg;
+    if (dh.defined() || dc.defined()) {
+      std::vector<Tensor> r = cell_backward(gates.select(0, s), cells.select(0, s), cells.select(0, s + 1), dh, dc);
+      dg = r[0];
+      dc = r[1];
+    } else {
+      dg = tsr::zeros({N, 4 * H}, gates.dtype(), gates.device());
+    }
+    if (d_gates.defined()) dg = dg + d_gates.select(0, s);
+    dgates[static_cast<size_t>(s)] = dg;
+    dh = tsr::mm(dg, w_hh);
+  }
+  if (d_cells.defined()) dc = plus(dc, d_cells.select(0, 0));
+  if (c.needs(1) && dh.defined()) c.set(1, dh);
+  if (c.needs(2) && dc.defined()) c.set(2, dc);
+  if (T == 0) return;
+  const Tensor dg = tsr::stack(dgates, 0);  // processing order
+  if (c.needs(0)) c.set(0, rev ? tsr::flip(dg, {0}) : dg);
+  if (c.needs(3)) {
+    // The state before each step, in processing order: h0, then the outputs but the last.
+    const Tensor out_p = rev ? tsr::flip(out, {0}) : out;
+    const Tensor h_prev = tsr::cat({h0.unsqueeze(0), out_p.narrow(0, 0, T - 1)}, 0);
+    c.set(3, tsr::mm(dg.reshape({T * N, 4 * H}).t(), h_prev.reshape({T * N, H})));
+  }
 }
 
 // ---- the kernels' contracts ---------------------------------------------------------------------
@@ -151,6 +245,9 @@ tsr_dtype_t lstm_cell_backward_shape(CallCtx& ctx, std::vector<nn::OutDesc>& out
 TSR_CORE_OPS(nn_rnn) {
   v.push_back(nn::prim("lstm_cell_gates(Tensor gates, Tensor cx) -> (Tensor, Tensor)", composite_multi<lstm_cell_fwd>,
                        TSR_GRAD(lstm_cell_bwd), kSaveAll));
+  v.push_back(nn::prim("_lstm_layer(Tensor xp, Tensor h0, Tensor c0, Tensor w_hh, bool reverse=False) -> (Tensor, "
+                       "Tensor, Tensor, Tensor)",
+                       composite_multi<lstm_layer_fwd>, TSR_GRAD(lstm_layer_bwd), kSaveAll));
   v.push_back({"_nn_lstm_cell(Tensor gates, Tensor cx) -> (Tensor, Tensor)", nn::kernel_op_impl<lstm_cell_shape>});
   v.push_back({"_nn_lstm_cell_backward(Tensor gates, Tensor cx, Tensor cy, Tensor? grad_hy, Tensor? grad_cy) -> "
                "(Tensor, Tensor)",

@@ -56,6 +56,17 @@ inline std::pair<Tensor, Tensor> lstm_step(const Tensor& xp, const Tensor& h, co
   return {h2, c2};
 }
 
+// One LSTM layer (one direction) over the whole time-major sequence: the _lstm_layer primitive,
+// one autograd node whose backward computes dW_hh in one GEMM. xp as for lstm_step, [T, N, 4H].
+// Returns (out [T, N, H], h_n, c_n).
+inline std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xp, const Tensor& h0, const Tensor& c0,
+                                                     const Tensor& w_hh, bool reverse) {
+  static const Op op("_lstm_layer");
+  std::vector<Tensor> r = call_multi(op, {xp, h0, c0, w_hh, reverse});  // out, c_n, workspace
+  const int64_t T = xp.size(0);
+  return {r[0], T ? r[0].select(0, reverse ? 0 : T - 1) : h0, r[1]};
+}
+
 // One GRU step; the hidden bias of n stays inside r * (...) as in PyTorch (and cuDNN).
 inline Tensor gru_step(const Tensor& xp, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
   Tensor hp = tsr::linear(h, w_hh, opt(b_hh));
@@ -176,22 +187,22 @@ class RNNBase : public Module {
         std::optional<Tensor> b = seq_detail::opt(bias_ih(l, rev));
         if (lstm && b) *b = *b + bias_hh(l, rev);
         Tensor xp = tsr::linear(layer_in, weight_ih(l, rev), b);
-        Tensor w_hh_t = weight_hh(l, rev).t();
         Tensor h = h0.select(0, l * D + d);
-        Tensor c = lstm ? c0.select(0, l * D + d) : Tensor();
+        if (lstm) {  // the whole recurrence is one primitive
+          auto [out, h_n, c_n] = seq_detail::lstm_layer(xp, h, c0.select(0, l * D + d), weight_hh(l, rev), rev);
+          dir_out.push_back(out);
+          hn.push_back(h_n);
+          cn.push_back(c_n);
+          continue;
+        }
         std::vector<Tensor> outs(static_cast<size_t>(T));
         for (int64_t s = 0; s < T; ++s) {
           int64_t t = rev ? T - 1 - s : s;
-          if (lstm) {
-            std::tie(h, c) = seq_detail::lstm_step(xp.select(0, t), h, c, w_hh_t);
-          } else {
-            h = seq_detail::gru_step(xp.select(0, t), h, weight_hh(l, rev), bias_hh(l, rev));
-          }
+          h = seq_detail::gru_step(xp.select(0, t), h, weight_hh(l, rev), bias_hh(l, rev));
           outs[static_cast<size_t>(t)] = h;
         }
         dir_out.push_back(T > 0 ? tsr::stack(outs, 0) : tsr::zeros({0, N, hidden_size}, x.dtype(), x.device()));
         hn.push_back(h);
-        if (lstm) cn.push_back(c);
       }
       Tensor out = D == 1 ? dir_out[0] : tsr::cat(dir_out, -1);
       if (l + 1 < num_layers && dropout > 0 && is_training()) out = tsr::nn::dropout(out, dropout, true);
