@@ -23,16 +23,17 @@ using kernels::min_nan;
 using kernels::sigmoid_c;
 
 // max (MAX) or min of p[0..n) and `init`, NaN-propagating for floating C. Written with GCC
-// vector extensions (16-byte vectors, lowered to SSE2 on x86-64 and to whatever the target
-// has elsewhere): GCC does not vectorize a NaN-aware select reduction on its own.
+// vector extensions (GCC does not vectorize a NaN-aware select reduction on its own): 32-byte
+// vectors, AVX2 in the x86-64-v3/v4 clones of the row kernels that inline this, pairs of SSE2 ops
+// in the baseline, whatever the target has elsewhere.
 template <bool MAX, class C>
 inline C maxmin_contig(const C* p, int64_t n, C init) {
   C r = init;
   bool nan = false;
   int64_t i = 0;
 #if defined(__GNUC__) && !defined(__CUDACC__)
-  constexpr int W = 16 / int(sizeof(C));
-  typedef C V __attribute__((vector_size(16)));
+  constexpr int W = 32 / int(sizeof(C));
+  typedef C V __attribute__((vector_size(32)));
   V m0, m1, m2, m3;
   for (int k = 0; k < W; ++k) m0[k] = init;
   m1 = m2 = m3 = m0;

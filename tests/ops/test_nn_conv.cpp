@@ -171,6 +171,51 @@ TEST(NNOpsConv, ConvTranspose2d) {
       {"conv_transpose2d", "[3, 3, 3, 3]"}));
 }
 
+// Windows that lie inside the plane (no padding; the CPU's vectorized walk) against a loop over
+// each window, for every float dtype: small integer values make ties (the first maximum's index
+// wins) and NaNs win over numbers (the first NaN), kernel/stride/dilation differ per axis, and
+// ceil_mode adds a window that leaves the plane (the generic walk).
+TEST(NNOpsPool, MaxPool2dWindowsInsideThePlane) {
+  const int64_t H = 9, W = 11;
+  Tensor base = randint({2, 3, H, W}, 81, 0, 4).to(TSR_F64);
+  std::vector<double> bv = values(base);
+  for (size_t i : {size_t(5), size_t(40), size_t(41), size_t(300), size_t(500)}) bv[i] = std::nan("");
+  base = from_vector(bv, {2, 3, H, W});
+  struct Cfg {
+    V k, s, d;
+    bool ceil;
+  };
+  for (const Cfg& c : {Cfg{{2, 2}, {2, 2}, {1, 1}, false}, Cfg{{3, 3}, {1, 1}, {1, 1}, false},
+                       Cfg{{3, 2}, {2, 3}, {2, 1}, false}, Cfg{{2, 2}, {2, 2}, {1, 1}, true},
+                       Cfg{{1, 1}, {1, 2}, {1, 1}, false}})
+    for (tsr_dtype_t dt : {TSR_F64, TSR_F32, TSR_F16, TSR_BF16}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " k " + std::to_string(c.k[0]) + "x" + std::to_string(c.k[1]) +
+                   " s " + std::to_string(c.s[0]) + "x" + std::to_string(c.s[1]) + (c.ceil ? " ceil" : ""));
+      auto r = call_multi(op_max_pool2d_with_indices, {base.to(dt), c.k, c.s, V{0, 0}, c.d, c.ceil});
+      const std::vector<double> out = values(r[0]), idx = values(r[1]);
+      const int64_t OH = r[0].size(2), OW = r[0].size(3);
+      for (int64_t pl = 0; pl < 6; ++pl)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            double best = -std::numeric_limits<double>::infinity();
+            int64_t bi = -1;
+            for (int64_t i = 0; i < c.k[0]; ++i)
+              for (int64_t j = 0; j < c.k[1]; ++j) {
+                const int64_t ih = oh * c.s[0] + i * c.d[0], iw = ow * c.s[1] + j * c.d[1];
+                if (ih >= H || iw >= W) continue;
+                const double v = bv[size_t(pl * H * W + ih * W + iw)];
+                if (bi < 0 || v > best || (std::isnan(v) && !std::isnan(best))) best = v, bi = ih * W + iw;
+              }
+            const size_t o = size_t((pl * OH + oh) * OW + ow);
+            ASSERT_EQ(idx[o], bi) << "plane " << pl << " (" << oh << ", " << ow << ")";
+            if (std::isnan(best))
+              ASSERT_TRUE(std::isnan(out[o]));
+            else
+              ASSERT_EQ(out[o], best);
+          }
+    }
+}
+
 TEST(NNOpsPool, MaxPool2d) {
   Tensor x = randu({2, 3, 7, 6}, 80);
   auto xv = values(x);
