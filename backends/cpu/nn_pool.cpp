@@ -56,15 +56,49 @@ inline void max_pool_row_inside(const T* __restrict xp, T* __restrict yrow, int6
   for (int64_t ow = 0; ow < OW; ++ow) yrow[ow] = static_cast<T>(best[ow]);
 }
 
+// The same row for a KH x KW window known at compile time (2x2 and 3x3, the common pools): the
+// whole window is merged in registers for each output, so nothing goes through memory between
+// the window's elements.
+template <class T, int KH, int KW>
+inline void max_pool_row_fixed(const T* __restrict xp, T* __restrict yrow, int64_t* __restrict irow,
+                               const PoolGeo& g, int64_t oh) {
+  using CT = compute_t<T>;
+  const int64_t W = g.W, sw = g.sw, dw = g.dw, ih0 = oh * g.sh;
+  for (int64_t ow = 0; ow < g.OW; ++ow) {
+    const int64_t iw0 = ow * sw;
+    CT best = CT(xp[ih0 * W + iw0]);
+    int64_t bi = ih0 * W + iw0;
+    for (int i = 0; i < KH; ++i)
+      for (int j = 0; j < KW; ++j) {
+        if (i == 0 && j == 0) continue;
+        const int64_t at = (ih0 + i * g.dh) * W + iw0 + j * dw;
+        const CT v = CT(xp[at]);
+        const bool take = v > best || (v != v && best == best);
+        best = take ? v : best;
+        bi = take ? at : bi;
+      }
+    yrow[ow] = static_cast<T>(best);
+    irow[ow] = bi;
+  }
+}
+
 template <class T>
 TSR_CPU_MULTIVERSION void max_pool_planes(const T* x, T* y, int64_t* idx, const PoolGeo& g, int64_t p0, int64_t p1) {
   using CT = compute_t<T>;
   if (windows_inside(g)) {
     std::vector<CT> best(static_cast<size_t>(g.OW));
     for (int64_t p = p0; p < p1; ++p)
-      for (int64_t oh = 0; oh < g.OH; ++oh)
-        max_pool_row_inside<T>(x + p * g.H * g.W, y + (p * g.OH + oh) * g.OW, idx + (p * g.OH + oh) * g.OW,
-                               best.data(), g, oh);
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        const T* xp = x + p * g.H * g.W;
+        T* yrow = y + (p * g.OH + oh) * g.OW;
+        int64_t* irow = idx + (p * g.OH + oh) * g.OW;
+        if (g.kh == 2 && g.kw == 2)
+          max_pool_row_fixed<T, 2, 2>(xp, yrow, irow, g, oh);
+        else if (g.kh == 3 && g.kw == 3)
+          max_pool_row_fixed<T, 3, 3>(xp, yrow, irow, g, oh);
+        else
+          max_pool_row_inside<T>(xp, yrow, irow, best.data(), g, oh);
+      }
     return;
   }
   for (int64_t p = p0; p < p1; ++p) {

@@ -171,7 +171,8 @@ TEST(NNOpsConv, ConvTranspose2d) {
       {"conv_transpose2d", "[3, 3, 3, 3]"}));
 }
 
-// Windows that lie inside the plane (no padding; the CPU's vectorized walk) against a loop over
+// Windows that lie inside the plane (no padding; the CPU's branch-free walks: fixed 2x2 and 3x3
+// windows, dilated too, and any other size) against a loop over
 // each window, for every float dtype: small integer values make ties (the first maximum's index
 // wins) and NaNs win over numbers (the first NaN), kernel/stride/dilation differ per axis, and
 // ceil_mode adds a window that leaves the plane (the generic walk).
@@ -187,7 +188,7 @@ TEST(NNOpsPool, MaxPool2dWindowsInsideThePlane) {
   };
   for (const Cfg& c : {Cfg{{2, 2}, {2, 2}, {1, 1}, false}, Cfg{{3, 3}, {1, 1}, {1, 1}, false},
                        Cfg{{3, 2}, {2, 3}, {2, 1}, false}, Cfg{{2, 2}, {2, 2}, {1, 1}, true},
-                       Cfg{{1, 1}, {1, 2}, {1, 1}, false}})
+                       Cfg{{1, 1}, {1, 2}, {1, 1}, false}, Cfg{{3, 3}, {2, 2}, {2, 2}, false}})
     for (tsr_dtype_t dt : {TSR_F64, TSR_F32, TSR_F16, TSR_BF16}) {
       SCOPED_TRACE(std::string(dtype_name(dt)) + " k " + std::to_string(c.k[0]) + "x" + std::to_string(c.k[1]) +
                    " s " + std::to_string(c.s[0]) + "x" + std::to_string(c.s[1]) + (c.ceil ? " ceil" : ""));
