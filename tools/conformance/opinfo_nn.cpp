@@ -235,6 +235,14 @@ TSR_OPINFOS(nn) {
         sample("[1, 4*1]", {random_f64({1, 4}, seed), random_f64({1, 1}, seed + 1)},
                [](const Tensors& t) { return tsr::call_multi(tsr::Op("lstm_cell_gates"), {t[0], t[1]}); })};
   }));
+  v.push_back(info("gru_cell_gates", floats(), [](uint64_t seed) {
+    return std::vector<Sample>{sample("[3, 3*4] gates, [3, 4] state",
+                                      {random_f64({3, 12}, seed, -3, 3), random_f64({3, 12}, seed + 1, -3, 3),
+                                       random_f64({3, 4}, seed + 2)},
+                                      [](const Tensors& t) {
+                                        return Tensors{tsr::call("gru_cell_gates", {t[0], t[1], t[2]})};
+                                      })};
+  }));
   v.push_back(info("embedding", floats(), [](uint64_t seed) {
     return std::vector<Sample>{sample("[6, 4] rows by [2, 3]",
                                       {random_f64({6, 4}, seed), random_index({2, 3}, seed + 1, 0, 6)},

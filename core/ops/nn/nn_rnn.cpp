@@ -1,5 +1,6 @@
-// The pointwise part of an LSTM step as one primitive (PyTorch's _thnn_fused_lstm_cell without
-// the biases, which tsr::nn::LSTM folds into its input projection):
+// The pointwise parts of the LSTM and GRU steps as primitives (PyTorch's _thnn_fused_lstm_cell
+// and _thnn_fused_gru_cell; the LSTM's biases are folded into its input projection), and one
+// LSTM layer's whole recurrence (_lstm_layer, below). The LSTM cell:
 //
 //   lstm_cell_gates(gates [N, 4H], cx [N, H]) -> (hy [N, H], cy [N, H])
 //     i, f, g, o = sigmoid(gates[:, 0:H]), sigmoid(gates[:, H:2H]), tanh(gates[:, 2H:3H]),
@@ -206,6 +207,70 @@ void lstm_layer_bwd(GradCtx& c) {
   }
 }
 
+// ---- GRU ----------------------------------------------------------------------------------------
+
+// gru_cell_gates(xg [N, 3H], hg [N, 3H], hx [N, H]) -> hy [N, H]: the pointwise part of a GRU
+// step from the input and hidden projections (PyTorch's gate order r, z, n; hg includes b_hh, so
+// n's hidden bias stays inside r * (...) as in PyTorch and cuDNN):
+//   r = sigmoid(xr + hr), z = sigmoid(xz + hz), n = tanh(xn + r * hn), hy = n + z * (hx - n).
+void check_gru(const char* op, const Tensor& xg, const Tensor& hg, const Tensor& hx) {
+  nn::require_floating(op, "input gates", xg);
+  if (xg.dim() != 2 || xg.size(1) % 3 != 0) nn::fail(op, "input gates must be [N, 3 * hidden], got " + nn::shp(xg));
+  const int64_t N = xg.size(0), H = xg.size(1) / 3;
+  if (hg.sizes() != xg.sizes())
+    nn::fail(op, "hidden gates must match the input gates " + nn::shp(xg) + ", got " + nn::shp(hg));
+  if (hx.dim() != 2 || hx.size(0) != N || hx.size(1) != H)
+    nn::fail(op, "hx must be [N, hidden] = [" + std::to_string(N) + ", " + std::to_string(H) + "] for gates " +
+                     nn::shp(xg) + ", got " + nn::shp(hx));
+  for (const Tensor* t : {&hg, &hx}) {
+    if (t->dtype() != xg.dtype())
+      nn::fail(op, std::string("dtype ") + tsr::dtype_name(t->dtype()) + " does not match the input gates' " +
+                       tsr::dtype_name(xg.dtype()));
+    if (t->device() != xg.device()) nn::fail(op, "all arguments must be on the input gates' device");
+  }
+}
+
+Tensor gru_cell_fwd(CArgs& a) {
+  const Tensor xg = a.tensor(0), hg = a.tensor(1), hx = a.tensor(2);
+  check_gru(a.op(), xg, hg, hx);
+  static const tsr::Op kernel("_nn_gru_cell");
+  if (auto r = try_kernel(kernel, xg, [&] { return tsr::call_multi(kernel, {xg, hg, hx}); })) return (*r)[0];
+  const tsr_dtype_t acc = nn::acc_dtype(xg.dtype());
+  const Tensor x = xg.to(acc), h = hg.to(acc), h0 = hx.to(acc);
+  const int64_t H = h0.size(1);
+  const Tensor r = tsr::sigmoid(x.narrow(1, 0, H) + h.narrow(1, 0, H));
+  const Tensor z = tsr::sigmoid(x.narrow(1, H, H) + h.narrow(1, H, H));
+  const Tensor n = tsr::tanh(x.narrow(1, 2 * H, H) + r * h.narrow(1, 2 * H, H));
+  return (n + z * (h0 - n)).to(xg.dtype());
+}
+
+// With dn = g (1 - z) (1 - n^2), dr = dn hn r (1 - r), dz = g (hx - n) z (1 - z):
+//   d(xg) = [dr, dz, dn], d(hg) = [dr, dz, dn r], d(hx) = g z.
+// The kernel has no backward of its own: under create_graph the formulas run as SDK ops.
+void gru_cell_bwd(GradCtx& c) {
+  const Tensor& g = c.grad(0);
+  if (!g.defined()) return;
+  const Tensor &xg = c.input(0), &hg = c.input(1), &hx = c.input(2);
+  static const tsr::Op kernel("_nn_gru_cell_backward");
+  std::optional<std::vector<Tensor>> res;
+  if (!core::grad_mode()) res = try_kernel(kernel, xg, [&] { return tsr::call_multi(kernel, {xg, hg, hx, g}); });
+  if (!res) {
+    const tsr_dtype_t acc = nn::acc_dtype(xg.dtype()), dt = xg.dtype();
+    const Tensor x = xg.to(acc), h = hg.to(acc), h0 = hx.to(acc), ga = g.to(acc);
+    const int64_t H = h0.size(1);
+    const Tensor hn = h.narrow(1, 2 * H, H);
+    const Tensor r = tsr::sigmoid(x.narrow(1, 0, H) + h.narrow(1, 0, H));
+    const Tensor z = tsr::sigmoid(x.narrow(1, H, H) + h.narrow(1, H, H));
+    const Tensor n = tsr::tanh(x.narrow(1, 2 * H, H) + r * hn);
+    const Tensor dn = ga * (1.0 - z) * (1.0 - n * n);
+    const Tensor dr = dn * hn * r * (1.0 - r);
+    const Tensor dz = ga * (h0 - n) * z * (1.0 - z);
+    res = std::vector<Tensor>{tsr::cat({dr, dz, dn}, 1).to(dt), tsr::cat({dr, dz, dn * r}, 1).to(dt), (ga * z).to(dt)};
+  }
+  for (size_t i = 0; i < 3; ++i)
+    if (c.needs(i)) c.set(i, (*res)[i]);
+}
+
 // ---- the kernels' contracts ---------------------------------------------------------------------
 
 // gates [N, 4H] floating; argument `state` [N, H] of gates' dtype. Returns H.
@@ -240,6 +305,39 @@ tsr_dtype_t lstm_cell_backward_shape(CallCtx& ctx, std::vector<nn::OutDesc>& out
   return gates->dtype;
 }
 
+// _nn_gru_cell(xg [N, 3H], hg [N, 3H], hx [N, H]) -> hy [N, H]; the backward takes grad [N, H]
+// after hx and returns (grad_xg, grad_hg, grad_hx).
+int64_t gru_geometry(CallCtx& ctx, const core::Tensor* xg) {
+  nn::krequire(ctx, xg->sizes[1] % 3 == 0, "input gates " + shape_str(xg->sizes, 2) + " must be [N, 3 * hidden]");
+  const core::Tensor* hg = nn::kfloat(ctx, 1, 2, xg);
+  nn::krequire(ctx, hg->sizes[0] == xg->sizes[0] && hg->sizes[1] == xg->sizes[1],
+               "hidden gates " + shape_str(hg->sizes, 2) + " must match the input gates " + shape_str(xg->sizes, 2));
+  const int64_t H = xg->sizes[1] / 3;
+  for (size_t i : {size_t(2), size_t(3)}) {
+    if (i >= ctx.op->schema.args.size()) break;
+    const core::Tensor* t = nn::kfloat(ctx, i, 2, xg);
+    nn::krequire(ctx, t->sizes[0] == xg->sizes[0] && t->sizes[1] == H,
+                 "argument '" + ctx.op->schema.args[i].name + "' " + shape_str(t->sizes, 2) + " must be [" +
+                     std::to_string(xg->sizes[0]) + ", " + std::to_string(H) + "]");
+  }
+  return H;
+}
+
+tsr_dtype_t gru_cell_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
+  core::Tensor* xg = nn::kfloat(ctx, 0, 2);
+  outs.push_back({{xg->sizes[0], gru_geometry(ctx, xg)}, xg->dtype});
+  return xg->dtype;
+}
+
+tsr_dtype_t gru_cell_backward_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
+  core::Tensor* xg = nn::kfloat(ctx, 0, 2);
+  const int64_t H = gru_geometry(ctx, xg);
+  outs.push_back({{xg->sizes[0], 3 * H}, xg->dtype});
+  outs.push_back({{xg->sizes[0], 3 * H}, xg->dtype});
+  outs.push_back({{xg->sizes[0], H}, xg->dtype});
+  return xg->dtype;
+}
+
 }  // namespace
 
 TSR_CORE_OPS(nn_rnn) {
@@ -248,6 +346,11 @@ TSR_CORE_OPS(nn_rnn) {
   v.push_back(nn::prim("_lstm_layer(Tensor xp, Tensor h0, Tensor c0, Tensor w_hh, bool reverse=False) -> (Tensor, "
                        "Tensor, Tensor, Tensor)",
                        composite_multi<lstm_layer_fwd>, TSR_GRAD(lstm_layer_bwd), kSaveAll));
+  v.push_back(nn::prim("gru_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor hx) -> Tensor",
+                       composite<gru_cell_fwd>, TSR_GRAD(gru_cell_bwd), kSaveInputs));
+  v.push_back({"_nn_gru_cell(Tensor xg, Tensor hg, Tensor hx) -> Tensor", nn::kernel_op_impl<gru_cell_shape>});
+  v.push_back({"_nn_gru_cell_backward(Tensor xg, Tensor hg, Tensor hx, Tensor grad) -> (Tensor, Tensor, Tensor)",
+               nn::kernel_op_impl<gru_cell_backward_shape>});
   v.push_back({"_nn_lstm_cell(Tensor gates, Tensor cx) -> (Tensor, Tensor)", nn::kernel_op_impl<lstm_cell_shape>});
   v.push_back({"_nn_lstm_cell_backward(Tensor gates, Tensor cx, Tensor cy, Tensor? grad_hy, Tensor? grad_cy) -> "
                "(Tensor, Tensor)",

@@ -67,14 +67,10 @@ inline std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xp, const Ten
   return {r[0], T ? r[0].select(0, reverse ? 0 : T - 1) : h0, r[1]};
 }
 
-// One GRU step; the hidden bias of n stays inside r * (...) as in PyTorch (and cuDNN).
+// One GRU step; the hidden bias of n stays inside r * (...) as in PyTorch (and cuDNN). The gate
+// arithmetic is one fused op (gru_cell_gates).
 inline Tensor gru_step(const Tensor& xp, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
-  Tensor hp = tsr::linear(h, w_hh, opt(b_hh));
-  std::vector<Tensor> xg = tsr::chunk(xp, 3, -1), hg = tsr::chunk(hp, 3, -1);
-  Tensor r = tsr::sigmoid(xg[0] + hg[0]);
-  Tensor z = tsr::sigmoid(xg[1] + hg[1]);
-  Tensor n = tsr::tanh(xg[2] + r * hg[2]);
-  return n + z * (h - n);  // (1 - z) * n + z * h
+  return tsr::nn::gru_cell_gates(xp, tsr::linear(h, w_hh, opt(b_hh)), h);
 }
 
 }  // namespace seq_detail

@@ -72,6 +72,13 @@ inline std::pair<Tensor, Tensor> lstm_cell_gates(const Tensor& gates, const Tens
   return {std::move(r[0]), std::move(r[1])};
 }
 
+// The pointwise part of a GRU step: input and hidden projections [N, 3H] (PyTorch's r, z, n order,
+// the hidden one with b_hh) and hx [N, H] -> hy = n + z * (hx - n).
+inline Tensor gru_cell_gates(const Tensor& input_gates, const Tensor& hidden_gates, const Tensor& hx) {
+  static const Op op("gru_cell_gates");
+  return call(op, {input_gates, hidden_gates, hx});
+}
+
 // ---- normalization ------------------------------------------------------------------------------
 inline Tensor layer_norm(const Tensor& x, IntList normalized_shape, const OptTensor& weight = std::nullopt,
                          const OptTensor& bias = std::nullopt, double eps = 1e-5) {

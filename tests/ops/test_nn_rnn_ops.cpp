@@ -1,7 +1,8 @@
-// lstm_cell_gates: the fused pointwise part of an LSTM step, against float64 equations written
-// here with plain loops: every floating dtype, odd and empty shapes, non-contiguous operands,
-// gradients through hy, cy or both, the composite backward (taken under create_graph) against the
-// kernel's, second derivatives by finite differences, and argument errors.
+// The recurrent ops: lstm_cell_gates and gru_cell_gates (the fused pointwise parts of an LSTM and
+// a GRU step) against float64 equations written here with plain loops: every floating dtype, odd
+// and empty shapes, non-contiguous operands, gradients through each result, the composite
+// backward (taken under create_graph) against the kernel's, second derivatives by finite
+// differences, and argument errors; _lstm_layer against the step-by-step composition.
 #include <cmath>
 #include <vector>
 
@@ -258,6 +259,95 @@ TEST(NNOpsLstmLayer, BadArguments) {
   EXPECT_TRUE(throws_with([&] { call_layer(xp, randu({3, 3}, 99), s, w); }, {"_lstm_layer", "h0", "[3, 2]", "[3, 3]"}));
   EXPECT_TRUE(throws_with([&] { call_layer(xp, s, s, randu({2, 8}, 100)); }, {"_lstm_layer", "w_hh", "[8, 2]"}));
   EXPECT_TRUE(throws_with([&] { call_layer(xp, s, s.to(TSR_F32), w); }, {"_lstm_layer", "c0", "float32"}));
+}
+
+// ---- gru_cell_gates ---------------------------------------------------------------------------
+
+struct GruRef {
+  Vec hy, dxg, dhg, dhx;
+};
+GruRef gru_ref(const Vec& xg, const Vec& hg, const Vec& hx, int64_t N, int64_t H, const Vec& g) {
+  GruRef r;
+  r.hy.resize(size_t(N * H));
+  r.dxg.resize(size_t(N * 3 * H));
+  r.dhg.resize(size_t(N * 3 * H));
+  r.dhx.resize(size_t(N * H));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t j = 0; j < H; ++j) {
+      const double* x = &xg[size_t(n * 3 * H)];
+      const double* h = &hg[size_t(n * 3 * H)];
+      const size_t k = size_t(n * H + j);
+      const double rr = sig(x[j] + h[j]), z = sig(x[H + j] + h[H + j]);
+      const double nn = std::tanh(x[2 * H + j] + rr * h[2 * H + j]);
+      r.hy[k] = nn + z * (hx[k] - nn);
+      const double dn = g[k] * (1 - z) * (1 - nn * nn), dr = dn * h[2 * H + j] * rr * (1 - rr);
+      const double dz = g[k] * (hx[k] - nn) * z * (1 - z);
+      double* dx = &r.dxg[size_t(n * 3 * H)];
+      double* dh = &r.dhg[size_t(n * 3 * H)];
+      dx[j] = dh[j] = dr;
+      dx[H + j] = dh[H + j] = dz;
+      dx[2 * H + j] = dn;
+      dh[2 * H + j] = dn * rr;
+      r.dhx[k] = g[k] * z;
+    }
+  return r;
+}
+
+TEST(NNOpsGruCell, ValuesAndGradientsEveryDtype) {
+  for (tsr_dtype_t dt : {TSR_F64, TSR_F32, TSR_F16, TSR_BF16}) {
+    for (auto [N, H] : {std::pair<int64_t, int64_t>{3, 5}, {1, 1}, {7, 33}, {64, 256}, {0, 4}, {2, 0}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " N " + std::to_string(N) + " H " + std::to_string(H));
+      Tensor xg = randu({N, 3 * H}, uint64_t(110 + N + H), -3, 3).to(dt).requires_grad_();
+      Tensor hg = randu({N, 3 * H}, uint64_t(120 + N + H), -3, 3).to(dt).requires_grad_();
+      Tensor hx = randu({N, H}, uint64_t(130 + N + H)).to(dt).requires_grad_();
+      Tensor a = randu({N, H}, 131, -1, 1).to(dt);
+      const GruRef ref = gru_ref(values(xg), values(hg), values(hx), N, H, values(a));
+      Tensor hy = nn::gru_cell_gates(xg, hg, hx);
+      const auto [rtol, atol] = cell_tol(dt);
+      EXPECT_TRUE(close(hy, ref.hy, {N, H}, rtol, atol));
+      EXPECT_EQ(hy.dtype(), dt);
+      sum(hy * a).backward();
+      EXPECT_TRUE(close(xg.grad(), ref.dxg, {N, 3 * H}, rtol, atol));
+      EXPECT_TRUE(close(hg.grad(), ref.dhg, {N, 3 * H}, rtol, atol));
+      EXPECT_TRUE(close(hx.grad(), ref.dhx, {N, H}, rtol, atol));
+    }
+  }
+}
+
+TEST(NNOpsGruCell, NonContiguousCreateGraphAndGradcheck) {
+  const int64_t N = 4, H = 5;
+  Tensor wide = randu({N, 3 * H + 2}, 140, -3, 3), ht = randu({3 * H, N}, 141, -3, 3), h0 = randu({H, N}, 142);
+  Tensor xg = wide.narrow(1, 1, 3 * H), hg = ht.t(), hx = h0.t();
+  ASSERT_FALSE(xg.is_contiguous() || hg.is_contiguous() || hx.is_contiguous());
+  const GruRef ref = gru_ref(values(xg), values(hg), values(hx), N, H, Vec(size_t(N * H), 1.0));
+  EXPECT_TRUE(close(nn::gru_cell_gates(xg, hg, hx), ref.hy, {N, H}, 1e-12, 1e-12));
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return nn::gru_cell_gates(in[0], in[1], in[2]); },
+                        {xg, hg, hx}));
+  // The composite backward (create_graph) equals the kernel's, and differentiates again: its
+  // second derivatives against finite differences of the kernel's first.
+  Tensor a = randu({N, H}, 143, -1, 1), v = randu({N, 3 * H}, 144, -1, 1);
+  auto first = [&](const Tensor& x, bool create_graph) {
+    Tensor in = x.detach().clone().requires_grad_();
+    Tensor loss = sum(nn::gru_cell_gates(in, hg, hx) * a);
+    return std::make_pair(in, autograd::grad({loss}, {in}, {}, create_graph, create_graph)[0]);
+  };
+  auto [leaf, composite] = first(xg.contiguous(), true);
+  EXPECT_TRUE(close(composite, first(xg.contiguous(), false).second, 1e-12, 1e-12));
+  Tensor hv = autograd::grad({sum(composite * v)}, {leaf})[0];
+  const double e = 1e-6;
+  const Vec gp = values(first(xg + v * e, false).second), gm = values(first(xg - v * e, false).second);
+  Vec fd(gp.size());
+  for (size_t i = 0; i < fd.size(); ++i) fd[i] = (gp[i] - gm[i]) / (2 * e);
+  EXPECT_TRUE(close(hv, fd, {N, 3 * H}, 1e-5, 1e-7));
+}
+
+TEST(NNOpsGruCell, BadArguments) {
+  Tensor x = randu({3, 6}, 150), h = randu({3, 2}, 151);
+  EXPECT_TRUE(throws_with([&] { nn::gru_cell_gates(randu({3, 7}, 152), randu({3, 7}, 153), h); },
+                          {"gru_cell_gates", "[N, 3 * hidden]", "[3, 7]"}));
+  EXPECT_TRUE(throws_with([&] { nn::gru_cell_gates(x, randu({3, 9}, 154), h); }, {"gru_cell_gates", "[3, 9]"}));
+  EXPECT_TRUE(throws_with([&] { nn::gru_cell_gates(x, x, randu({2, 2}, 155)); }, {"gru_cell_gates", "[3, 2]"}));
+  EXPECT_TRUE(throws_with([&] { nn::gru_cell_gates(x, x.to(TSR_F32), h); }, {"gru_cell_gates", "float32"}));
 }
 
 }  // namespace
