@@ -6,7 +6,7 @@
 // internal ops _nn_conv2d (and _nn_conv2d_bias, the bias fused) / _nn_conv2d_backward_input /
 // _nn_conv2d_backward_weight; conv2d uses them when the tensors' device type has one for the
 // dtype, and im2col + GEMM otherwise or when every kernel declines the problem (UNIMPLEMENTED,
-// nothing written: see declinable below).
+// nothing written: see nn::declinable).
 #include "autograd/engine.hpp"
 #include "ops/nn/nn_conv_util.hpp"
 #include "ops/nn/nn_kernel_op.hpp"
@@ -189,19 +189,6 @@ ConvArgs conv_args(const char* op, Tensor x, Tensor w, std::optional<Tensor> b, 
 
 Tensor add_bias(Tensor y, const std::optional<Tensor>& b, int64_t cout) { return b ? y + b->view({1, cout, 1, 1}) : y; }
 
-// A direct convolution kernel's result, or nothing when every kernel declined the problem
-// (UNIMPLEMENTED, having written nothing: a library that cannot be loaded, a configuration it
-// has no algorithm for); the caller then runs im2col + GEMM. Other errors propagate.
-template <class F>
-std::optional<Tensor> declinable(F&& call) {
-  try {
-    return call();
-  } catch (const tsr::Error& e) {
-    if (e.code() != TSR_UNIMPLEMENTED) throw;
-    return std::nullopt;
-  }
-}
-
 // ---- conv2d -------------------------------------------------------------------------------------
 
 Tensor conv2d_fwd(CArgs& a) {
@@ -211,13 +198,13 @@ Tensor conv2d_fwd(CArgs& a) {
   static const tsr::Op direct_bias("_nn_conv2d_bias");
   if (c.b && nn::has_device_kernel(direct_bias, c.x, c.x.dtype())) {  // the bias fused into the kernel
     const Tensor b = c.b->contiguous();
-    if (std::optional<Tensor> y = declinable(
+    if (std::optional<Tensor> y = nn::declinable(
             [&] { return tsr::call(direct_bias, {c.x, c.w, b, c.g.stride(), c.g.padding(), c.g.dilation(), G}); }))
       return c.unbatched ? y->squeeze(0) : *y;
   }
   static const tsr::Op direct("_nn_conv2d");
   if (nn::has_device_kernel(direct, c.x, c.x.dtype())) {  // a direct convolution kernel (cuDNN, oneDNN)
-    if (std::optional<Tensor> y = declinable(
+    if (std::optional<Tensor> y = nn::declinable(
             [&] { return tsr::call(direct, {c.x, c.w, c.g.stride(), c.g.padding(), c.g.dilation(), G}); })) {
       Tensor yb = add_bias(*y, c.b, c.Cout);
       return c.unbatched ? yb.squeeze(0) : yb;
@@ -245,7 +232,7 @@ void conv2d_bwd(GradCtx& ctx) {
   static const tsr::Op direct_w_op("_nn_conv2d_backward_weight");
   const bool may_go_direct = !core::grad_mode();
   if (ctx.needs(0) && may_go_direct && nn::has_device_kernel(direct_x_op, g4, g4.dtype())) {
-    if (std::optional<Tensor> dx = declinable([&] {
+    if (std::optional<Tensor> dx = nn::declinable([&] {
           return tsr::call(direct_x_op, {g4, c.w, std::vector<int64_t>{c.H, c.W}, c.g.stride(), c.g.padding(),
                                          c.g.dilation(), G});
         })) {
@@ -254,7 +241,7 @@ void conv2d_bwd(GradCtx& ctx) {
     }
   }
   if (ctx.needs(1) && may_go_direct && nn::has_device_kernel(direct_w_op, g4, g4.dtype())) {
-    if (std::optional<Tensor> dw = declinable([&] {
+    if (std::optional<Tensor> dw = nn::declinable([&] {
           return tsr::call(direct_w_op, {g4, c.x, std::vector<int64_t>{c.g.kh, c.g.kw}, c.g.stride(), c.g.padding(),
                                          c.g.dilation(), G});
         })) {

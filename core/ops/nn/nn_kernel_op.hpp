@@ -6,6 +6,8 @@
 // sizes that must agree) with the k* checks below; kernels refuse data-dependent indices.
 #pragma once
 
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "ops/composite.hpp"
@@ -52,5 +54,18 @@ tsr_status_t kernel_op_impl(CallCtx& ctx) {
 // epilogue) over its generic formulation. One look at the op's kernels for that device type (the
 // registration snapshot), no lock, no allocation: it runs on every linear and conv2d call.
 bool has_device_kernel(const tsr::Op& op, const tsr::Tensor& t, tsr_dtype_t dtype);
+
+// A direct kernel's result, or nothing when every kernel declined the call (UNIMPLEMENTED, having
+// written nothing: a library that cannot be loaded, a problem it has no algorithm for); the
+// caller then runs its composite formulation. Other errors propagate.
+template <class F>
+auto declinable(F&& call) -> std::optional<std::decay_t<decltype(call())>> {
+  try {
+    return call();
+  } catch (const tsr::Error& e) {
+    if (e.code() != TSR_UNIMPLEMENTED) throw;
+    return std::nullopt;
+  }
+}
 
 }  // namespace tsr::core::nn

@@ -48,16 +48,12 @@ Acts activate(const Tensor& gates) {
           tsr::sigmoid(ga.narrow(1, 3 * H, H))};
 }
 
-// UNIMPLEMENTED from every kernel (a backend without one for this dtype) means: compose.
+// The kernel's results where the device type has one for the dtype and it does not decline;
+// nothing means: compose.
 template <class F>
 std::optional<std::vector<Tensor>> try_kernel(const tsr::Op& op, const Tensor& like, F&& call) {
   if (!nn::has_device_kernel(op, like, like.dtype())) return std::nullopt;
-  try {
-    return call();
-  } catch (const tsr::Error& e) {
-    if (e.code() != TSR_UNIMPLEMENTED) throw;
-    return std::nullopt;
-  }
+  return nn::declinable(std::forward<F>(call));
 }
 
 std::vector<Tensor> lstm_cell_fwd(CArgs& a) {
