@@ -114,83 +114,56 @@ TSR_CPU_MULTIVERSION void gru_backward_rows(const T* xg, const T* hg, const T* h
                         dhx + r * H, H);
 }
 
-// Rows per task: about kParallelGrain gate elements, so small batches stay on one thread.
-int64_t row_grain(int64_t H) { return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, 4 * H)); }
-
-void lstm_cell_kernel(KernelCall& c) {
-  const int64_t N = c.input(0).sizes[0], H = c.input(0).sizes[1] / 4;
+// The shared frame of the four kernels: input 0 is [N, G * H] gates; rows(tag, in, out, r0, r1,
+// H) runs rows [r0, r1) with in(i) / out(i) the typed data of input / output i, in tasks of about
+// kParallelGrain gate elements (small batches stay on one thread).
+template <int G, class Rows>
+void over_rows(KernelCall& c, Rows&& rows) {
+  const int64_t N = c.input(0).sizes[0], H = c.input(0).sizes[1] / G;
   if (N == 0 || H == 0) return;
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* gates = static_cast<const T*>(c.input(0).data);
-    const T* cx = static_cast<const T*>(c.input(1).data);
-    T* hy = static_cast<T*>(c.output(0).data);
-    T* cy = static_cast<T*>(c.output(1).data);
-    parallel_for(0, N, row_grain(H), [&](int64_t r0, int64_t r1) { lstm_rows<T>(gates, cx, hy, cy, r0, r1, H); });
+    auto in = [&](size_t i) { return static_cast<const T*>(c.input(i).data); };
+    auto out = [&](size_t i) { return static_cast<T*>(c.output(i).data); };
+    parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / (G * H)),
+                 [&](int64_t r0, int64_t r1) { rows(tag, in, out, r0, r1, H); });
+  });
+}
+
+void lstm_cell_kernel(KernelCall& c) {
+  over_rows<4>(c, [](auto tag, auto in, auto out, int64_t r0, int64_t r1, int64_t H) {
+    lstm_rows<typename decltype(tag)::type>(in(0), in(1), out(0), out(1), r0, r1, H);
   });
 }
 
 // args: gates, cx, cy, grad_hy?, grad_cy? (the present tensors are the inputs, in order).
 void lstm_cell_backward_kernel(KernelCall& c) {
-  const int64_t N = c.input(0).sizes[0], H = c.input(0).sizes[1] / 4;
-  if (N == 0 || H == 0) return;
-  size_t next = 3;
-  const void* dhy = c.arg_is_none(3) ? nullptr : c.input(next++).data;
-  const void* dcy = c.arg_is_none(4) ? nullptr : c.input(next++).data;
-  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+  const bool dh = !c.arg_is_none(3), dc = !c.arg_is_none(4);
+  const size_t dc_at = dh ? 4 : 3;
+  over_rows<4>(c, [&](auto tag, auto in, auto out, int64_t r0, int64_t r1, int64_t H) {
     using T = typename decltype(tag)::type;
-    const T* gates = static_cast<const T*>(c.input(0).data);
-    const T* cx = static_cast<const T*>(c.input(1).data);
-    const T* cy = static_cast<const T*>(c.input(2).data);
-    T* dgates = static_cast<T*>(c.output(0).data);
-    T* dcx = static_cast<T*>(c.output(1).data);
-    const T* dh = static_cast<const T*>(dhy);
-    const T* dc = static_cast<const T*>(dcy);
-    if (!dh && !dc) {  // no gradient reaches the cell: zeros
-      std::fill(dgates, dgates + N * 4 * H, T(0));
-      std::fill(dcx, dcx + N * H, T(0));
-      return;
+    if (dh && dc)
+      lstm_backward_rows<T, true, true>(in(0), in(1), in(2), in(3), in(4), out(0), out(1), r0, r1, H);
+    else if (dh)
+      lstm_backward_rows<T, true, false>(in(0), in(1), in(2), in(3), nullptr, out(0), out(1), r0, r1, H);
+    else if (dc)
+      lstm_backward_rows<T, false, true>(in(0), in(1), in(2), nullptr, in(dc_at), out(0), out(1), r0, r1, H);
+    else {  // no gradient reaches the cell: zeros
+      std::fill(out(0) + r0 * 4 * H, out(0) + r1 * 4 * H, T(0));
+      std::fill(out(1) + r0 * H, out(1) + r1 * H, T(0));
     }
-    parallel_for(0, N, row_grain(H), [&](int64_t r0, int64_t r1) {
-      if (dh && dc)
-        lstm_backward_rows<T, true, true>(gates, cx, cy, dh, dc, dgates, dcx, r0, r1, H);
-      else if (dh)
-        lstm_backward_rows<T, true, false>(gates, cx, cy, dh, dc, dgates, dcx, r0, r1, H);
-      else
-        lstm_backward_rows<T, false, true>(gates, cx, cy, dh, dc, dgates, dcx, r0, r1, H);
-    });
   });
 }
 
 void gru_cell_kernel(KernelCall& c) {
-  const int64_t N = c.input(0).sizes[0], H = c.input(0).sizes[1] / 3;
-  if (N == 0 || H == 0) return;
-  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* xg = static_cast<const T*>(c.input(0).data);
-    const T* hg = static_cast<const T*>(c.input(1).data);
-    const T* hx = static_cast<const T*>(c.input(2).data);
-    T* hy = static_cast<T*>(c.output(0).data);
-    parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / (3 * H)),
-                 [&](int64_t r0, int64_t r1) { gru_rows<T>(xg, hg, hx, hy, r0, r1, H); });
+  over_rows<3>(c, [](auto tag, auto in, auto out, int64_t r0, int64_t r1, int64_t H) {
+    gru_rows<typename decltype(tag)::type>(in(0), in(1), in(2), out(0), r0, r1, H);
   });
 }
 
 void gru_cell_backward_kernel(KernelCall& c) {
-  const int64_t N = c.input(0).sizes[0], H = c.input(0).sizes[1] / 3;
-  if (N == 0 || H == 0) return;
-  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* xg = static_cast<const T*>(c.input(0).data);
-    const T* hg = static_cast<const T*>(c.input(1).data);
-    const T* hx = static_cast<const T*>(c.input(2).data);
-    const T* g = static_cast<const T*>(c.input(3).data);
-    T* dxg = static_cast<T*>(c.output(0).data);
-    T* dhg = static_cast<T*>(c.output(1).data);
-    T* dhx = static_cast<T*>(c.output(2).data);
-    parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / (3 * H)), [&](int64_t r0, int64_t r1) {
-      gru_backward_rows<T>(xg, hg, hx, g, dxg, dhg, dhx, r0, r1, H);
-    });
+  over_rows<3>(c, [](auto tag, auto in, auto out, int64_t r0, int64_t r1, int64_t H) {
+    gru_backward_rows<typename decltype(tag)::type>(in(0), in(1), in(2), in(3), out(0), out(1), out(2), r0, r1, H);
   });
 }
 
