@@ -215,7 +215,21 @@ Tensor zeros_of(GradCtx& c) {
 
 TSR_UNARY_BW(neg) { SET(tsr::neg(G)); }
 TSR_UNARY_BW(abs) { SET(G * tsr::sgn(X)); }
-TSR_UNARY_BW(relu) { SET(masked(tsr::gt(Y, 0.0), G)); }
+// G where Y > 0, else 0; a NaN Y passes G, as PyTorch's threshold_backward. One fused pass when
+// the backend has the kernel and no graph of the backward is being built.
+TSR_UNARY_BW(relu) {
+  if (!c.needs(0) || !G.defined()) return;
+  if (!grad_mode()) {
+    try {
+      static const tsr::Op op("_threshold_backward");
+      c.set(0, tsr::call(op, {G, Y, 0.0}));
+      return;
+    } catch (const tsr::Error& e) {
+      if (e.code() != TSR_UNIMPLEMENTED) throw;
+    }
+  }
+  c.set(0, tsr::where(tsr::le(Y, 0.0), zero_like_scalar(G), G));
+}
 TSR_UNARY_BW(exp) { SET(G * Y); }
 TSR_UNARY_BW(exp2) { SET(G * Y * kLn2); }
 TSR_UNARY_BW(expm1) { SET(G * (Y + 1.0)); }
@@ -356,6 +370,8 @@ TSR_CORE_OPS(unary) {
   v.push_back({"silu(Tensor self) -> Tensor", elementwise_impl<Rule::IntToFloat, 1>, TSR_GRAD(silu_bw), kSaveInputs});
   v.push_back({"gelu(Tensor self, str approximate='none') -> Tensor", gelu_impl, TSR_GRAD(gelu_bw), kSaveInputs});
   v.push_back({"_gelu_backward(Tensor grad, Tensor self, str approximate='none') -> Tensor", gelu_backward_impl});
+  v.push_back({"_threshold_backward(Tensor grad, Tensor self, Scalar threshold) -> Tensor",
+               elementwise_impl<Rule::Promote, 2>});
   const auto ItoF = elementwise_impl<Rule::IntToFloat, 1>;
   v.push_back({"exp2(Tensor self) -> Tensor", ItoF, TSR_GRAD(exp2_bw), kSaveOutputs});
   v.push_back({"expm1(Tensor self) -> Tensor", ItoF, TSR_GRAD(expm1_bw), kSaveOutputs});

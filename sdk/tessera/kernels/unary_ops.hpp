@@ -6,7 +6,8 @@
 //    compute type X (float for f16/bf16/f32, double for f64); FloatUnary<T, F> reads T, computes
 //    in compute_t<T> and rounds once.
 //  - the other functors take and return storage types (bool as uint8_t bytes).
-// Families: UnaryFamily (neg abs relu exp log sqrt rsqrt tanh sigmoid silu gelu _gelu_backward),
+// Families: UnaryFamily (neg abs relu exp log sqrt rsqrt tanh sigmoid silu gelu _gelu_backward
+// _threshold_backward),
 // UnaryMathFamily (float-only math; sin and cos are separate: sin_kernel/cos_kernel, because
 // the CPU backend has its own float32 path for them), UnaryExactFamily (sign sgn square floor
 // ceil trunc round hardtanh nan_to_num isnan isinf isposinf isneginf isfinite signbit).
@@ -401,6 +402,27 @@ void gelu_backward(KernelCall& c, const Run& run) {
     float_grad<GeluErfGradOp>(c, run);
 }
 
+// _threshold_backward(grad, self, threshold): grad where self > threshold, else 0 (relu's
+// backward with threshold 0, over its saved result). A NaN self passes the gradient, as in
+// PyTorch's threshold_backward. A select, not grad * mask: an infinite or NaN grad outside
+// stays out.
+struct ThresholdBackwardOp {
+  double threshold;
+  template <class T>
+  TSR_HOST_DEVICE TSR_ALWAYS_INLINE T operator()(T g, T x) const {
+    using X = compute_t<T>;
+    return X(x) <= X(threshold) ? T(0) : g;
+  }
+};
+template <class Run>
+void threshold_backward(KernelCall& c, const Run& run) {
+  const ThresholdBackwardOp op{c.arg_double(2)};
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ew<T, T, T>(run, op, kReduced);
+  });
+}
+
 template <class Run>
 void sign(KernelCall& c, const Run& run) {
   dispatch_all(c.dtype(), c.op_name(), [&](auto tag) {
@@ -514,6 +536,7 @@ struct UnaryFamily {
         {"silu", kFloatingMask, &float_unary<SiluOp, Run>},
         {"gelu", kFloatingMask, &gelu<Run>},
         {"_gelu_backward", kFloatingMask, &gelu_backward<Run>},
+        {"_threshold_backward", kFloatingMask, &threshold_backward<Run>},
     };
     return entries_array(list);
   }
