@@ -2,7 +2,7 @@
 // nodes in reverse creation order (a node runs once all its gradients arrived), gradients
 // fitted to each input (sum over broadcast dims, dtype/device cast) and accumulated into
 // leaves or captured for autograd_grad.
-#include <queue>
+#include <algorithm>
 #include <unordered_map>
 
 #include "autograd/engine.hpp"
@@ -80,24 +80,73 @@ tsr::Tensor accumulate(const tsr::Tensor& a, const tsr::Tensor& b) {
   return tsr::add(a, b);
 }
 
+// Per-pass index from a node to its slot in the pass's tables: open addressing over one array,
+// so reaching a node costs no allocation (a node-based map cost one per node, plus its state's
+// two vectors, about a third of a backward through small ops).
+class NodeIndex {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // The value of n, which must be present.
+  uint32_t find(const Node* n) const {
+    for (size_t i = hash(n);; i = (i + 1) & mask())
+      if (keys_[i] == n) return vals_[i];
+  }
+  // Inserts n with value v unless present; returns the value stored and whether it was new.
+  uint32_t insert(const Node* n, uint32_t v, bool* fresh) {
+    if (2 * (used_ + 1) > keys_.size()) grow();
+    for (size_t i = hash(n);; i = (i + 1) & mask()) {
+      if (keys_[i] == n) {
+        *fresh = false;
+        return vals_[i];
+      }
+      if (!keys_[i]) {
+        keys_[i] = n;
+        vals_[i] = v;
+        ++used_;
+        *fresh = true;
+        return v;
+      }
+    }
+  }
+  // Empties the index, keeping its capacity when small (a thread's passes reuse it).
+  void clear() {
+    if (keys_.size() > kKeepSlots) {
+      keys_ = {};
+      vals_ = {};
+    } else {
+      std::fill(keys_.begin(), keys_.end(), nullptr);
+    }
+    used_ = 0;
+  }
+
+ private:
+  static constexpr size_t kKeepSlots = size_t{1} << 16;
+  size_t mask() const { return keys_.size() - 1; }
+  size_t hash(const Node* n) const {
+    // Nodes are heap objects: the low bits carry no information, the multiply spreads the rest.
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(n) >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask();
+  }
+  void grow() {
+    std::vector<const Node*> old_keys = std::move(keys_);
+    std::vector<uint32_t> old_vals = std::move(vals_);
+    keys_.assign(old_keys.empty() ? 64 : 2 * old_keys.size(), nullptr);
+    vals_.assign(keys_.size(), 0);
+    used_ = 0;
+    bool fresh = false;
+    for (size_t i = 0; i < old_keys.size(); ++i)
+      if (old_keys[i]) insert(old_keys[i], old_vals[i], &fresh);
+  }
+  std::vector<const Node*> keys_;
+  std::vector<uint32_t> vals_;
+  size_t used_ = 0;
+};
+
 struct Task {
   bool retain_graph = false, create_graph = false;
   bool capture_only = false;  // autograd_grad: no .grad accumulation
   std::unordered_map<const Tensor*, size_t> leaf_capture;
   std::unordered_map<const Node*, std::vector<std::pair<uint32_t, size_t>>> node_capture;
   std::vector<tsr::Tensor> captured;
-  // Per-pass state of each node the pass reaches. It belongs to the pass, not to the node, so
-  // that passes running at once over one shared graph (retain_graph) do not mix their counts
-  // and gradients. unordered_map keeps references to its elements valid as it grows.
-  struct NodeState {
-    int32_t deps = 0;                 // edges from nodes of this pass whose gradient has not arrived
-    std::vector<tsr::Tensor> buffer;  // gradient of each output, accumulated as edges deliver
-    // Per buffer slot: the tensor there was made by this pass (a sum, a region buffer) and nothing
-    // else refers to it, so later deliveries may add into it in place. A gradient delivered as it
-    // came (a node's output, a root's gradient) may be shared and is never written.
-    std::vector<char> owned;
-  };
-  std::unordered_map<Node*, NodeState> nodes;
   // Leaves with post-accumulate-grad hooks that this pass reaches: the deliveries still to come
   // (edges from nodes of the pass, and roots) and whether any brought a gradient. Their hooks
   // run when the last delivery is settled.
@@ -107,6 +156,92 @@ struct Task {
   };
   std::unordered_map<Tensor*, LeafState> hooked_leaves;
 };
+
+// Per-pass state of the nodes a pass reaches, in flat tables indexed by the node's slot (its
+// order of arrival). It belongs to the pass, not to the node, so that passes running at once
+// over one shared graph (retain_graph) do not mix their counts and gradients. A thread keeps its
+// tables between passes (PassTables::Lease), so a backward in the steady state allocates
+// nothing for its bookkeeping.
+struct PassTables {
+  struct NodeState {
+    Node* node = nullptr;
+    int32_t deps = 0;     // edges from nodes of this pass whose gradient has not arrived
+    uint32_t first = 0;   // its outputs' gradients: buffer[first, first + num_outputs)
+    uint32_t edges = 0;   // its edges' target slots: targets[edges, edges + next.size())
+  };
+  NodeIndex index;
+  std::vector<NodeState> states;
+  std::vector<tsr::Tensor> buffer;  // gradient of each output of each node, accumulated as edges deliver
+  // Per buffer slot: the tensor there was made by this pass (a sum, a region buffer) and nothing
+  // else refers to it, so later deliveries may add into it in place. A gradient delivered as it
+  // came (a node's output, a root's gradient) may be shared and is never written.
+  std::vector<char> owned;
+  std::vector<uint32_t> targets;  // per edge of each node: the slot of its node, or kNone
+  std::vector<uint32_t> stack;
+  std::vector<tsr::Tensor> grads, grads_in;  // the running node's gradients in and out
+
+  // A node joins the pass when first reached: its state is made then, its gradient slots are
+  // counted (the buffer is sized once all nodes are known). Returns its slot.
+  uint32_t join(Node* n, bool* fresh) {
+    uint32_t slot = index.insert(n, static_cast<uint32_t>(states.size()), fresh);
+    if (*fresh) {
+      NodeState st;
+      st.node = n;
+      st.first = nslots;
+      states.push_back(st);
+      nslots += n->num_outputs;
+    }
+    return slot;
+  }
+  uint32_t nslots = 0;  // gradient slots of the nodes joined so far
+  void clear() {
+    nslots = 0;
+    index.clear();
+    states.clear();
+    buffer.clear();
+    owned.clear();
+    targets.clear();
+    stack.clear();
+    grads.clear();
+    grads_in.clear();
+    if (states.capacity() > kKeepNodes) *this = PassTables();
+  }
+  static constexpr size_t kKeepNodes = size_t{1} << 15;
+
+  // This thread's tables, or new ones while they are in use (a hook or formula that runs a
+  // backward of its own). Given back, emptied, when the lease ends.
+  class Lease {
+   public:
+    Lease() : tables_(t_free ? t_free : new PassTables) { t_free = nullptr; }
+    ~Lease() {
+      tables_->clear();
+      static thread_local Keeper keeper;  // frees the kept tables when the thread ends
+      if (!t_free && !t_thread_ending)
+        t_free = tables_;
+      else
+        delete tables_;
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    PassTables& operator*() const { return *tables_; }
+
+   private:
+    PassTables* tables_;
+  };
+
+ private:
+  struct Keeper {
+    ~Keeper() {
+      t_thread_ending = true;
+      delete t_free;
+      t_free = nullptr;
+    }
+  };
+  static thread_local PassTables* t_free;  // kept between passes; null while a pass uses them
+  static thread_local bool t_thread_ending;
+};
+thread_local PassTables* PassTables::t_free = nullptr;
+thread_local bool PassTables::t_thread_ending = false;
 
 bool has_post_accumulate_hooks(const Tensor* leaf) {
   const AutogradMeta* m = leaf->autograd;
@@ -134,75 +269,130 @@ void settle_leaf(Task& task, Tensor* leaf, bool delivered) {
 void deliver_to_leaf(Task& task, Tensor* leaf, tsr::Tensor g) {
   AutogradMeta* m = leaf->autograd;
   g = run_hooks(m ? m->hooks : nullptr, std::move(g));
-  auto cap = task.leaf_capture.find(leaf);
-  if (cap != task.leaf_capture.end()) task.captured[cap->second] = accumulate(task.captured[cap->second], g);
+  if (!task.leaf_capture.empty()) {
+    auto cap = task.leaf_capture.find(leaf);
+    if (cap != task.leaf_capture.end()) task.captured[cap->second] = accumulate(task.captured[cap->second], g);
+  }
   if (task.capture_only || !m) return;
   std::lock_guard<std::mutex> lock(m->grad_mu);
-  if (!m->grad) {
+  Tensor* old = m->grad;
+  if (!old) {
     Tensor* gt = g.get();
     // A gradient shared with another consumer (or a broadcast view) would be changed by an
     // in-place update of this .grad (optimizers, zero_): keep a private dense copy.
     if (!task.create_graph && (gt->refs.load() > 1 || !gt->contiguous)) g = g.clone();
     m->grad = g.release();
+  } else if (!task.create_graph && old->refs.load() == 1 && old->contiguous && !old->autograd &&
+             old->dtype == g.dtype() && std::equal(old->sizes, old->sizes + old->ndim, g.get()->sizes) &&
+             old->ndim == g.get()->ndim) {
+    // Only .grad refers to the old sum: add into it (PyTorch's AccumulateGrad does the same
+    // outside grad mode), no new tensor per pass.
+    tsr::Tensor acc = tsr::Tensor::borrow(old);
+    tsr::add_(acc, g);
   } else {
-    tsr::Tensor sum = tsr::add(tsr::Tensor::borrow(m->grad), g);
-    m->grad->release();
+    tsr::Tensor sum = tsr::add(tsr::Tensor::borrow(old), g);
+    old->release();
     m->grad = sum.release();
   }
-}
-
-// A node joins a task when first reached: its state is created then. Returns whether it was new.
-bool join(Task& task, Node* n, Task::NodeState** state) {
-  auto [it, fresh] = task.nodes.try_emplace(n);
-  if (fresh) {
-    it->second.buffer.resize(n->num_outputs);
-    it->second.owned.assign(n->num_outputs, 0);
-  }
-  *state = &it->second;
-  return fresh;
 }
 
 // A slice or select whose gradient goes into another node's buffer: adds it into that buffer's
 // region, the buffer made once (of the base's size) and owned by the pass, instead of apply()'s
 // zero tensor of the base's size per view.
-void add_into_region_of_buffer(Task& task, const Node* view, const tsr::Tensor& g) {
+void add_into_region_of_buffer(PassTables& p, uint32_t target, const Node* view, const tsr::Tensor& g) {
   const Edge& e = view->next[0];
-  Task::NodeState& st = task.nodes[e.node];
-  tsr::Tensor& slot = st.buffer[e.input_nr];
+  const size_t b = p.states[target].first + e.input_nr;
+  tsr::Tensor& slot = p.buffer[b];
   const InputMeta& m = view->input_meta[0];
   if (!slot.defined())
     slot = tsr::zeros(std::vector<int64_t>(m.sizes, m.sizes + m.ndim), m.dtype, tsr::Device(m.device));
-  else if (!st.owned[e.input_nr])
+  else if (!p.owned[b])
     slot = slot.clone();  // delivered as it came: possibly shared, so not written in place
-  st.owned[e.input_nr] = 1;
+  p.owned[b] = 1;
   view->add_into_region(g, slot);
 }
 
+// Runs node n's backward with its gradients p.grads; fills p.grads_in (empty when none arrived).
+void run_node(Task& task, PassTables& p, uint32_t s) {
+  Node* n = p.states[s].node;
+  std::vector<tsr::Tensor>& grads = p.grads;
+  std::unique_lock<std::mutex> node_lock(n->mu);
+  bool any = false;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) continue;
+    any = true;
+    if (i < n->out_hooks.size() && n->out_hooks[i]) {
+      TensorHooks* h = n->out_hooks[i];
+      grads[i] = run_hooks(h, grads[i]);
+      if (h->retains_grad) {
+        std::lock_guard<std::mutex> lock(h->retained_mu);
+        if (h->retained_grad) h->retained_grad->release();
+        h->retained_grad = tsr::Tensor(grads[i]).release();
+      }
+    }
+  }
+  if (!task.node_capture.empty()) {
+    auto cap = task.node_capture.find(n);
+    if (cap != task.node_capture.end())
+      for (auto& [out_nr, idx] : cap->second)
+        if (out_nr < grads.size()) task.captured[idx] = accumulate(task.captured[idx], grads[out_nr]);
+  }
+  p.grads_in.clear();
+  if (!any) return;
+  if (n->released)
+    throw tsr::Error(TSR_FAILED_PRECONDITION,
+                     "trying to backward through the graph a second time (" + std::string(n->name) +
+                         "'s saved tensors were freed after the first backward); pass retain_graph=true to the "
+                         "first backward if you need to backward twice");
+  if (!task.create_graph && n->is_region_view() && n->next.size() == 1 && n->next[0].node)
+    add_into_region_of_buffer(p, p.targets[p.states[s].edges], n, grads[0]);  // grads_in stays empty: the edge only counts down
+  else
+    n->apply(grads, p.grads_in, task.create_graph);
+  if (!task.retain_graph) {
+    n->release_saved();
+    n->released = true;
+  }
+}
+
 tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr::Tensor>& root_grads) {
-  // Seed: leaves receive their gradient directly; other roots fill their node's buffer.
-  std::vector<Node*> stack, seeds;
+  PassTables::Lease lease;
+  PassTables& p = *lease;
+  // The roots' nodes are the seeds, slots [0, nseeds).
   for (size_t i = 0; i < roots.size(); ++i) {
     AutogradMeta* m = roots[i]->autograd;
     if (!m->grad_fn) continue;
-    Task::NodeState* st = nullptr;
-    if (join(task, m->grad_fn, &st)) {
-      stack.push_back(m->grad_fn);
-      seeds.push_back(m->grad_fn);
-    }
-    tsr::Tensor& slot = st->buffer[m->output_nr];
-    slot = accumulate(slot, root_grads[i]);
+    bool fresh = false;
+    uint32_t s = p.join(m->grad_fn, &fresh);
+    if (fresh) p.stack.push_back(s);
   }
-  // Dependencies: how many edges into each node come from nodes that will run.
-  while (!stack.empty()) {
-    Node* n = stack.back();
-    stack.pop_back();
+  const size_t nseeds = p.states.size();
+  // Dependencies: how many edges into each node come from nodes that will run. Each node's edge
+  // targets are written once here, so the run below looks nothing up.
+  while (!p.stack.empty()) {
+    const uint32_t s = p.stack.back();
+    p.stack.pop_back();
+    Node* n = p.states[s].node;
+    p.states[s].edges = static_cast<uint32_t>(p.targets.size());
     for (Edge& e : n->next) {
       if (e.leaf && !task.capture_only && has_post_accumulate_hooks(e.leaf)) ++task.hooked_leaves[e.leaf].pending;
-      if (!e.node) continue;
-      Task::NodeState* st = nullptr;
-      if (join(task, e.node, &st)) stack.push_back(e.node);
-      ++st->deps;
+      uint32_t t = NodeIndex::kNone;
+      if (e.node) {
+        bool fresh = false;
+        t = p.join(e.node, &fresh);
+        if (fresh) p.stack.push_back(t);
+        ++p.states[t].deps;
+      }
+      p.targets.push_back(t);
     }
+  }
+  p.buffer.resize(p.nslots);
+  p.owned.assign(p.nslots, 0);
+  // Seed: other roots fill their node's buffer; leaves receive their gradient directly.
+  for (size_t i = 0; i < roots.size(); ++i) {
+    AutogradMeta* m = roots[i]->autograd;
+    if (!m->grad_fn) continue;
+    tsr::Tensor& slot = p.buffer[p.states[p.index.find(m->grad_fn)].first + m->output_nr];
+    slot = accumulate(slot, root_grads[i]);
   }
   for (Tensor* r : roots)
     if (!r->autograd->grad_fn && !task.capture_only && has_post_accumulate_hooks(r)) ++task.hooked_leaves[r].pending;
@@ -213,73 +403,49 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
       settle_leaf(task, roots[i], true);
     }
   }
-  auto later_first = [](const Node* a, const Node* b) { return a->seq < b->seq; };
-  std::priority_queue<Node*, std::vector<Node*>, decltype(later_first)> ready(later_first);
-  for (Node* n : seeds)
-    if (task.nodes[n].deps == 0) ready.push(n);
+  // Ready nodes, later creation first (a max-heap on seq over slots).
+  auto later_first = [&p](uint32_t a, uint32_t b) { return p.states[a].node->seq < p.states[b].node->seq; };
+  std::vector<uint32_t>& ready = p.stack;
+  for (uint32_t s = 0; s < nseeds; ++s)
+    if (p.states[s].deps == 0) {
+      ready.push_back(s);
+      std::push_heap(ready.begin(), ready.end(), later_first);
+    }
   GradModeGuard mode(task.create_graph);
-  std::vector<tsr::Tensor> grads_in;
   while (!ready.empty()) {
-    Node* n = ready.top();
-    ready.pop();
-    std::vector<tsr::Tensor> grads = std::move(task.nodes[n].buffer);
-    grads.resize(n->num_outputs);
-    std::unique_lock<std::mutex> node_lock(n->mu);
-    bool any = false;
-    for (size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].defined()) continue;
-      any = true;
-      if (i < n->out_hooks.size() && n->out_hooks[i]) {
-        TensorHooks* h = n->out_hooks[i];
-        grads[i] = run_hooks(h, grads[i]);
-        if (h->retains_grad) {
-          std::lock_guard<std::mutex> lock(h->retained_mu);
-          if (h->retained_grad) h->retained_grad->release();
-          h->retained_grad = tsr::Tensor(grads[i]).release();
-        }
-      }
-    }
-    if (!task.node_capture.empty()) {
-      auto cap = task.node_capture.find(n);
-      if (cap != task.node_capture.end())
-        for (auto& [out_nr, idx] : cap->second)
-          if (out_nr < grads.size()) task.captured[idx] = accumulate(task.captured[idx], grads[out_nr]);
-    }
-    grads_in.clear();
-    if (any) {
-      if (n->released)
-        throw tsr::Error(TSR_FAILED_PRECONDITION,
-                         "trying to backward through the graph a second time (" + std::string(n->name) +
-                             "'s saved tensors were freed after the first backward); pass retain_graph=true to the "
-                             "first backward if you need to backward twice");
-      if (!task.create_graph && n->is_region_view() && n->next.size() == 1 && n->next[0].node)
-        add_into_region_of_buffer(task, n, grads[0]);  // grads_in stays empty: the edge below only counts down
-      else
-        n->apply(grads, grads_in, task.create_graph);
-      if (!task.retain_graph) {
-        n->release_saved();
-        n->released = true;
-      }
-    }
-    node_lock.unlock();  // the edges below are this pass's own state and the leaves' locks
+    std::pop_heap(ready.begin(), ready.end(), later_first);
+    const uint32_t s = ready.back();
+    ready.pop_back();
+    Node* n = p.states[s].node;
+    const size_t first = p.states[s].first;
+    p.grads.clear();
+    for (size_t i = 0; i < n->num_outputs; ++i) p.grads.push_back(std::move(p.buffer[first + i]));
+    run_node(task, p, s);
+    const uint32_t edges = p.states[s].edges;
     for (size_t j = 0; j < n->next.size(); ++j) {
       Edge& e = n->next[j];
       if (!e.valid()) continue;
-      tsr::Tensor g = j < grads_in.size() ? std::move(grads_in[j]) : tsr::Tensor();
+      tsr::Tensor g = j < p.grads_in.size() ? std::move(p.grads_in[j]) : tsr::Tensor();
       if (g.defined()) g = fit_gradient(n, j, std::move(g));
       if (e.node) {
-        Task::NodeState& st = task.nodes[e.node];
+        const uint32_t t = p.targets[edges + j];
         if (g.defined()) {
-          tsr::Tensor& slot = st.buffer[e.input_nr];
-          if (slot.defined() && st.owned[e.input_nr] && !task.create_graph) {
+          const size_t b = p.states[t].first + e.input_nr;
+          tsr::Tensor& slot = p.buffer[b];
+          if (!slot.defined()) {
+            slot = std::move(g);
+            p.owned[b] = 0;  // a first delivery is the sender's
+          } else if (p.owned[b] && !task.create_graph) {
             tsr::add_(slot, g);  // this pass's own sum: no new tensor per delivery
           } else {
-            const bool sum = slot.defined();
-            slot = accumulate(slot, g);
-            st.owned[e.input_nr] = sum ? 1 : 0;  // a sum is new; a first delivery is the sender's
+            slot = tsr::add(slot, g);
+            p.owned[b] = 1;  // a sum is new
           }
         }
-        if (--st.deps == 0) ready.push(e.node);
+        if (--p.states[t].deps == 0) {
+          ready.push_back(t);
+          std::push_heap(ready.begin(), ready.end(), later_first);
+        }
       } else {
         const bool delivered = g.defined();
         if (delivered) deliver_to_leaf(task, e.leaf, std::move(g));

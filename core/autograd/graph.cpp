@@ -96,13 +96,6 @@ Edge gradient_edge(Tensor* t) {
   return e;
 }
 
-void fill_input_meta(InputMeta* m, const Tensor* t) {
-  m->ndim = t->ndim;
-  for (int d = 0; d < t->ndim; ++d) m->sizes[d] = t->sizes[d];
-  m->dtype = t->dtype;
-  m->device = t->device;
-}
-
 void set_history(Tensor* t, Node* node, uint32_t output_nr) {
   AutogradMeta* m = ensure_meta(t);
   node->retain();

@@ -64,10 +64,15 @@ struct Edge {
 
 // What the forward saw of a differentiable input, to validate and fit returned gradients.
 struct InputMeta {
-  int32_t ndim = 0;
+  // Copies t's shape, dtype and device. Only the first ndim sizes are written: recording a call
+  // zeroed the whole array before, a slow `rep stos` on every recorded input.
+  explicit InputMeta(const Tensor* t) : ndim(t->ndim), dtype(t->dtype), device(t->device) {
+    for (int d = 0; d < t->ndim; ++d) sizes[d] = t->sizes[d];
+  }
+  int32_t ndim;
   int64_t sizes[TSR_MAX_DIMS];
-  tsr_dtype_t dtype = TSR_F32;
-  tsr_device_t device{};
+  tsr_dtype_t dtype;
+  tsr_device_t device;
 };
 
 struct Node {
@@ -114,7 +119,6 @@ struct Node {
 uint64_t next_node_seq();
 // Edge for a tensor input: its grad_fn output, its leaf accumulation, or none.
 Edge gradient_edge(Tensor* t);
-void fill_input_meta(InputMeta* m, const Tensor* t);
 // Gives t (which has no grad_fn yet) the history (node, output_nr): t then requires grad.
 void set_history(Tensor* t, Node* node, uint32_t output_nr);
 AutogradMeta* ensure_meta(Tensor* t);

@@ -36,6 +36,59 @@ SavedTensor save_tensor(Tensor* t, bool is_output, uint32_t output_nr) {
   return s;
 }
 
+// The GradCtx of OpNode::apply: one per thread, reused. Its fixed arrays (two of 16 tensors and
+// the metadata, about 700 bytes) cost more to zero on every call than all of a pass-through
+// formula like add's; emptying the few entries a call used is cheap. A call made while the
+// thread's context is in use (a formula that runs a backward of its own) gets a fresh one.
+class GradCtxLease {
+ public:
+  GradCtxLease() {
+    static thread_local Slot slot;
+    if (!slot.busy) {
+      slot.busy = true;
+      slot_ = &slot;
+      ctx_ = &slot.ctx;
+    } else {
+      ctx_ = new GradCtx;
+    }
+  }
+  ~GradCtxLease() {
+    if (!slot_) {
+      delete ctx_;
+      return;
+    }
+    GradCtx& g = *ctx_;
+    // Entries past nargs_ are never filled: set() is called only for the call's arguments.
+    const size_t n = g.nargs_ < GradCtx::kMaxArgs ? g.nargs_ : GradCtx::kMaxArgs;
+    for (size_t i = 0; i < n; ++i) {
+      if (g.saved_inputs_[i].defined()) g.saved_inputs_[i] = tsr::Tensor();
+      if (g.results_[i].defined()) g.results_[i] = tsr::Tensor();
+      g.in_sizes_[i] = nullptr;
+      g.in_ndim_[i] = 0;
+      g.needs_[i] = 0;
+    }
+    if (!g.saved_lists_.empty()) g.saved_lists_.clear();
+    if (!g.list_needs_.empty()) g.list_needs_.clear();
+    if (!g.list_results_.empty()) g.list_results_.clear();
+    g.saved_outputs_.clear();
+    g.grads_ = nullptr;
+    g.args_ = nullptr;
+    g.nargs_ = 0;
+    slot_->busy = false;
+  }
+  GradCtxLease(const GradCtxLease&) = delete;
+  GradCtxLease& operator=(const GradCtxLease&) = delete;
+  GradCtx& operator*() const { return *ctx_; }
+
+ private:
+  struct Slot {
+    GradCtx ctx;
+    bool busy = false;
+  };
+  Slot* slot_ = nullptr;
+  GradCtx* ctx_ = nullptr;
+};
+
 struct OpNode : Node {
   tsr_op_s* op = nullptr;
   // Fixed arrays (ops have at most kMaxArgs arguments): no allocation per recorded call.
@@ -70,7 +123,8 @@ struct OpNode : Node {
   }
 
   void apply(std::vector<tsr::Tensor>& grads_out, std::vector<tsr::Tensor>& grads_in, bool create_graph) override {
-    GradCtx g;
+    GradCtxLease lease;
+    GradCtx& g = *lease;
     g.op_ = op;
     g.op_name_ = op->schema.name.c_str();
     g.runtime_ = op->runtime;
@@ -119,7 +173,8 @@ struct OpNode : Node {
   }
 
   void release_saved() override {
-    for (SavedTensor& st : saved_inputs) st = SavedTensor();
+    for (size_t i = 0; i < nargs; ++i)
+      if (saved_inputs[i].t.defined()) saved_inputs[i] = SavedTensor();
     saved_lists.clear();
     saved_outputs.clear();
   }
@@ -241,13 +296,12 @@ tsr_status_t rebase_history(Tensor* self, Tensor* result) {
 tsr_status_t call_recorded(CallCtx& ctx) {
   TSR_RETURN_IF_ERROR(check_out_autograd(ctx));
   const Schema& s = ctx.op->schema;
-  for (size_t i = 0; i < ctx.nargs && i < s.args.size(); ++i)
+  const bool mutates = ctx.op->mutates;
+  for (size_t i = 0; mutates && i < ctx.nargs && i < s.args.size(); ++i)
     if (s.args[i].mutable_ && ctx.args[i].tag == TSR_VALUE_TENSOR && requires_grad(ctx.args[i].u.tensor))
       return ctx.error(TSR_INVALID_ARGUMENT, "in-place update of argument '" + s.args[i].name +
                                                  "', which requires grad, is not differentiable (run it under a "
                                                  "no-grad guard, as optimizers do)");
-  bool mutates = false;
-  for (const ArgSpec& a : s.args) mutates |= a.mutable_;
   tsr_status_t st;
   {
     GradModeGuard off(false);
@@ -296,7 +350,7 @@ tsr_status_t call_recorded(CallCtx& ctx) {
       opn->int_lists.resize(n);
       opn->strings.resize(n);
     }
-    std::fill(opn->first_slot, opn->first_slot + kMaxArgs, -1);
+    std::fill(opn->first_slot, opn->first_slot + n, -1);  // read only for the call's n arguments
     if ((save & kSaveInputs) && has_lists) opn->saved_lists.resize(n);
   }
   for (size_t i = 0; i < n; ++i) {
@@ -309,16 +363,14 @@ tsr_status_t call_recorded(CallCtx& ctx) {
         opn->args[i].u.tensor = nullptr;  // formulas read tensors through GradCtx only
       }
       node->next.push_back(is_differentiable_dtype(t->dtype) ? gradient_edge(t) : Edge{});
-      node->input_meta.emplace_back();
-      fill_input_meta(&node->input_meta.back(), t);
+      node->input_meta.emplace_back(t);
     } else if (v.tag == TSR_VALUE_TENSOR_LIST) {
       if (opn) opn->first_slot[i] = static_cast<int>(node->next.size());
       for (int64_t k = 0; k < v.u.tensors.len; ++k) {
         Tensor* t = v.u.tensors.data[k];
         if (opn && (save & kSaveInputs)) opn->saved_lists[i].push_back(save_tensor(t, false, 0));
         node->next.push_back(is_differentiable_dtype(t->dtype) ? gradient_edge(t) : Edge{});
-        node->input_meta.emplace_back();
-        fill_input_meta(&node->input_meta.back(), t);
+        node->input_meta.emplace_back(t);
       }
       if (opn) {
         opn->args[i].u.tensors.data = nullptr;

@@ -183,8 +183,7 @@ tsr_status_t record_view(Tensor* base, Tensor* view, ViewKind kind, const ViewPa
   n->seq = next_node_seq();
   n->name = view_name(kind);
   n->next.push_back(gradient_edge(base));
-  n->input_meta.emplace_back();
-  fill_input_meta(&n->input_meta.back(), base);
+  n->input_meta.emplace_back(base);
   if (kind == ViewKind::AsStrided) {
     n->base_sizes.assign(base->sizes, base->sizes + base->ndim);
     n->base_strides.assign(base->strides, base->strides + base->ndim);
@@ -217,8 +216,7 @@ tsr_status_t record_copy(Tensor* dst, Tensor* src) {
   n->seq = next_node_seq();
   n->name = "CopyBackward";
   n->next.push_back(is_floating(src->dtype) ? gradient_edge(src) : Edge{});
-  n->input_meta.emplace_back();
-  fill_input_meta(&n->input_meta.back(), src);
+  n->input_meta.emplace_back(src);
   set_history(dst, n, 0);
   n->release();
   return nullptr;

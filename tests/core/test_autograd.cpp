@@ -148,6 +148,61 @@ TEST(Autograd, HooksSeeAndReplaceGradients) {
   expect_near(vals(x.grad()), {6, 6, 6});
 }
 
+// A hook that runs a whole backward of its own, in the middle of a pass: the nested pass gets
+// bookkeeping of its own (the engine keeps one set per thread for reuse) and the outer pass
+// goes on with its counts and gradient buffers intact.
+TEST(Autograd, HookRunningABackwardOfItsOwnLeavesTheOuterPassIntact) {
+  Tensor x = rnd({4}, 60).requires_grad_(), z = rnd({4}, 61).requires_grad_();
+  Tensor h = tsr::exp(x) * 2.0;  // several nodes before and after the hooked tensor
+  std::vector<double> nested;
+  h.register_hook([&](const Tensor& g) {
+    tsr::EnableGradGuard grad_on;  // hooks run with grad mode off, as the pass's formulas do
+    Tensor w = tsr::sum(tsr::sin(z) * tsr::exp(z) + z * z);
+    nested = vals(tsr::autograd::grad({w}, {z})[0]);
+    tsr::sum(z * 3.0).backward();  // a backward into z's .grad, also nested
+    return g * 1.0;
+  });
+  tsr::sum(tsr::tanh(h) + h * h).backward();
+  std::vector<double> xv = vals(x.detach()), zv = vals(z.detach()), want(4), want_z(4);
+  for (size_t i = 0; i < 4; ++i) {
+    const double hv = 2 * std::exp(xv[i]), t = std::tanh(hv);
+    want[i] = (1 - t * t + 2 * hv) * hv;
+    want_z[i] = std::cos(zv[i]) * std::exp(zv[i]) + std::sin(zv[i]) * std::exp(zv[i]) + 2 * zv[i];
+  }
+  expect_near(vals(x.grad()), want, 1e-9);
+  expect_near(nested, want_z, 1e-12);
+  expect_near(vals(z.grad()), {3, 3, 3, 3});
+}
+
+// .grad accumulates into its own tensor when nothing else holds it (as PyTorch's AccumulateGrad
+// outside grad mode); a .grad someone holds is replaced by a new sum, never changed under them.
+TEST(Autograd, LeafGradAccumulatesWithoutChangingAGradientSomeoneHolds) {
+  Tensor x = rnd({5}, 62).requires_grad_();
+  Tensor y = tsr::sum(tsr::exp(x));
+  y.backward(Tensor(), /*retain_graph=*/true);
+  Tensor held = x.grad();
+  const std::vector<double> g1 = vals(held);
+  y.backward(Tensor(), true);
+  expect_near(vals(held), g1);  // unchanged
+  std::vector<double> g2 = g1;
+  for (double& v : g2) v *= 2;
+  expect_near(vals(x.grad()), g2);
+  held = Tensor();
+  void* before = x.grad().data_ptr();
+  y.backward();  // now only .grad refers to the sum: accumulated in place
+  EXPECT_EQ(x.grad().data_ptr(), before);
+  for (size_t i = 0; i < g2.size(); ++i) g2[i] = 3 * g1[i];
+  expect_near(vals(x.grad()), g2);
+  // Under create_graph the sum is a new tensor with a graph. (One delivery per pass: with two,
+  // the second sum could land in the block the first freed.)
+  Tensor x2 = rnd({3}, 63).requires_grad_();
+  tsr::sum(tsr::exp(x2)).backward();
+  void* first = x2.grad().data_ptr();
+  tsr::sum(tsr::exp(x2)).backward(Tensor(), true, /*create_graph=*/true);
+  EXPECT_NE(x2.grad().data_ptr(), first);
+  EXPECT_TRUE(x2.grad().requires_grad());
+}
+
 // A leaf used three times gets three deliveries; the post-accumulate hook runs once, after the
 // last, and then sees the whole gradient (a + b + cos(x)) in .grad.
 TEST(Autograd, PostAccumulateHookRunsOnceWhenTheGradientIsComplete) {
