@@ -13,6 +13,36 @@ namespace {
 
 using Rule = ElementwiseRule;
 
+// A one-element CPU operand converted to the compute dtype in a tensor on the stack: the wrapped
+// number of `x * 2.0` for an f32 x. Allocating a tensor for it (and freeing it) cost about as
+// much as the rest of the op. The CPU runs the kernel on this thread before this frame ends, and
+// the dispatcher neither retains nor releases input tensors, so the stack object is safe.
+struct StackElement {
+  // User-provided, so that the block is default-initialized: zeroing its shape arrays on every
+  // elementwise call would cost more than this path saves.
+  StackElement() {}
+  TensorBlock block;
+  alignas(16) unsigned char bytes[16];
+  // A 0-dim tensor of `dtype` on `device` (a CPU device) holding src's value; null when the
+  // conversion must go through the _copy kernel.
+  Tensor* convert(Tensor* src, tsr_dtype_t dtype, tsr_device_t device) {
+    if (device.type != TSR_DEVICE_TYPE_CPU || src->numel != 1 || dtype_size(dtype) > sizeof(bytes)) return nullptr;
+    Storage& st = block.storage;
+    st.data = bytes;
+    st.nbytes = dtype_size(dtype);
+    st.device = device;
+    Tensor& t = block.tensor;
+    t.ndim = 0;
+    t.numel = 1;
+    t.dtype = dtype;
+    t.device = device;
+    t.runtime = src->runtime;
+    t.storage = &st;
+    t.in_block = true;
+    return cast_host_element(src, &t) ? &t : nullptr;
+  }
+};
+
 }  // namespace
 
 tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t compute, tsr_dtype_t out_dtype,
@@ -35,6 +65,8 @@ tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t
   // is the hot path of small ops); others are converted into owned temporaries.
   Tensor* prepared[TSR_ITER_MAX_OPERANDS] = {};
   Tensor* owned[TSR_ITER_MAX_OPERANDS] = {};
+  StackElement scalar;  // one per call: a second one-element operand takes the general path
+  bool scalar_used = false;
   Tensor* out = nullptr;
   tsr_status_t st = nullptr;
   for (int i = 0; i < n && !st; ++i) {
@@ -45,6 +77,12 @@ tsr_status_t run_elementwise(CallCtx& ctx, Tensor* const* in, int n, tsr_dtype_t
       prepared[i] = t;
       continue;
     }
+    if (!keep && t->ndim == 0 && !scalar_used)
+      if (Tensor* e = scalar.convert(t, compute, device)) {
+        prepared[i] = e;
+        scalar_used = true;
+        continue;
+      }
     Tensor* moved = nullptr;
     st = to_device(ctx.rt, t, device, ctx.name(), &moved);
     if (st) break;

@@ -3,6 +3,7 @@
 
 #include "autograd/engine.hpp"
 #include "graph/trace.hpp"
+#include "tessera/kernels/fill_ops.hpp"
 #include "tessera/plugin.hpp"
 
 #include <algorithm>
@@ -172,6 +173,24 @@ void release_all(Tensor** ts, size_t n) {
     }
 }
 
+bool cast_host_element(const Tensor* t, Tensor* r) {
+  if (t->device.type != TSR_DEVICE_TYPE_CPU || r->device.type != TSR_DEVICE_TYPE_CPU || t->numel != 1 ||
+      r->numel != 1 || t->dtype == TSR_F4_E2M1FN_X2 || r->dtype == TSR_F4_E2M1FN_X2)
+    return false;
+  dispatch_castable(r->dtype, "_copy", [&](auto otag) {
+    using T = typename decltype(otag)::type;
+    dispatch_castable(t->dtype, "_copy", [&](auto stag) {
+      using S = typename decltype(stag)::type;
+      kernels::Elem<S> v;
+      std::memcpy(&v, t->data(), sizeof(v));
+      const kernels::Elem<T> w = kernels::CastOp<T, S>{}(v);
+      std::memcpy(r->data(), &w, sizeof(w));
+    });
+  });
+  r->bump_version();
+  return true;
+}
+
 tsr_status_t cast_to(Runtime* rt, Tensor* t, tsr_dtype_t dtype, const char* op, Tensor** out) {
   if (t->dtype == dtype) {
     t->retain();
@@ -180,6 +199,10 @@ tsr_status_t cast_to(Runtime* rt, Tensor* t, tsr_dtype_t dtype, const char* op, 
   }
   Tensor* r = nullptr;
   TSR_RETURN_IF_ERROR(new_tensor(rt, t->ndim, t->sizes, dtype, t->device, op, &r));
+  if (cast_host_element(t, r)) {
+    *out = r;
+    return nullptr;
+  }
   if (tsr_status_t st = copy_into(r, t, op)) {
     r->release();
     return st;

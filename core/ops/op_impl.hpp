@@ -71,6 +71,13 @@ void release_all(Tensor** ts, size_t n);
 
 // Converts t to dtype (new contiguous tensor) or returns a new reference when it matches.
 tsr_status_t cast_to(Runtime* rt, Tensor* t, tsr_dtype_t dtype, const char* op, Tensor** out);
+// Writes one-element CPU tensor t's value into one-element CPU tensor r, converted with _copy's
+// own per-element cast: that is how a wrapped number meets the other operand's dtype (`x * 2.0`
+// with x f32), and dispatching _copy for it cost more than the op it feeds. CPU memory is the
+// host's and CPU work runs on the calling thread, so reading and writing here is the copy.
+// Returns false, writing nothing, where the _copy kernel must run (another device, more
+// elements, packed float4).
+bool cast_host_element(const Tensor* t, Tensor* r);
 tsr_status_t make_contiguous(Runtime* rt, Tensor* t, const char* op, Tensor** out);
 // Moves a 0-dim cpu tensor to `device` when it differs.
 tsr_status_t to_device(Runtime* rt, Tensor* t, tsr_device_t device, const char* op, Tensor** out);

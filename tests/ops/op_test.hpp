@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/ext_dispatch_trace.h"
 #include "tessera/tessera.hpp"
 
 namespace tsr::optest {
@@ -198,6 +199,36 @@ inline ::testing::AssertionResult throws_with(const std::function<void()>& fn, c
     return ::testing::AssertionFailure() << "threw a non-tsr exception: " << e.what();
   }
   return ::testing::AssertionFailure() << "did not throw";
+}
+
+// Kernel lookups seen through the tessera.dispatch_trace extension while fn runs.
+struct Lookups {
+  std::vector<std::string> ops;
+  int count(const std::string& op) const {
+    int n = 0;
+    for (const std::string& o : ops) n += o == op;
+    return n;
+  }
+};
+inline void record_lookup(void* user, const char* op, tsr_device_t, int32_t, int32_t has_kernel) {
+  if (has_kernel) static_cast<Lookups*>(user)->ops.push_back(op);
+}
+template <class F>
+Lookups trace_lookups(F&& fn) {
+  const auto* t =
+      static_cast<const tsr_dispatch_trace_t*>(api()->get_extension(runtime(), TSR_DISPATCH_TRACE_EXTENSION));
+  EXPECT_NE(t, nullptr);
+  Lookups l;
+  if (!t) return l;
+  check(t->set_observer(runtime(), record_lookup, &l));
+  try {
+    fn();
+  } catch (...) {
+    check(t->set_observer(runtime(), nullptr, nullptr));
+    throw;
+  }
+  check(t->set_observer(runtime(), nullptr, nullptr));
+  return l;
 }
 
 }  // namespace tsr::optest

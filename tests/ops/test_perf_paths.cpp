@@ -2,7 +2,10 @@
 // references computed here and against the general path it short-cuts:
 //   - matmul of a batched left operand with one matrix (linear layers) folds into one mm, and
 //     its backward computes the matrix's gradient as one GEMM laid out like the matrix;
-//   - gelu's backward is one fused kernel when not recording (create_graph keeps the formula).
+//   - gelu's and relu's backwards are one fused kernel each when not recording (create_graph
+//     keeps the formula);
+//   - a wrapped number (`x * 2.5`) is made and converted to the op's dtype on the host, with no
+//     _fill or _copy dispatch and no allocation for the converted value.
 #include <cmath>
 
 #include "op_test.hpp"
@@ -144,6 +147,127 @@ TEST(PerfPathsGelu, FusedOpRejectsBadMode) {
   static const Op op("_gelu_backward");
   Tensor x = randu({3}, 34);
   EXPECT_TRUE(throws_with([&] { call(op, {x, x, std::string("fast")}); }, {"_gelu_backward", "fast"}));
+}
+
+// grad where self > threshold, else exactly 0; a NaN self passes grad (PyTorch's
+// threshold_backward), and a grad that is inf or NaN where self <= threshold is dropped.
+std::vector<double> ref_threshold_backward(const std::vector<double>& g, const std::vector<double>& x, double th) {
+  std::vector<double> out(g.size());
+  for (size_t i = 0; i < g.size(); ++i) out[i] = x[i] <= th ? 0.0 : g[i];
+  return out;
+}
+
+TEST(PerfPathsRelu, ThresholdBackwardMatchesReferenceOnEveryFloatDtype) {
+  static const Op op("_threshold_backward");
+  for (tsr_dtype_t dt : {TSR_F32, TSR_F64, TSR_F16, TSR_BF16})
+    for (const Shape& shape : {Shape{0}, Shape{1}, Shape{7}, Shape{3, 0, 2}, Shape{5, 33}, Shape{2, 3, 67}})
+      for (double th : {0.0, 0.5, -1.25}) {
+        Tensor g = randu(shape, 40, -3, 3, dt), x = randu(shape, 41, -2, 2, dt);
+        if (x.numel() > 2) {  // values at the threshold itself, a NaN self, a non-finite grad
+          std::vector<double> xv = values(x), gv = values(g);
+          xv[0] = th;
+          xv[1] = NAN;
+          gv[0] = INFINITY;
+          gv[2] = xv[2] <= th ? NAN : gv[2];
+          x = from_vector(xv, shape).to(dt);
+          g = from_vector(gv, shape).to(dt);
+        }
+        const std::vector<double> ref = ref_threshold_backward(values(g), values(x), th);
+        Tensor out = call(op, {g, x, th});
+        EXPECT_EQ(out.dtype(), dt);
+        // A select: bit-exact, no tolerance.
+        EXPECT_TRUE(close(out, ref, shape, 0, 0)) << dtype_name(dt) << " th " << th;
+        EXPECT_TRUE(close(call(op, {noncontig(g), noncontig(x), th}), ref, shape, 0, 0)) << dtype_name(dt);
+      }
+}
+
+TEST(PerfPathsRelu, FusedBackwardAgreesWithRecordedFormula) {
+  for (tsr_dtype_t dt : {TSR_F32, TSR_F64, TSR_BF16}) {
+    std::vector<double> xv = values(randu({6, 9}, 42, -2, 2));
+    xv[3] = 0.0;  // relu'(0) = 0, as PyTorch
+    xv[7] = -0.0;
+    Tensor x = from_vector(xv, {6, 9}).to(dt).requires_grad_();
+    Tensor g = randu({6, 9}, 43, -2, 2, dt);
+    Tensor fused = autograd::grad({relu(x)}, {x}, {g}, false, false)[0];
+    // Under create_graph the gradient is a graph in the incoming gradient: its derivative with
+    // respect to that gradient is the mask.
+    Tensor gr = g.detach().requires_grad_();
+    Tensor recorded = autograd::grad({relu(x)}, {x}, {gr}, false, true)[0];
+    ASSERT_TRUE(recorded.requires_grad());
+    std::vector<double> gv = values(g), xr = values(x.detach()), ref(xv.size()), mask(xv.size());
+    for (size_t i = 0; i < xv.size(); ++i) {
+      ref[i] = xr[i] > 0 ? gv[i] : 0.0;
+      mask[i] = xr[i] > 0 ? 1.0 : 0.0;
+    }
+    EXPECT_TRUE(close(fused, ref, {6, 9}, 0, 0)) << dtype_name(dt);
+    EXPECT_TRUE(close(recorded, ref, {6, 9}, 0, 0)) << dtype_name(dt);
+    EXPECT_TRUE(close(autograd::grad({sum(recorded)}, {gr})[0], mask, {6, 9}, 0, 0)) << dtype_name(dt);
+  }
+  // Through a non-contiguous input and into a leaf shared with another use.
+  Tensor x = noncontig(randu({4, 5}, 44)).requires_grad_();
+  Tensor y = sum(relu(x) * 3.0 + relu(x.t()).t());
+  y.backward();
+  std::vector<double> xv = values(x.detach()), ref(xv.size());
+  for (size_t i = 0; i < xv.size(); ++i) ref[i] = xv[i] > 0 ? 4.0 : 0.0;
+  EXPECT_TRUE(close(x.grad(), ref, {4, 5}, 0, 0));
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return relu(in[0]); }, {rand_away({3, 4}, 45)}));
+}
+
+TEST(PerfPathsRelu, ThresholdBackwardRejectsMismatchedShapes) {
+  static const Op op("_threshold_backward");
+  EXPECT_TRUE(throws_with([&] { call(op, {randu({3, 4}, 46), randu({3, 5}, 47), 0.0}); },
+                          {"_threshold_backward", "[3, 4]", "[3, 5]"}));
+}
+
+// Every kind of wrapped number against every dtype it meets: the result must be bit for bit the
+// op with the same number already in the result dtype (made by `full`, the fill kernel), on
+// contiguous, strided and empty tensors. A conversion other than _copy's would show here.
+TEST(PerfPathsScalar, WrappedNumbersMatchTheKernelConversion) {
+  const std::vector<tsr_dtype_t> dtypes{TSR_F32, TSR_F64, TSR_F16, TSR_BF16, TSR_I64, TSR_I32, TSR_I16, TSR_I8, TSR_U8};
+  for (tsr_dtype_t dt : dtypes)
+    for (const Shape& shape : {Shape{0}, Shape{7}, Shape{3, 5}}) {
+      const bool fl = tsr::is_floating(dt);
+      Tensor x = fl ? randu(shape, 50, -4, 4, dt) : randint(shape, 51, 1, 90, dt);
+      for (Tensor t : {x, noncontig(x)}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " " + describe(t));
+        // Floats: 0.1 and 1/3 round differently in every float dtype; integers: a value that
+        // wraps in int8 and uint8 (300) and a negative one.
+        for (double v : {0.1, 1.0 / 3.0, -2.75, 1e6}) {
+          if (!fl) continue;
+          Tensor same = tsr::full({1}, v, dt);
+          EXPECT_TRUE(close(t * v, values(t * same), shape, 0, 0)) << v;
+          EXPECT_TRUE(close(v - t, values(same - t), shape, 0, 0)) << v;
+        }
+        for (int64_t v : {int64_t{3}, int64_t{-5}, int64_t{300}}) {
+          Tensor same = tsr::full({1}, double(v), dt);
+          EXPECT_TRUE(close(t + v, values(t + same), shape, 0, 0)) << v;
+          EXPECT_TRUE(close(t * v, values(t * same), shape, 0, 0)) << v;
+        }
+        Tensor one = tsr::full({1}, 1.0, dt);
+        EXPECT_TRUE(close(t * true, values(t * one), shape, 0, 0));
+        // Made and converted on the host: no _fill, no _copy for the number. (An integer
+        // tensor is itself converted to float32 by _copy.)
+        Lookups l = trace_lookups([&] { Tensor r = t * 2.5; });
+        EXPECT_EQ(l.count("_fill"), 0);
+        EXPECT_EQ(l.count("_copy"), fl || t.numel() == 0 ? 0 : 1);
+        EXPECT_EQ(l.count("mul"), t.numel() ? 1 : 0);
+        EXPECT_EQ((t * 2.5).dtype(), fl ? dt : tsr_dtype_t(TSR_F32));  // promotion unchanged
+      }
+    }
+}
+
+// On a second CPU device the number is converted for that device; results stay there.
+TEST(PerfPathsScalar, WrappedNumbersOnASecondCpuDevice) {
+  Tensor x;
+  try {
+    x = randu({4, 3}, 52, -2, 2, TSR_F32).to(tsr::Device::cpu(1));
+  } catch (const tsr::Error&) {
+    GTEST_SKIP() << "needs a second cpu device (TESSERA_CPU_DEVICES=2)";
+  }
+  Tensor y = x * 0.1 + 3;
+  EXPECT_EQ(y.device(), tsr::Device::cpu(1));
+  Tensor ref = x.to(tsr::Device::cpu(0)) * tsr::full({1}, 0.1, TSR_F32) + tsr::full({1}, 3.0, TSR_F32);
+  EXPECT_TRUE(close(y, values(ref), {4, 3}, 0, 0));
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "shape_test_util.hpp"
-#include "tessera/ext_dispatch_trace.h"
 
 namespace tsr::optest {
 namespace {
@@ -66,36 +65,6 @@ Shape cat_shape(const std::vector<Tensor>& ts, int64_t dim) {
   return close(r, ref_by_index(ts, dim, s), s, 0, 0);
 }
 
-// Kernel lookups seen through the tessera.dispatch_trace extension while fn runs.
-struct Lookups {
-  std::vector<std::string> ops;
-  int count(const std::string& op) const {
-    int n = 0;
-    for (const std::string& o : ops) n += o == op;
-    return n;
-  }
-};
-void record(void* user, const char* op, tsr_device_t, int32_t, int32_t has_kernel) {
-  if (has_kernel) static_cast<Lookups*>(user)->ops.push_back(op);
-}
-template <class F>
-Lookups trace(F&& fn) {
-  const auto* t =
-      static_cast<const tsr_dispatch_trace_t*>(api()->get_extension(runtime(), TSR_DISPATCH_TRACE_EXTENSION));
-  EXPECT_NE(t, nullptr);
-  Lookups l;
-  if (!t) return l;
-  check(t->set_observer(runtime(), record, &l));
-  try {
-    fn();
-  } catch (...) {
-    check(t->set_observer(runtime(), nullptr, nullptr));
-    throw;
-  }
-  check(t->set_observer(runtime(), nullptr, nullptr));
-  return l;
-}
-
 // n inputs of shape `base` with a different size along dim each (0 among them when n > 2).
 std::vector<Tensor> inputs(int n, Shape base, int64_t dim, tsr_dtype_t dt, uint64_t seed) {
   std::vector<Tensor> ts;
@@ -119,7 +88,7 @@ TEST(CatKernel, AThousandInputsInOneKernelCall) {
   for (int64_t dim : {0, 1}) {
     const std::vector<Tensor> ts = inputs(1000, {2, 3}, dim, TSR_F32, 7);
     Tensor r;
-    Lookups l = trace([&] { r = cat(ts, dim); });
+    Lookups l = trace_lookups([&] { r = cat(ts, dim); });
     EXPECT_EQ(l.count("cat"), 1);
     EXPECT_EQ(l.count("_copy"), 0);
     const Shape s = cat_shape(ts, dim);
@@ -139,14 +108,14 @@ TEST(CatKernel, AThousandInputsInOneKernelCall) {
 TEST(CatKernel, DispatchReachesTheKernel) {
   const std::vector<Tensor> ts = inputs(20, {4, 3}, 0, TSR_F32, 3);
   Tensor r;
-  Lookups l = trace([&] { r = cat(ts, 0); });
+  Lookups l = trace_lookups([&] { r = cat(ts, 0); });
   EXPECT_EQ(l.count("cat"), 1);
   EXPECT_EQ(l.count("_copy"), 0);
   // Promotion converts only the inputs of another dtype, then one kernel call.
   std::vector<Tensor> mixed = ts;
   mixed[3] = sample({2, 3}, TSR_I32, 40);
   mixed[17] = sample({1, 3}, TSR_F16, 41);
-  Lookups m = trace([&] { r = cat(mixed, 0); });
+  Lookups m = trace_lookups([&] { r = cat(mixed, 0); });
   EXPECT_EQ(m.count("cat"), 1);
   EXPECT_EQ(m.count("_copy"), 2);
   EXPECT_TRUE(cat_matches(mixed, 0));
