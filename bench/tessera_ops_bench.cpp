@@ -7,6 +7,7 @@
 //   layer_norm     layer_norm over the last dim of [4096, 1024] f32 with weight and bias
 //   cross_entropy  mean cross entropy of [4096, 1000] f32 logits with int64 class targets
 //   sum            sum of 1e5 f32 (in cache: per-call overhead plus the reduction loop), us
+//   amax           amax over the last dim of [4096, 1024] f32 (a NaN-propagating max per row), ms
 //   conv2d         8x64x56x56 input, 64 3x3 filters, padding 1, with bias (f32)
 //   conv2d_train   the same conv2d forward and backward into input, weight and bias
 //   rg_add         add of two 1-element f32 tensors that require grad (graph recorded), ns/op
@@ -166,6 +167,21 @@ void bench_sum(const Options& o, std::vector<Row>& rows) {
 #ifdef TESSERA_BENCH_HAVE_TORCH
   torch::Tensor tx = torch::randn({100000});
   r.baseline = 1e6 * time_it([&] { torch::sum(tx); }, reps, 100);
+  r.baseline_name = "libtorch";
+#endif
+  rows.push_back(r);
+}
+
+void bench_amax(const Options& o, std::vector<Row>& rows) {
+  Row r{"amax [4096,1024] f32, dim 1", "ms"};
+  int reps = o.quick ? 5 : 20;
+  r.tessera = guarded(r, [&] {
+    tsr::Tensor x = randn({4096, 1024});
+    return 1e3 * time_it([&] { tsr::amax(x, {1}); }, reps);
+  });
+#ifdef TESSERA_BENCH_HAVE_TORCH
+  torch::Tensor tx = torch::randn({4096, 1024});
+  r.baseline = 1e3 * time_it([&] { torch::amax(tx, {1}); }, reps);
   r.baseline_name = "libtorch";
 #endif
   rows.push_back(r);
@@ -474,7 +490,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: tessera_ops_bench [--json] [--quick] [--threads N] "
-                   "[--only softmax|layer_norm|cross_entropy|sum|conv2d|conv2d_train|rg_add|backward_100|mlp_step|cat|lstm|cnn]\n");
+                   "[--only softmax|layer_norm|cross_entropy|sum|amax|conv2d|conv2d_train|rg_add|backward_100|mlp_step|cat|lstm|cnn]\n");
       return 2;
     }
   }
@@ -490,6 +506,7 @@ int main(int argc, char** argv) {
   if (wanted(o, "layer_norm")) bench_layer_norm(o, rows);
   if (wanted(o, "cross_entropy")) bench_cross_entropy(o, rows);
   if (wanted(o, "sum")) bench_sum(o, rows);
+  if (wanted(o, "amax")) bench_amax(o, rows);
   if (wanted(o, "conv2d")) bench_conv2d(o, rows);
   if (wanted(o, "conv2d_train")) bench_conv2d_train(o, rows);
   if (wanted(o, "rg_add")) bench_rg_add(o, rows);
