@@ -20,10 +20,12 @@ namespace tsr::cpu {
 namespace {
 
 // Below this many output bytes the copy stays on the calling thread. Waking a passive OpenMP
-// team and joining it costs about 15 us on the development machine, about what memcpy moves
-// 1 MB in: at 2 threads a 2 MB cat took 44-47 us split (1 MiB grain) against 35-43 us serial,
-// while a 16 MB one took 190-260 us split against 490-780 us serial.
-constexpr int64_t kCatGrainBytes = int64_t(4) << 20;
+// team and joining it costs about 15 us, so where memory is fast splitting a small cat loses a
+// little: on one 2-core machine a 2 MB cat took 44-47 us split (1 MiB grain) against 35-43 us
+// serial. Where it is slow, splitting wins much more: on another (2 MiB of L2 per core, a
+// 2 MB memcpy at 14 GB/s) the same cat took 99-103 us split against 146-149 us serial. A 16 MB
+// cat took 190-260 us split against 490-780 us serial on the first.
+constexpr int64_t kCatGrainBytes = int64_t(1) << 20;
 
 // An input's block in each output "row" (the elements under one index of the dims before dim:
 // out.sizes[dim] * inner of them), in bytes.
