@@ -201,6 +201,8 @@ TEST(Autograd, LeafGradAccumulatesWithoutChangingAGradientSomeoneHolds) {
   tsr::sum(tsr::exp(x2)).backward(Tensor(), true, /*create_graph=*/true);
   EXPECT_NE(x2.grad().data_ptr(), first);
   EXPECT_TRUE(x2.grad().requires_grad());
+  // A .grad with a graph refers back to its leaf (a cycle, as in PyTorch): break it.
+  x2.set_grad(Tensor());
 }
 
 // A leaf used three times gets three deliveries; the post-accumulate hook runs once, after the
