@@ -357,6 +357,51 @@ TEST(ReduceOps, Logsumexp) {
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return tsr::logsumexp(in[0], {1}); }, {randu({3, 4}, 19)}));
 }
 
+// Over the last dim alone logsumexp is one fused kernel (_logsumexp_rows) where the device has
+// it: every float dtype, rows of 1 to 1000 elements (past the kernels' vector lanes and blocks),
+// no rows, strided inputs, and the special rows (NaN, +inf, all -inf) against float64.
+TEST(ReduceOps, LogsumexpOverTheLastDimIsOneFusedPass) {
+  auto lse = [](const Vals& s) {
+    double m = -kInf;
+    bool nan = false;
+    for (double a : s) {
+      nan = nan || std::isnan(a);
+      m = std::max(m, a);
+    }
+    if (nan) return std::numeric_limits<double>::quiet_NaN();
+    if (std::isinf(m)) return m;
+    double acc = 0;
+    for (double a : s) acc += std::exp(a - m);
+    return std::log(acc) + m;
+  };
+  for (tsr_dtype_t dt : {TSR_F32, TSR_F64, TSR_F16, TSR_BF16})
+    for (const Shape& shape : {Shape{1}, Shape{7}, Shape{3, 1}, Shape{4, 33}, Shape{2, 3, 300}, Shape{3, 1000},
+                               Shape{0, 5}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " " + std::to_string(shape.back()));
+      Vals v = values(randu(shape, 40, -20, 20, dt));
+      if (shape.size() == 2 && shape[0] >= 3 && shape[1] >= 2) {  // row 0: NaN, row 1: +inf, row 2: all -inf
+        v[1] = std::numeric_limits<double>::quiet_NaN();
+        v[static_cast<size_t>(shape[1])] = kInf;
+        for (int64_t j = 0; j < shape[1]; ++j) v[static_cast<size_t>(2 * shape[1] + j)] = -kInf;
+      }
+      Tensor x = from_vector(v, shape).to(dt);
+      const int64_t last = static_cast<int64_t>(shape.size()) - 1;
+      for (bool keepdim : {false, true}) {
+        const Ref ref = ref_reduce(v, shape, {last}, keepdim, lse);
+        EXPECT_TRUE(matches(tsr::logsumexp(x, {-1}, keepdim), ref));
+        EXPECT_TRUE(matches(tsr::logsumexp(noncontig(x), {last}, keepdim), ref));
+      }
+    }
+  // The kernel is what runs: no exp, sum or log kernels are looked up.
+  Tensor x = randu({8, 64}, 41, -5, 5, TSR_F32);
+  Lookups l = trace_lookups([&] { tsr::logsumexp(x, {1}); });
+  EXPECT_EQ(l.count("_logsumexp_rows"), 1);
+  EXPECT_EQ(l.count("exp") + l.count("sum") + l.count("log"), 0);
+  EXPECT_TRUE(
+      gradcheck([](const std::vector<Tensor>& in) { return tsr::logsumexp(in[0], {-1}, true); }, {randu({2, 3, 5}, 42)}));
+  EXPECT_TRUE(throws_with([] { tsr::call("_logsumexp_rows", {tsr::zeros({3, 0})}); }, {"_logsumexp_rows", "last dim"}));
+}
+
 // ---- all / any / count_nonzero / nansum / nanmean ----------------------------------------------
 
 TEST(ReduceOps, AllAnyCountNonzero) {

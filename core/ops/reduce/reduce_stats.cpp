@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ops/composite.hpp"
+#include "ops/nn/nn_kernel_op.hpp"
 #include "ops/reduce/reduce_common.hpp"
 
 namespace tsr::core {
@@ -204,6 +205,18 @@ void norm_backward(GradCtx& ctx) {
 
 // ---- logsumexp ---------------------------------------------------------------------------------
 
+// _logsumexp_rows(input [..., D]) -> [...]: the log-sum-exp of each row along the last dim, for
+// backends with a fused kernel (one visit of each row: max, then the sum of exps from cache).
+// logsumexp takes it for a reduction over the last dim alone and runs the composite below where
+// no kernel takes the call.
+tsr_dtype_t lse_rows_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
+  core::Tensor* x = nn::kfloat(ctx, 0);
+  nn::krequire(ctx, x->ndim >= 1 && x->sizes[x->ndim - 1] >= 1,
+               "input " + shape_str(x->sizes, x->ndim) + " must have a non-empty last dim");
+  outs.push_back({std::vector<int64_t>(x->sizes, x->sizes + x->ndim - 1), x->dtype});
+  return x->dtype;
+}
+
 Tensor logsumexp_fn(CArgs& a) {
   Tensor x = a.tensor(0);
   if (!red::floating(x)) x = x.to(TSR_F32);
@@ -212,6 +225,9 @@ Tensor logsumexp_fn(CArgs& a) {
   if (x.dim() == 0) return x.clone();
   if (red::count_of(x.sizes(), dims) == 0)
     return filled_reduced(x, dims, keepdim, -std::numeric_limits<double>::infinity(), x.dtype());
+  static const tsr::Op rows_op("_logsumexp_rows");
+  if (dims.size() == 1 && dims[0] == x.dim() - 1 && nn::has_device_kernel(rows_op, x, x.dtype()))
+    if (auto r = nn::declinable([&] { return tsr::call(rows_op, {x}); })) return keepdim ? r->unsqueeze(-1) : *r;
   Tensor m = tsr::amax(x, dims, true);
   // An infinite max would give inf - inf = NaN: shift by 0 instead.
   m = tsr::where(tsr::eq(tsr::abs(m), tsr::wrap_scalar(std::numeric_limits<double>::infinity(), x.runtime())),
@@ -360,6 +376,7 @@ TSR_CORE_OPS(reduce_stats) {
                TSR_GRAD(norm_backward), kSaveAll});
   v.push_back({"logsumexp(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", composite<logsumexp_fn>,
                TSR_GRAD(logsumexp_backward), kSaveAll});
+  v.push_back({"_logsumexp_rows(Tensor input) -> Tensor", nn::kernel_op_impl<lse_rows_shape>});
   v.push_back(composite_op("all(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", composite<all_fn>));
   v.push_back(composite_op("any(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", composite<any_fn>));
   v.push_back(composite_op("count_nonzero(Tensor self, int[]? dim=None) -> Tensor", composite<count_nonzero_fn>));
