@@ -2,7 +2,8 @@
 // a GRU step) against float64 equations written here with plain loops: every floating dtype, odd
 // and empty shapes, non-contiguous operands, gradients through each result, the composite
 // backward (taken under create_graph) against the kernel's, second derivatives by finite
-// differences, and argument errors; _lstm_layer against the step-by-step composition.
+// differences, and argument errors; _lstm_layer and _gru_layer against the step-by-step
+// composition.
 #include <cmath>
 #include <vector>
 
@@ -348,6 +349,119 @@ TEST(NNOpsGruCell, BadArguments) {
   EXPECT_TRUE(throws_with([&] { nn::gru_cell_gates(x, randu({3, 9}, 154), h); }, {"gru_cell_gates", "[3, 9]"}));
   EXPECT_TRUE(throws_with([&] { nn::gru_cell_gates(x, x, randu({2, 2}, 155)); }, {"gru_cell_gates", "[3, 2]"}));
   EXPECT_TRUE(throws_with([&] { nn::gru_cell_gates(x, x.to(TSR_F32), h); }, {"gru_cell_gates", "float32"}));
+}
+
+// ---- _gru_layer: the whole recurrence of one GRU layer as one node ----------------------------
+
+struct GruLayer {
+  Tensor out, hn;
+};
+GruLayer run_gru_layer(const Tensor& xg, const Tensor& h0, const Tensor& w, const Tensor& b, bool rev) {
+  auto [out, hn] = nn::seq_detail::gru_layer(xg, h0, w, b, rev);
+  return {out, hn};
+}
+// The same recurrence step by step (linear + gru_cell_gates, each step its own nodes).
+GruLayer run_gru_steps(const Tensor& xg, const Tensor& h0, const Tensor& w, const Tensor& b, bool rev) {
+  const int64_t T = xg.size(0);
+  std::vector<Tensor> outs(static_cast<size_t>(T));
+  Tensor h = h0;
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = rev ? T - 1 - s : s;
+    h = nn::seq_detail::gru_step(xg.select(0, t), h, w, b);
+    outs[size_t(t)] = h;
+  }
+  return {T ? stack(outs, 0) : zeros({0, xg.size(1), h0.size(1)}, xg.dtype()), h};
+}
+
+// Values and every gradient (input gates, h0, w_hh, b_hh) against the step-by-step composition,
+// forwards and reversed, with and without the hidden bias, the loss reaching out, h_n or both.
+TEST(NNOpsGruLayer, MatchesStepByStep) {
+  const int64_t N = 3, H = 4;
+  for (bool rev : {false, true})
+    for (bool bias : {true, false})
+      for (int64_t T : {0, 1, 5})
+        for (int mask : {3, 1, 2}) {  // bits: out, h_n in the loss
+          SCOPED_TRACE(std::string(rev ? "reverse" : "forward") + (bias ? " bias" : " no bias") + " T " +
+                       std::to_string(T) + " mask " + std::to_string(mask));
+          Tensor xg = randu({T, N, 3 * H}, uint64_t(160 + T), -2, 2), h0 = randu({N, H}, 161);
+          Tensor w = randu({3 * H, H}, 162, -0.5, 0.5), b = randu({3 * H}, 163, -0.5, 0.5);
+          Tensor a = randu({T, N, H}, 164), k = randu({N, H}, 165);
+          std::vector<std::vector<Tensor>> grads;
+          std::vector<GruLayer> results;
+          for (bool fused : {true, false}) {
+            std::vector<Tensor> in{xg.clone().requires_grad_(), h0.clone().requires_grad_(), w.clone().requires_grad_(),
+                                   b.clone().requires_grad_()};
+            GruLayer r = (fused ? run_gru_layer : run_gru_steps)(in[0], in[1], in[2], bias ? in[3] : Tensor(), rev);
+            Tensor loss = sum(in[2]) * 0.0;
+            if (mask & 1) loss = loss + sum(r.out * a);
+            if (mask & 2) loss = loss + sum(r.hn * k);
+            grads.push_back(autograd::grad({loss}, in, {}, false, false, true));
+            results.push_back(r);
+          }
+          EXPECT_TRUE(close(results[0].out, results[1].out, 1e-12, 1e-12));
+          EXPECT_TRUE(close(results[0].hn, results[1].hn, 1e-12, 1e-12));
+          for (size_t i = 0; i < 4; ++i) {
+            SCOPED_TRACE("gradient of input " + std::to_string(i));
+            const Tensor& got = grads[0][i];
+            const Tensor& want = grads[1][i];
+            if (!want.defined()) {  // no path from this input to the loss
+              EXPECT_TRUE(!got.defined() || values(got) == std::vector<double>(size_t(got.numel()), 0.0));
+              continue;
+            }
+            ASSERT_TRUE(got.defined());
+            EXPECT_TRUE(close(got, want, 1e-12, 1e-12));
+          }
+        }
+}
+
+TEST(NNOpsGruLayer, GradcheckCreateGraphAndLowPrecision) {
+  const int64_t T = 3, N = 2, H = 3;
+  Tensor xg = randu({T, N, 3 * H}, 170), h0 = randu({N, H}, 171);
+  Tensor w = randu({3 * H, H}, 172, -0.5, 0.5), b = randu({3 * H}, 173, -0.5, 0.5);
+  for (bool rev : {false, true}) {
+    EXPECT_TRUE(gradcheck(
+        [rev](const std::vector<Tensor>& in) {
+          GruLayer r = run_gru_layer(in[0], in[1], in[2], in[3], rev);
+          return cat(std::vector<Tensor>{r.out.reshape({-1}), r.hn.reshape({-1})}, 0);
+        },
+        {xg, h0, w, b}));
+    // Second derivatives through the recorded backward against the step-by-step composition's.
+    std::vector<std::vector<Tensor>> second;
+    for (bool fused : {true, false}) {
+      std::vector<Tensor> in{xg.clone().requires_grad_(), h0.clone().requires_grad_(), w.clone().requires_grad_(),
+                             b.clone().requires_grad_()};
+      GruLayer r = (fused ? run_gru_layer : run_gru_steps)(in[0], in[1], in[2], in[3], rev);
+      Tensor loss = sum(r.out * r.out) + sum(r.hn);
+      std::vector<Tensor> g = autograd::grad({loss}, in, {}, true, true);
+      second.push_back(autograd::grad({sum(g[2] * g[2]) + sum(g[0]) + sum(g[3] * g[3])}, in, {}, false, false, true));
+    }
+    for (size_t i = 0; i < 4; ++i) {
+      SCOPED_TRACE(std::string(rev ? "reverse" : "forward") + " input " + std::to_string(i));
+      ASSERT_TRUE(second[0][i].defined() && second[1][i].defined());
+      EXPECT_TRUE(close(second[0][i], second[1][i], 1e-10, 1e-12));
+    }
+  }
+  // float32 and bfloat16 against the float64 layer (the kernels compute in float, round once per
+  // step).
+  GruLayer ref = run_gru_layer(xg, h0, w, b, false);
+  for (tsr_dtype_t dt : {TSR_F32, TSR_BF16}) {
+    GruLayer r = run_gru_layer(xg.to(dt), h0.to(dt), w.to(dt), b.to(dt), false);
+    EXPECT_EQ(r.out.dtype(), dt);
+    const double tol = dt == TSR_F32 ? 1e-5 : 5e-2;
+    EXPECT_TRUE(close(r.out, values(ref.out), ref.out.sizes(), tol, tol)) << dtype_name(dt);
+  }
+}
+
+TEST(NNOpsGruLayer, BadArguments) {
+  Tensor xg = randu({2, 3, 6}, 175), s = randu({3, 2}, 176), w = randu({6, 2}, 177), b = randu({6}, 178);
+  auto call_layer = [](const Tensor& a, const Tensor& h, const Tensor& ww, const Arg& bb) {
+    call_multi(Op("_gru_layer"), {a, h, ww, bb, false});
+  };
+  EXPECT_TRUE(throws_with([&] { call_layer(randu({2, 3, 7}, 179), s, w, b); }, {"_gru_layer", "[2, 3, 7]"}));
+  EXPECT_TRUE(throws_with([&] { call_layer(xg, randu({3, 3}, 180), w, b); }, {"_gru_layer", "h0", "[3, 2]", "[3, 3]"}));
+  EXPECT_TRUE(throws_with([&] { call_layer(xg, s, randu({2, 6}, 181), b); }, {"_gru_layer", "w_hh", "[6, 2]"}));
+  EXPECT_TRUE(throws_with([&] { call_layer(xg, s, w, randu({5}, 182)); }, {"_gru_layer", "b_hh", "[6]", "[5]"}));
+  EXPECT_TRUE(throws_with([&] { call_layer(xg, s, w.to(TSR_F32), std::nullopt); }, {"_gru_layer", "w_hh", "float32"}));
 }
 
 }  // namespace

@@ -243,10 +243,8 @@ Tensor gru_cell_fwd(CArgs& a) {
 // With dn = g (1 - z) (1 - n^2), dr = dn hn r (1 - r), dz = g (hx - n) z (1 - z):
 //   d(xg) = [dr, dz, dn], d(hg) = [dr, dz, dn r], d(hx) = g z.
 // The kernel has no backward of its own: under create_graph the formulas run as SDK ops.
-void gru_cell_bwd(GradCtx& c) {
-  const Tensor& g = c.grad(0);
-  if (!g.defined()) return;
-  const Tensor &xg = c.input(0), &hg = c.input(1), &hx = c.input(2);
+// (grad_xg, grad_hg, grad_hx) of one step for the gradient g of hy.
+std::vector<Tensor> gru_cell_backward(const Tensor& xg, const Tensor& hg, const Tensor& hx, const Tensor& g) {
   static const tsr::Op kernel("_nn_gru_cell_backward");
   std::optional<std::vector<Tensor>> res;
   if (!core::grad_mode()) res = try_kernel(kernel, xg, [&] { return tsr::call_multi(kernel, {xg, hg, hx, g}); });
@@ -263,8 +261,103 @@ void gru_cell_bwd(GradCtx& c) {
     const Tensor dz = ga * (h0 - n) * z * (1.0 - z);
     res = std::vector<Tensor>{tsr::cat({dr, dz, dn}, 1).to(dt), tsr::cat({dr, dz, dn * r}, 1).to(dt), (ga * z).to(dt)};
   }
+  return *res;
+}
+
+void gru_cell_bwd(GradCtx& c) {
+  const Tensor& g = c.grad(0);
+  if (!g.defined()) return;
+  const std::vector<Tensor> r = gru_cell_backward(c.input(0), c.input(1), c.input(2), g);
   for (size_t i = 0; i < 3; ++i)
-    if (c.needs(i)) c.set(i, (*res)[i]);
+    if (c.needs(i)) c.set(i, r[i]);
+}
+
+// _gru_layer(xg [T, N, 3H], h0 [N, H], w_hh [3H, H], b_hh? [3H], reverse) -> (out [T, N, H],
+// hidden_gates [T, N, 3H]): a GRU layer's whole recurrence as one node, as _lstm_layer. xg is the
+// layer's input projection with b_ih; each step is hg = h w_hh^T + b_hh (one linear) and the cell
+// kernel. hidden_gates is the backward's workspace, in processing order; h_n is out's last step
+// in processing order (the caller selects it). The backward computes dW_hh (and db_hh) with one
+// GEMM (one sum) over all steps instead of adding T per-step products into the weight's gradient.
+LayerDims check_gru_layer(const char* op, const Tensor& xg, const Tensor& h0, const Tensor& w_hh,
+                          const std::optional<Tensor>& b_hh) {
+  nn::require_floating(op, "input gates", xg);
+  if (xg.dim() != 3 || xg.size(2) % 3 != 0)
+    nn::fail(op, "input gates must be [T, N, 3 * hidden], got " + nn::shp(xg));
+  const LayerDims d{xg.size(0), xg.size(1), xg.size(2) / 3};
+  const std::vector<int64_t> state{d.N, d.H}, weight{3 * d.H, d.H}, bias{3 * d.H};
+  std::vector<std::tuple<const char*, const Tensor*, const std::vector<int64_t>*>> args{
+      {"h0", &h0, &state}, {"w_hh", &w_hh, &weight}};
+  if (b_hh) args.emplace_back("b_hh", &*b_hh, &bias);
+  for (auto [name, t, want] : args) {
+    if (t->sizes() != *want)
+      nn::fail(op, std::string(name) + " must be " + nn::shp(*want) + " for input gates " + nn::shp(xg) + ", got " +
+                       nn::shp(*t));
+    if (t->dtype() != xg.dtype())
+      nn::fail(op, std::string(name) + " dtype " + tsr::dtype_name(t->dtype()) + " does not match the input's " +
+                       tsr::dtype_name(xg.dtype()));
+    if (t->device() != xg.device()) nn::fail(op, std::string(name) + " must be on the input's device");
+  }
+  return d;
+}
+
+std::vector<Tensor> gru_layer_fwd(CArgs& a) {
+  const Tensor xg = a.tensor(0), h0 = a.tensor(1), w_hh = a.tensor(2);
+  const std::optional<Tensor> b_hh = a.opt_tensor(3);
+  const bool rev = a.bool_arg(4);
+  const LayerDims d = check_gru_layer(a.op(), xg, h0, w_hh, b_hh);
+  std::vector<Tensor> outs(size_t(d.T)), hgs(size_t(d.T));
+  Tensor h = h0;
+  for (int64_t s = 0; s < d.T; ++s) {
+    const int64_t t = rev ? d.T - 1 - s : s;
+    hgs[size_t(s)] = tsr::linear(h, w_hh, b_hh);
+    h = tsr::nn::gru_cell_gates(xg.select(0, t), hgs[size_t(s)], h);
+    outs[size_t(t)] = h;
+  }
+  const tsr::Device dev = xg.device();
+  if (d.T == 0) return {tsr::zeros({0, d.N, d.H}, xg.dtype(), dev), tsr::zeros({0, d.N, 3 * d.H}, xg.dtype(), dev)};
+  return {tsr::stack(outs, 0), tsr::stack(hgs, 0)};
+}
+
+void gru_layer_bwd(GradCtx& c) {
+  // Gradients of out and of the workspace (it gets one only from a create_graph backward).
+  const Tensor &d_out = c.grad(0), &d_hg = c.grad(1);
+  if (!d_out.defined() && !d_hg.defined()) return;
+  const Tensor &xg = c.input(0), &h0 = c.input(1), &w_hh = c.input(2);
+  const Tensor &out = c.output(0), &hg = c.output(1);
+  const bool rev = c.bool_arg(4);
+  const int64_t T = hg.size(0), N = hg.size(1), H = hg.size(2) / 3;
+  const Tensor out_p = rev ? tsr::flip(out, {0}) : out;  // processing order
+  Tensor dh;  // the gradient reaching the state after step s (undefined: zero)
+  std::vector<Tensor> dxg(static_cast<size_t>(T)), dhg(static_cast<size_t>(T));
+  for (int64_t s = T - 1; s >= 0; --s) {
+    const int64_t t = rev ? T - 1 - s : s;
+    if (d_out.defined()) dh = dh.defined() ? dh + d_out.select(0, t) : d_out.select(0, t);
+    const Tensor h_prev = s == 0 ? h0 : out_p.select(0, s - 1);
+    Tensor dx, dg, dhx;
+    if (dh.defined()) {
+      const std::vector<Tensor> r = gru_cell_backward(xg.select(0, t), hg.select(0, s), h_prev, dh);
+      dx = r[0];
+      dg = r[1];
+      dhx = r[2];
+    } else {
+      dx = tsr::zeros({N, 3 * H}, hg.dtype(), hg.device());
+      dg = tsr::zeros({N, 3 * H}, hg.dtype(), hg.device());
+    }
+    if (d_hg.defined()) dg = dg + d_hg.select(0, s);
+    dxg[static_cast<size_t>(t)] = dx;
+    dhg[static_cast<size_t>(s)] = dg;
+    const Tensor back = tsr::mm(dg, w_hh);
+    dh = dhx.defined() ? dhx + back : back;
+  }
+  if (c.needs(1) && dh.defined()) c.set(1, dh);
+  if (T == 0) return;
+  if (c.needs(0)) c.set(0, tsr::stack(dxg, 0));
+  const Tensor dg = tsr::stack(dhg, 0);  // processing order
+  if (c.needs(2)) {
+    const Tensor h_prev = tsr::cat({h0.unsqueeze(0), out_p.narrow(0, 0, T - 1)}, 0);
+    c.set(2, tsr::mm(dg.reshape({T * N, 3 * H}).t(), h_prev.reshape({T * N, H})));
+  }
+  if (c.needs(3)) c.set(3, tsr::sum(dg, {0, 1}));
 }
 
 // ---- the kernels' contracts ---------------------------------------------------------------------
@@ -344,6 +437,9 @@ TSR_CORE_OPS(nn_rnn) {
                        composite_multi<lstm_layer_fwd>, TSR_GRAD(lstm_layer_bwd), kSaveAll));
   v.push_back(nn::prim("gru_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor hx) -> Tensor",
                        composite<gru_cell_fwd>, TSR_GRAD(gru_cell_bwd), kSaveInputs));
+  v.push_back(nn::prim("_gru_layer(Tensor xg, Tensor h0, Tensor w_hh, Tensor? b_hh, bool reverse=False) -> (Tensor, "
+                       "Tensor)",
+                       composite_multi<gru_layer_fwd>, TSR_GRAD(gru_layer_bwd), kSaveAll));
   v.push_back({"_nn_gru_cell(Tensor xg, Tensor hg, Tensor hx) -> Tensor", nn::kernel_op_impl<gru_cell_shape>});
   v.push_back({"_nn_gru_cell_backward(Tensor xg, Tensor hg, Tensor hx, Tensor grad) -> (Tensor, Tensor, Tensor)",
                nn::kernel_op_impl<gru_cell_backward_shape>});

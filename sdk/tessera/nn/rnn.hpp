@@ -73,6 +73,17 @@ inline Tensor gru_step(const Tensor& xp, const Tensor& h, const Tensor& w_hh, co
   return tsr::nn::gru_cell_gates(xp, tsr::linear(h, w_hh, opt(b_hh)), h);
 }
 
+// One GRU layer (one direction) over the whole time-major sequence: the _gru_layer primitive, one
+// autograd node whose backward computes dW_hh in one GEMM. xp = x W_ih^T + b_ih, [T, N, 3H].
+// Returns (out [T, N, H], h_n).
+inline std::pair<Tensor, Tensor> gru_layer(const Tensor& xp, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
+                                           bool reverse) {
+  static const Op op("_gru_layer");
+  std::vector<Tensor> r = call_multi(op, {xp, h0, w_hh, tsr::detail::opt_tensor_arg(opt(b_hh)), reverse});  // out, workspace
+  const int64_t T = xp.size(0);
+  return {r[0], T ? r[0].select(0, reverse ? 0 : T - 1) : h0};
+}
+
 }  // namespace seq_detail
 
 // The multi-layer, optionally bidirectional recurrence shared by LSTM and GRU.
@@ -172,7 +183,7 @@ class RNNBase : public Module {
   // Returns (output [T, N, D*H], h_n, c_n).
   std::tuple<Tensor, Tensor, Tensor> run(const Tensor& x, const Tensor& h0, const Tensor& c0) {
     const bool lstm = gates_ == 4;
-    const int64_t T = x.size(0), N = x.size(1), D = num_directions();
+    const int64_t D = num_directions();
     std::vector<Tensor> hn, cn;
     Tensor layer_in = x;
     for (int64_t l = 0; l < num_layers; ++l) {
@@ -184,21 +195,17 @@ class RNNBase : public Module {
         if (lstm && b) *b = *b + bias_hh(l, rev);
         Tensor xp = tsr::linear(layer_in, weight_ih(l, rev), b);
         Tensor h = h0.select(0, l * D + d);
-        if (lstm) {  // the whole recurrence is one primitive
+        // The whole recurrence of a layer and direction is one primitive (_lstm_layer, _gru_layer).
+        if (lstm) {
           auto [out, h_n, c_n] = seq_detail::lstm_layer(xp, h, c0.select(0, l * D + d), weight_hh(l, rev), rev);
           dir_out.push_back(out);
           hn.push_back(h_n);
           cn.push_back(c_n);
-          continue;
+        } else {
+          auto [out, h_n] = seq_detail::gru_layer(xp, h, weight_hh(l, rev), bias_hh(l, rev), rev);
+          dir_out.push_back(out);
+          hn.push_back(h_n);
         }
-        std::vector<Tensor> outs(static_cast<size_t>(T));
-        for (int64_t s = 0; s < T; ++s) {
-          int64_t t = rev ? T - 1 - s : s;
-          h = seq_detail::gru_step(xp.select(0, t), h, weight_hh(l, rev), bias_hh(l, rev));
-          outs[static_cast<size_t>(t)] = h;
-        }
-        dir_out.push_back(T > 0 ? tsr::stack(outs, 0) : tsr::zeros({0, N, hidden_size}, x.dtype(), x.device()));
-        hn.push_back(h);
       }
       Tensor out = D == 1 ? dir_out[0] : tsr::cat(dir_out, -1);
       if (l + 1 < num_layers && dropout > 0 && is_training()) out = tsr::nn::dropout(out, dropout, true);
