@@ -159,6 +159,21 @@ TEST(NNOpsLstmCell, BadArguments) {
 
 // ---- _lstm_layer: the whole recurrence of one layer as one node -----------------------------
 
+// A layer's gradients against the step-by-step composition's: equal where the composition has
+// one, absent or zero where no path leads from that input to the loss.
+void expect_same_gradients(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE("gradient of input " + std::to_string(i));
+    if (!want[i].defined()) {
+      EXPECT_TRUE(!got[i].defined() || values(got[i]) == std::vector<double>(size_t(got[i].numel()), 0.0));
+      continue;
+    }
+    ASSERT_TRUE(got[i].defined());
+    EXPECT_TRUE(close(got[i], want[i], 1e-12, 1e-12));
+  }
+}
+
 struct Layer {
   Tensor out, hn, cn;
 };
@@ -207,17 +222,7 @@ TEST(NNOpsLstmLayer, MatchesStepByStep) {
         EXPECT_TRUE(close(results[0].out, results[1].out, 1e-12, 1e-12));
         EXPECT_TRUE(close(results[0].hn, results[1].hn, 1e-12, 1e-12));
         EXPECT_TRUE(close(results[0].cn, results[1].cn, 1e-12, 1e-12));
-        for (size_t i = 0; i < 4; ++i) {
-          SCOPED_TRACE("gradient of input " + std::to_string(i));
-          const Tensor& got = grads[0][i];
-          const Tensor& want = grads[1][i];
-          if (!want.defined()) {  // no path from this input to the loss
-            EXPECT_TRUE(!got.defined() || values(got) == std::vector<double>(size_t(got.numel()), 0.0));
-            continue;
-          }
-          ASSERT_TRUE(got.defined());
-          EXPECT_TRUE(close(got, want, 1e-12, 1e-12));
-        }
+        expect_same_gradients(grads[0], grads[1]);
       }
 }
 
@@ -400,17 +405,7 @@ TEST(NNOpsGruLayer, MatchesStepByStep) {
           }
           EXPECT_TRUE(close(results[0].out, results[1].out, 1e-12, 1e-12));
           EXPECT_TRUE(close(results[0].hn, results[1].hn, 1e-12, 1e-12));
-          for (size_t i = 0; i < 4; ++i) {
-            SCOPED_TRACE("gradient of input " + std::to_string(i));
-            const Tensor& got = grads[0][i];
-            const Tensor& want = grads[1][i];
-            if (!want.defined()) {  // no path from this input to the loss
-              EXPECT_TRUE(!got.defined() || values(got) == std::vector<double>(size_t(got.numel()), 0.0));
-              continue;
-            }
-            ASSERT_TRUE(got.defined());
-            EXPECT_TRUE(close(got, want, 1e-12, 1e-12));
-          }
+          expect_same_gradients(grads[0], grads[1]);
         }
 }
 

@@ -122,22 +122,31 @@ void lstm_cell_bwd(GradCtx& c) {
 struct LayerDims {
   int64_t T, N, H;
 };
-LayerDims check_layer(const char* op, const Tensor& xp, const Tensor& h0, const Tensor& c0, const Tensor& w_hh) {
-  nn::require_floating(op, "input projection", xp);
-  if (xp.dim() != 3 || xp.size(2) % 4 != 0)
-    nn::fail(op, "input projection must be [T, N, 4 * hidden], got " + nn::shp(xp));
-  const LayerDims d{xp.size(0), xp.size(1), xp.size(2) / 4};
-  const std::vector<int64_t> state{d.N, d.H}, weight{4 * d.H, d.H};
-  for (auto [name, t, want] : {std::make_tuple("h0", &h0, &state), std::make_tuple("c0", &c0, &state),
-                               std::make_tuple("w_hh", &w_hh, &weight)}) {
-    if (t->sizes() != *want)
-      nn::fail(op, std::string(name) + " must be " + nn::shp(*want) + " for an input projection " + nn::shp(xp) +
-                       ", got " + nn::shp(*t));
+// A layer's input projection [T, N, G * hidden] (G = 4 for LSTM, 3 for GRU) and the arguments
+// that must match it: each (name, tensor, wanted shape) of the input's dtype and device.
+using LayerArg = std::tuple<const char*, const Tensor*, std::vector<int64_t>>;
+LayerDims layer_dims(const char* op, const char* what, const Tensor& xp, int64_t G) {
+  nn::require_floating(op, what, xp);
+  if (xp.dim() != 3 || xp.size(2) % G != 0)
+    nn::fail(op, std::string(what) + " must be [T, N, " + std::to_string(G) + " * hidden], got " + nn::shp(xp));
+  return {xp.size(0), xp.size(1), xp.size(2) / G};
+}
+void check_layer_args(const char* op, const char* what, const Tensor& xp, const std::vector<LayerArg>& args) {
+  for (const auto& [name, t, want] : args) {
+    if (t->sizes() != want)
+      nn::fail(op, std::string(name) + " must be " + nn::shp(want) + " for " + what + " " + nn::shp(xp) + ", got " +
+                       nn::shp(*t));
     if (t->dtype() != xp.dtype())
       nn::fail(op, std::string(name) + " dtype " + tsr::dtype_name(t->dtype()) + " does not match the input's " +
                        tsr::dtype_name(xp.dtype()));
     if (t->device() != xp.device()) nn::fail(op, std::string(name) + " must be on the input's device");
   }
+}
+
+LayerDims check_layer(const char* op, const Tensor& xp, const Tensor& h0, const Tensor& c0, const Tensor& w_hh) {
+  const LayerDims d = layer_dims(op, "input projection", xp, 4);
+  check_layer_args(op, "an input projection", xp,
+                   {{"h0", &h0, {d.N, d.H}}, {"c0", &c0, {d.N, d.H}}, {"w_hh", &w_hh, {4 * d.H, d.H}}});
   return d;
 }
 
@@ -280,23 +289,10 @@ void gru_cell_bwd(GradCtx& c) {
 // GEMM (one sum) over all steps instead of adding T per-step products into the weight's gradient.
 LayerDims check_gru_layer(const char* op, const Tensor& xg, const Tensor& h0, const Tensor& w_hh,
                           const std::optional<Tensor>& b_hh) {
-  nn::require_floating(op, "input gates", xg);
-  if (xg.dim() != 3 || xg.size(2) % 3 != 0)
-    nn::fail(op, "input gates must be [T, N, 3 * hidden], got " + nn::shp(xg));
-  const LayerDims d{xg.size(0), xg.size(1), xg.size(2) / 3};
-  const std::vector<int64_t> state{d.N, d.H}, weight{3 * d.H, d.H}, bias{3 * d.H};
-  std::vector<std::tuple<const char*, const Tensor*, const std::vector<int64_t>*>> args{
-      {"h0", &h0, &state}, {"w_hh", &w_hh, &weight}};
-  if (b_hh) args.emplace_back("b_hh", &*b_hh, &bias);
-  for (auto [name, t, want] : args) {
-    if (t->sizes() != *want)
-      nn::fail(op, std::string(name) + " must be " + nn::shp(*want) + " for input gates " + nn::shp(xg) + ", got " +
-                       nn::shp(*t));
-    if (t->dtype() != xg.dtype())
-      nn::fail(op, std::string(name) + " dtype " + tsr::dtype_name(t->dtype()) + " does not match the input's " +
-                       tsr::dtype_name(xg.dtype()));
-    if (t->device() != xg.device()) nn::fail(op, std::string(name) + " must be on the input's device");
-  }
+  const LayerDims d = layer_dims(op, "input gates", xg, 3);
+  std::vector<LayerArg> args{{"h0", &h0, {d.N, d.H}}, {"w_hh", &w_hh, {3 * d.H, d.H}}};
+  if (b_hh) args.emplace_back("b_hh", &*b_hh, std::vector<int64_t>{3 * d.H});
+  check_layer_args(op, "input gates", xg, args);
   return d;
 }
 
