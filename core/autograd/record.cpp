@@ -44,7 +44,9 @@ class GradCtxLease {
  public:
   GradCtxLease() {
     static thread_local Slot slot;
-    if (!slot.busy) {
+    // After the thread's slot is destroyed (a backward run from another thread-local's
+    // destructor at thread exit), calls get a fresh context, as nested ones do.
+    if (!t_slot_gone && !slot.busy) {
       slot.busy = true;
       slot_ = &slot;
       ctx_ = &slot.ctx;
@@ -84,10 +86,13 @@ class GradCtxLease {
   struct Slot {
     GradCtx ctx;
     bool busy = false;
+    ~Slot() { t_slot_gone = true; }
   };
+  static thread_local bool t_slot_gone;
   Slot* slot_ = nullptr;
   GradCtx* ctx_ = nullptr;
 };
+thread_local bool GradCtxLease::t_slot_gone = false;
 
 struct OpNode : Node {
   tsr_op_s* op = nullptr;
