@@ -24,8 +24,9 @@ using kernels::sigmoid_c;
 
 // max (MAX) or min of p[0..n) and `init`, NaN-propagating for floating C. Written with GCC
 // vector extensions (GCC does not vectorize a NaN-aware select reduction on its own): 32-byte
-// vectors, AVX2 in the x86-64-v3/v4 clones of the row kernels that inline this, pairs of SSE2 ops
-// in the baseline, whatever the target has elsewhere.
+// vectors, AVX2/AVX-512 in x86-64-v3/v4 clones. Call it only from multiversioned code (the row
+// kernels, reduce.cpp's maxmin_contig_mv): compiled for baseline x86-64, GCC splits the vector
+// selects into scalar moves through the stack, 16x slower than a sum.
 template <bool MAX, class C>
 inline C maxmin_contig(const C* p, int64_t n, C init) {
   C r = init;

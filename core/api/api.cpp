@@ -202,28 +202,6 @@ tsr_status_t tensor_from_host(tsr_runtime_t* rt, const void* data, int32_t ndim,
   })
 }
 
-// Stores a value into a new 0-dim CPU tensor of its own kind (a float as f64, an int as i64, a
-// bool), the dtypes of every wrapped number (`x * 2.0`): CPU memory is the host's and CPU work
-// runs on the calling thread, so a plain store is the fill. Dispatching the fill op cost more
-// than the arithmetic the number then takes part in. Returns false for other cases (a
-// conversion, another device): those take the fill op.
-bool store_host_scalar(Tensor* t, const tsr_value_t& v) {
-  if (t->device.type != TSR_DEVICE_TYPE_CPU || t->numel != 1) return false;
-  void* p = t->data();
-  if (t->dtype == TSR_F64 && v.tag == TSR_VALUE_DOUBLE) {
-    std::memcpy(p, &v.u.d, sizeof(double));
-  } else if (t->dtype == TSR_I64 && v.tag == TSR_VALUE_INT) {
-    std::memcpy(p, &v.u.i, sizeof(int64_t));
-  } else if (t->dtype == TSR_BOOL && v.tag == TSR_VALUE_BOOL) {
-    const uint8_t b = v.u.b ? 1 : 0;
-    std::memcpy(p, &b, 1);
-  } else {
-    return false;
-  }
-  t->bump_version();
-  return true;
-}
-
 tsr_status_t tensor_scalar(tsr_runtime_t* rt, const tsr_value_t* value, tsr_dtype_t dtype, tsr_device_t device,
                            int32_t wrapped, tsr_tensor_t** out) {
   TSR_CHECK_ARG(rt && value && out, "scalar_tensor", "runtime, value and out are required");
@@ -234,11 +212,9 @@ tsr_status_t tensor_scalar(tsr_runtime_t* rt, const tsr_value_t* value, tsr_dtyp
   TSR_GUARD("scalar_tensor", {
     Tensor* t = nullptr;
     TSR_RETURN_IF_ERROR(new_tensor(rt, 0, nullptr, dtype, device, "scalar_tensor", &t));
-    if (!store_host_scalar(t, *value)) {
-      if (tsr_status_t st = fill_tensor(rt, t, *value, "scalar_tensor")) {
-        t->release();
-        return st;
-      }
+    if (tsr_status_t st = fill_tensor(rt, t, *value, "scalar_tensor")) {
+      t->release();
+      return st;
     }
     t->wrapped_number = wrapped != 0;
     *out = t;

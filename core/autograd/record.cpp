@@ -69,9 +69,9 @@ class GradCtxLease {
       g.in_ndim_[i] = 0;
       g.needs_[i] = 0;
     }
-    if (!g.saved_lists_.empty()) g.saved_lists_.clear();
-    if (!g.list_needs_.empty()) g.list_needs_.clear();
-    if (!g.list_results_.empty()) g.list_results_.clear();
+    g.saved_lists_.clear();
+    g.list_needs_.clear();
+    g.list_results_.clear();
     g.saved_outputs_.clear();
     g.grads_ = nullptr;
     g.args_ = nullptr;

@@ -33,12 +33,10 @@ struct ViewNode : Node {
     const int64_t nd = static_cast<int64_t>(in_sizes.size());
     const int64_t d = p.a < 0 ? p.a + nd : p.a;
     const int64_t len = in_sizes[static_cast<size_t>(d)];
-    int64_t start, step = 1;
+    int64_t start = p.b < 0 ? p.b + len : p.b, step = 1;
     if (kind == ViewKind::Select) {
-      start = p.b < 0 ? p.b + len : p.b;
       g = g.unsqueeze(d);
     } else {  // the slice's start as the view op normalized it
-      start = p.b < 0 ? p.b + len : p.b;
       start = std::min(std::max<int64_t>(start, 0), len);
       step = p.d;
     }

@@ -433,9 +433,32 @@ tsr_status_t launch(CallCtx& ctx, tsr_device_t device, int32_t dtype, Tensor* co
   return launch_op(ctx.rt, ctx.op, device, dtype, ctx.args, ctx.nargs, inputs, ninputs, outputs, noutputs, iter);
 }
 
+namespace {
+// One CPU element of the value's own kind (a float as f64, an int as i64, a bool: every wrapped
+// number, `x * 2.0`) is stored directly: CPU memory is the host's and CPU work runs on the
+// calling thread, so the store is the fill, and dispatching _fill cost more than the arithmetic
+// the number then takes part in. Other cases (a conversion, another device) take the kernel.
+bool store_host_element(Tensor* t, const tsr_value_t& v) {
+  if (t->device.type != TSR_DEVICE_TYPE_CPU || t->numel != 1) return false;
+  void* p = t->data();
+  if (t->dtype == TSR_F64 && v.tag == TSR_VALUE_DOUBLE) {
+    std::memcpy(p, &v.u.d, sizeof(double));
+  } else if (t->dtype == TSR_I64 && v.tag == TSR_VALUE_INT) {
+    std::memcpy(p, &v.u.i, sizeof(int64_t));
+  } else if (t->dtype == TSR_BOOL && v.tag == TSR_VALUE_BOOL) {
+    const uint8_t b = v.u.b ? 1 : 0;
+    std::memcpy(p, &b, 1);
+  } else {
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
 tsr_status_t fill_tensor(Runtime* rt, Tensor* t, const tsr_value_t& value, const char* op) {
   if (t->numel == 0) return nullptr;
   t->bump_version();
+  if (store_host_element(t, value)) return nullptr;
   tsr_value_t args[2];
   args[0].tag = TSR_VALUE_TENSOR;
   args[0].u.tensor = t;

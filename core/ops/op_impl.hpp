@@ -113,7 +113,8 @@ tsr_status_t into_dense(CallCtx& ctx, Tensor* out, F&& compute) {
   return st;
 }
 
-// Fills t with a scalar through the "_fill" kernel.
+// Fills t with a scalar through the "_fill" kernel (one CPU element of the value's own dtype is
+// stored directly).
 tsr_status_t fill_tensor(Runtime* rt, Tensor* t, const tsr_value_t& value, const char* op);
 
 // The generic implementation for plugin-defined ops: meta -> outputs -> kernel(views).

@@ -143,6 +143,15 @@ void check_layer_args(const char* op, const char* what, const Tensor& xp, const 
   }
 }
 
+// dW_hh of a layer in one GEMM over all steps, from the gates' gradients dg [T, N, G * H] and the
+// outputs out_p [T, N, H], both in processing order: the state before each step is h0, then the
+// outputs but the last.
+Tensor recurrent_weight_grad(const Tensor& dg, const Tensor& h0, const Tensor& out_p) {
+  const int64_t T = dg.size(0), N = dg.size(1), H = h0.size(1);
+  const Tensor h_prev = tsr::cat({h0.unsqueeze(0), out_p.narrow(0, 0, T - 1)}, 0);
+  return tsr::mm(dg.reshape({T * N, dg.size(2)}).t(), h_prev.reshape({T * N, H}));
+}
+
 LayerDims check_layer(const char* op, const Tensor& xp, const Tensor& h0, const Tensor& c0, const Tensor& w_hh) {
   const LayerDims d = layer_dims(op, "input projection", xp, 4);
   check_layer_args(op, "an input projection", xp,
@@ -204,12 +213,7 @@ void lstm_layer_bwd(GradCtx& c) {
   if (T == 0) return;
   const Tensor dg = tsr::stack(dgates, 0);  // processing order
   if (c.needs(0)) c.set(0, rev ? tsr::flip(dg, {0}) : dg);
-  if (c.needs(3)) {
-    // The state before each step, in processing order: h0, then the outputs but the last.
-    const Tensor out_p = rev ? tsr::flip(out, {0}) : out;
-    const Tensor h_prev = tsr::cat({h0.unsqueeze(0), out_p.narrow(0, 0, T - 1)}, 0);
-    c.set(3, tsr::mm(dg.reshape({T * N, 4 * H}).t(), h_prev.reshape({T * N, H})));
-  }
+  if (c.needs(3)) c.set(3, recurrent_weight_grad(dg, h0, rev ? tsr::flip(out, {0}) : out));
 }
 
 // ---- GRU ----------------------------------------------------------------------------------------
@@ -349,10 +353,7 @@ void gru_layer_bwd(GradCtx& c) {
   if (T == 0) return;
   if (c.needs(0)) c.set(0, tsr::stack(dxg, 0));
   const Tensor dg = tsr::stack(dhg, 0);  // processing order
-  if (c.needs(2)) {
-    const Tensor h_prev = tsr::cat({h0.unsqueeze(0), out_p.narrow(0, 0, T - 1)}, 0);
-    c.set(2, tsr::mm(dg.reshape({T * N, 3 * H}).t(), h_prev.reshape({T * N, H})));
-  }
+  if (c.needs(2)) c.set(2, recurrent_weight_grad(dg, h0, out_p));
   if (c.needs(3)) c.set(3, tsr::sum(dg, {0, 1}));
 }
 

@@ -14,6 +14,7 @@
 // round(Tensor self, *, int decimals=0).
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "ops/composite.hpp"
@@ -21,6 +22,7 @@
 #include "ops/elementwise.hpp"
 #include "ops/op_impl.hpp"
 #include "ops/op_table.hpp"
+#include "ops/nn/nn_kernel_op.hpp"
 #include "autograd/engine.hpp"
 #include "tessera/tessera.hpp"
 
@@ -203,6 +205,15 @@ Tensor zeros_of(GradCtx& c) {
   return tsr::zeros(c.input_sizes(0), g.dtype(), g.device());
 }
 
+// A fused backward kernel's result (one pass instead of the formula's ops) when no graph of the
+// backward is being built and the gradient's device has the kernel; nothing otherwise, or when
+// the kernel declines: the formula runs. Checking the registry first spares a device without the
+// kernel an exception per call.
+std::optional<Tensor> fused_backward(const tsr::Op& op, const Tensor& g, std::initializer_list<tsr::Arg> args) {
+  if (grad_mode() || !nn::has_device_kernel(op, g, g.dtype())) return std::nullopt;
+  return nn::declinable([&] { return tsr::call(op, args); });
+}
+
 #define TSR_UNARY_BW(name) void name##_bw(GradCtx& c)
 #define X c.input(0)
 #define Y c.output(0)
@@ -215,20 +226,12 @@ Tensor zeros_of(GradCtx& c) {
 
 TSR_UNARY_BW(neg) { SET(tsr::neg(G)); }
 TSR_UNARY_BW(abs) { SET(G * tsr::sgn(X)); }
-// G where Y > 0, else 0; a NaN Y passes G, as PyTorch's threshold_backward. One fused pass when
-// the backend has the kernel and no graph of the backward is being built.
+// G where Y > 0, else 0; a NaN Y passes G, as PyTorch's threshold_backward.
 TSR_UNARY_BW(relu) {
   if (!c.needs(0) || !G.defined()) return;
-  if (!grad_mode()) {
-    try {
-      static const tsr::Op op("_threshold_backward");
-      c.set(0, tsr::call(op, {G, Y, 0.0}));
-      return;
-    } catch (const tsr::Error& e) {
-      if (e.code() != TSR_UNIMPLEMENTED) throw;
-    }
-  }
-  c.set(0, tsr::where(tsr::le(Y, 0.0), zero_like_scalar(G), G));
+  static const tsr::Op fused("_threshold_backward");
+  auto r = fused_backward(fused, G, {G, Y, 0.0});
+  c.set(0, r ? *r : tsr::where(tsr::le(Y, 0.0), zero_like_scalar(G), G));
 }
 TSR_UNARY_BW(exp) { SET(G * Y); }
 TSR_UNARY_BW(exp2) { SET(G * Y * kLn2); }
@@ -269,14 +272,10 @@ TSR_UNARY_BW(silu) {
 TSR_UNARY_BW(gelu) {
   if (!c.needs(0) || !G.defined()) return;
   const Tensor& x = X;
-  if (!grad_mode()) {  // not recording (no create_graph): one fused pass when the backend has it
-    try {
-      static const tsr::Op op("_gelu_backward");
-      c.set(0, tsr::call(op, {G, x, c.str(1)}));
-      return;
-    } catch (const tsr::Error& e) {
-      if (e.code() != TSR_UNIMPLEMENTED) throw;
-    }
+  static const tsr::Op fused("_gelu_backward");
+  if (auto r = fused_backward(fused, G, {G, x, c.str(1)})) {
+    c.set(0, *r);
+    return;
   }
   if (c.str(1) == "tanh") {
     const double k = 0.79788456080286535588, a = 0.044715;

@@ -56,6 +56,12 @@ inline std::pair<Tensor, Tensor> lstm_step(const Tensor& xp, const Tensor& h, co
   return {h2, c2};
 }
 
+// A layer's h_n: out's last step in processing order (h0 for an empty sequence).
+inline Tensor last_state(const Tensor& out, const Tensor& h0, bool reverse) {
+  const int64_t T = out.size(0);
+  return T ? out.select(0, reverse ? 0 : T - 1) : h0;
+}
+
 // One LSTM layer (one direction) over the whole time-major sequence: the _lstm_layer primitive,
 // one autograd node whose backward computes dW_hh in one GEMM. xp as for lstm_step, [T, N, 4H].
 // Returns (out [T, N, H], h_n, c_n).
@@ -63,8 +69,7 @@ inline std::tuple<Tensor, Tensor, Tensor> lstm_layer(const Tensor& xp, const Ten
                                                      const Tensor& w_hh, bool reverse) {
   static const Op op("_lstm_layer");
   std::vector<Tensor> r = call_multi(op, {xp, h0, c0, w_hh, reverse});  // out, c_n, workspace
-  const int64_t T = xp.size(0);
-  return {r[0], T ? r[0].select(0, reverse ? 0 : T - 1) : h0, r[1]};
+  return {r[0], last_state(r[0], h0, reverse), r[1]};
 }
 
 // One GRU step; the hidden bias of n stays inside r * (...) as in PyTorch (and cuDNN). The gate
@@ -79,9 +84,9 @@ inline Tensor gru_step(const Tensor& xp, const Tensor& h, const Tensor& w_hh, co
 inline std::pair<Tensor, Tensor> gru_layer(const Tensor& xp, const Tensor& h0, const Tensor& w_hh, const Tensor& b_hh,
                                            bool reverse) {
   static const Op op("_gru_layer");
-  std::vector<Tensor> r = call_multi(op, {xp, h0, w_hh, tsr::detail::opt_tensor_arg(opt(b_hh)), reverse});  // out, workspace
-  const int64_t T = xp.size(0);
-  return {r[0], T ? r[0].select(0, reverse ? 0 : T - 1) : h0};
+  // out, workspace
+  std::vector<Tensor> r = call_multi(op, {xp, h0, w_hh, tsr::detail::opt_tensor_arg(opt(b_hh)), reverse});
+  return {r[0], last_state(r[0], h0, reverse)};
 }
 
 }  // namespace seq_detail
