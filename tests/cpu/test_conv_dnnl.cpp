@@ -248,6 +248,21 @@ TEST(CpuConvDnnl, F32MatchesFloat64) {
   for (const Case& c : cases()) check_case(c, TSR_F32, rng);
 }
 
+// Problems in the range where f32 runs oneDNN's Winograd F(4x4, 3x3) kernels on AVX-512 CPUs
+// (onednn_conv.cpp, winograd_suits: 3x3, stride 1, >= 64 channels, outputs of >= 14x14), held
+// to the same float64 bound as the direct kernels, forward and both backward directions; on
+// other CPUs, or with TESSERA_CPU_WINOGRAD=0 (CTest cpu.conv_direct), the direct kernels.
+TEST(CpuConvDnnl, F32WinogradProblemsMatchFloat64) {
+  std::mt19937 rng(4321);
+  const std::vector<Case> winograd = {
+      {{2, 64, 14, 14}, 64, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true, View::Contiguous},
+      {{1, 64, 17, 15}, 80, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false, View::Contiguous},  // partial tiles
+      {{1, 96, 16, 18}, 64, 3, 3, {1, 1}, {0, 0}, {1, 1}, 1, true, View::Contiguous},   // no padding
+      {{1, 64, 15, 14}, 64, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, false, View::Transposed},
+  };
+  for (const Case& c : winograd) check_case(c, TSR_F32, rng);
+}
+
 TEST(CpuConvDnnl, Bf16MatchesFloat64) {
   if (!has_bf16()) GTEST_SKIP() << "no bf16 oneDNN convolution on this CPU";
   std::mt19937 rng(99);

@@ -23,14 +23,29 @@
 // (tsr::Scratch) holds the primitives' scratchpad and the reordered tensors.
 //
 // Dtypes: f32, and bf16 on CPUs with AVX-512 (oneDNN's bf16 convolutions; natively with
-// avx512_bf16). Algorithm: convolution_direct (convolution_auto may pick Winograd, which loses
-// precision; on the benchmark's problem it picked the same kernel).
+// avx512_bf16).
 //
-// Layouts, measured on tessera_ops_bench's conv2d (8x64x56x56, 64 3x3 filters, AVX-512 EPYC):
-// with format_tag::any oneDNN 2.6 runs its brgemm convolution on nhwc activations, about 8 ms at
-// 2 threads on a loaded machine, plus 2.5-4 ms of reorders (nchw -> nhwc in, back out); asking
-// for plain nchw src/dst instead (no activation reorders) selects slower kernels, 1.1-1.5x the
-// total time.
+// Algorithm (winograd_suits): f32 3x3 convolutions of stride 1, no dilation or groups, at least
+// 64 channels in and out and outputs of at least 14x14 run oneDNN's Winograd F(4x4, 3x3)
+// (jit_wino_4x3, AVX-512) where it implements them; everything else runs convolution_direct.
+// Measured with oneDNN 2.6 on a 2-core AVX-512 Xeon at 2 threads, reorders included
+// (direct -> Winograd, ms): 8x64x56x56 -> 64 forward 4.8 -> 2.9, backward-data 5.4 -> 3.0,
+// backward-weights 5.1 -> 3.0; 1x64x56x56 0.94 -> 0.66; 8x256x14x14 5.1 -> 3.7. It loses below
+// those bounds: 8x512x7x7 5.1 -> 6.8 (a 7x7 output is two 4x4 tiles per side, 30% padding,
+// with transforms per tile), 32x32x16x16 ties forward and loses backward-weights 0.57 -> 0.83.
+// Exactness against float64 (the tests' bound is the direct sum's): on 8x64x56x56 the largest
+// error was 1.2-1.6x that of oneDNN's brgemm direct kernel for centred, post-ReLU-like and
+// offset (|x| * 100 + 50) inputs, and 2.5-3.5x that of its blocked direct kernel: rounding of
+// the same order, not the loss of digits Winograd is known for at larger tiles (F(6x6, 3x3))
+// or in f16. PyTorch's cuDNN path picks Winograd kernels by heuristic in the same way.
+// TESSERA_CPU_WINOGRAD=0 keeps every problem on convolution_direct (comparisons).
+//
+// Layouts: with format_tag::any, oneDNN 2.6 picks blocked nChw16c activations for a training
+// forward on AVX-512 and brgemm on nhwc for an inference forward, whose reorders from and to
+// nchw cost 1.6 ms against 0.7 ms each at 1 thread on 8x64x56x56 (total 12.5 against 10.5 ms).
+// The forward is therefore described as forward_training, as the backward's hint is, so both
+// directions share layouts; asking for plain nchw activations (no reorders) selects a GEMM
+// kernel twice as slow.
 //
 // Threads: the Debian oneDNN uses the OpenMP runtime (libgomp), the same one as the plugin, so
 // it runs with omp_get_max_threads() of the calling thread, as every other cpu kernel does.
@@ -99,9 +114,17 @@ struct Plan {
   size_t scratch_offset = 0, scratch_bytes = 0, total_bytes = 0;
 };
 
-// probe: stop after the primitive descriptors (whether oneDNN implements the problem here),
-// before the primitives (whose creation generates JIT code); returns an empty plan then.
-std::shared_ptr<const Plan> build_plan(const Problem& pb, bool probe = false) {
+// Whether Winograd is tried first for `pb` (see the header comment for the measurements).
+bool winograd_suits(const Problem& pb) {
+  static const bool allowed = [] {
+    const char* e = std::getenv("TESSERA_CPU_WINOGRAD");
+    return !(e && std::strcmp(e, "0") == 0);
+  }();
+  return allowed && pb.dtype == TSR_F32 && pb.groups == 1 && pb.r == 3 && pb.s == 3 && pb.stride_h == 1 &&
+         pb.stride_w == 1 && pb.dil_h == 1 && pb.dil_w == 1 && pb.c >= 64 && pb.k >= 64 && pb.p >= 14 && pb.q >= 14;
+}
+
+std::shared_ptr<const Plan> build_plan(const Problem& pb, dnnl::algorithm algo) {
   const memory::data_type dt = data_type(pb.dtype);
   const memory::dims x_dims{pb.n, pb.c, pb.h, pb.w}, y_dims{pb.n, pb.k, pb.p, pb.q};
   const memory::dims w_dims = pb.groups == 1 ? memory::dims{pb.k, pb.c, pb.r, pb.s}
@@ -113,20 +136,18 @@ std::shared_ptr<const Plan> build_plan(const Problem& pb, bool probe = false) {
       pad{pb.pad_h, pb.pad_w};
   // Right padding equal to the left: oneDNN checks P == (H + pad_l + pad_r - span) / stride + 1
   // with floor division, the core's formula, and extra right padding is never read.
-  const auto algo = dnnl::algorithm::convolution_direct;
   const dnnl::primitive_attr attr = user_scratchpad();
   const auto& eng = engine();
   auto plan = std::make_shared<Plan>();
   const Dir dir = static_cast<Dir>(pb.dir);
   if (dir == Dir::Forward) {
     const memory::desc b_desc({pb.k}, dt, tag::x);
-    const auto d = pb.bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, x_any, w_any,
-                                                               b_desc, y_any, strides, dilates, pad, pad)
-                           : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, x_any, w_any,
-                                                               y_any, strides, dilates, pad, pad);
+    const auto prop = dnnl::prop_kind::forward_training;  // layouts: see the header comment
+    const auto d = pb.bias ? dnnl::convolution_forward::desc(prop, algo, x_any, w_any, b_desc, y_any, strides,
+                                                               dilates, pad, pad)
+                           : dnnl::convolution_forward::desc(prop, algo, x_any, w_any, y_any, strides, dilates, pad, pad);
     dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
     if (pb.bias) plan->bias = b_desc;
-    if (probe) return plan;
     plan->conv = dnnl::convolution_forward(pd);
     plan->conv_scratch = pd.scratchpad_desc();
     plan->user[0] = x_user, plan->user[1] = w_user, plan->user[2] = y_user;
@@ -139,7 +160,6 @@ std::shared_ptr<const Plan> build_plan(const Problem& pb, bool probe = false) {
     if (dir == Dir::BackwardData) {
       dnnl::convolution_backward_data::desc d(algo, x_any, w_any, y_any, strides, dilates, pad, pad);
       dnnl::convolution_backward_data::primitive_desc pd(d, attr, eng, hint);
-      if (probe) return plan;
       plan->conv = dnnl::convolution_backward_data(pd);
       plan->conv_scratch = pd.scratchpad_desc();
       plan->user[0] = y_user, plan->user[1] = w_user, plan->user[2] = x_user;
@@ -147,7 +167,6 @@ std::shared_ptr<const Plan> build_plan(const Problem& pb, bool probe = false) {
     } else {
       dnnl::convolution_backward_weights::desc d(algo, x_any, w_any, y_any, strides, dilates, pad, pad);
       dnnl::convolution_backward_weights::primitive_desc pd(d, attr, eng, hint);
-      if (probe) return plan;
       plan->conv = dnnl::convolution_backward_weights(pd);
       plan->conv_scratch = pd.scratchpad_desc();
       plan->user[0] = y_user, plan->user[1] = x_user, plan->user[2] = w_user;
@@ -226,7 +245,16 @@ Problem make_problem(const KernelCall& c, Dir dir, const int64_t* xs, const int6
 
 std::shared_ptr<const Plan> plan_for(const KernelCall& c, const Problem& pb) {
   try {
-    return cache().get(pb, [](const Problem& p) { return build_plan(p); });
+    return cache().get(pb, [](const Problem& p) {
+      if (winograd_suits(p)) {
+        try {
+          return build_plan(p, dnnl::algorithm::convolution_winograd);
+        } catch (const dnnl::error& e) {
+          if (e.status != dnnl_unimplemented) throw;  // not implemented here: direct instead
+        }
+      }
+      return build_plan(p, dnnl::algorithm::convolution_direct);
+    });
   } catch (const dnnl::error& e) {
     fail(e.status == dnnl_unimplemented ? TSR_UNIMPLEMENTED : TSR_INTERNAL, c.op_name(),
          ": oneDNN has no convolution for input [", pb.n, ", ", pb.c, ", ", pb.h, ", ", pb.w, "], weight [", pb.k, ", ",
