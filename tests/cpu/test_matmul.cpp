@@ -89,6 +89,45 @@ TEST(CpuLinalg, BmmAndMatmulBatched) {
   tt::expect_close(tsr::bmm(a, b), ref, TSR_F32, {3, 4, 2}, 0, &scale);
 }
 
+// Batches of small products (at most 2^14 multiply-adds each: the cpu kernel's own small_gemm,
+// not BLAS): rows not a multiple of its 4-row groups, columns below, at and above one 64-byte
+// vector (its padded blocks, whose padding spills into the next row), every operand layout, a
+// batch shared by every product, k = 1, and products too wide for its local buffers (BLAS then).
+TEST(CpuLinalg, BmmOfSmallProducts) {
+  for (tsr_dtype_t dt : {TSR_F32, TSR_F64}) {
+    std::mt19937 rng(340 + unsigned(dt));
+    for (const auto& s : std::vector<std::array<int64_t, 4>>{{7, 11, 16, 11},
+                                                             {3, 1, 5, 1},
+                                                             {4, 5, 1, 17},
+                                                             {2, 6, 9, 16},
+                                                             {3, 9, 7, 33},
+                                                             {2, 3, 40, 70},
+                                                             {2, 100, 1, 100},
+                                                             {1024, 11, 16, 11}}) {
+      const int64_t batch = s[0], m = s[1], k = s[2], n = s[3];
+      for (Layout la : {Layout::Contiguous, Layout::Transposed})
+        for (Layout lb : {Layout::Contiguous, Layout::Transposed}) {
+          SCOPED_TRACE(std::string(tsr::dtype_name(dt)) + " " + tt::str({batch, m, k, n}) + " A " +
+                       tt::layout_name(la) + " B " + tt::layout_name(lb));
+          Tensor a = tt::random_tensor({batch, m, k}, dt, rng, Kind::Any, la);
+          Tensor b = tt::random_tensor({batch, k, n}, dt, rng, Kind::Any, lb);
+          std::vector<double> ref, scale;
+          ref_bmm(tt::values(a), tt::values(b), batch, m, k, n, ref, scale);
+          tt::expect_close(tsr::bmm(a, b), ref, dt, {batch, m, n}, 0, &scale);
+        }
+    }
+    // One matrix serving every product of the batch (batch stride 0).
+    Tensor a = tt::random_tensor({5, 6, 7}, dt, rng);
+    Tensor b1 = tt::random_tensor({1, 7, 9}, dt, rng);
+    Tensor b = b1.expand({5, 7, 9});
+    std::vector<double> bv = tt::values(b1), bexp;
+    for (int i = 0; i < 5; ++i) bexp.insert(bexp.end(), bv.begin(), bv.end());
+    std::vector<double> ref, scale;
+    ref_bmm(tt::values(a), bexp, 5, 6, 7, 9, ref, scale);
+    tt::expect_close(tsr::bmm(a, b), ref, dt, {5, 6, 9}, 0, &scale);
+  }
+}
+
 TEST(CpuLinalg, ErrorsNameTheOp) {
   tt::expect_error_naming("mm", [] { tsr::mm(tsr::zeros({2, 3}), tsr::zeros({4, 2})); });
   tt::expect_error_naming("mm", [] { tsr::mm(tsr::zeros({2, 3, 1}), tsr::zeros({3, 2})); });
