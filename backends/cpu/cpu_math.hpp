@@ -83,6 +83,21 @@ inline C maxmin_contig(const C* p, int64_t n, C init) {
 // converted 256 at a time so maxmin_contig's vectors see CT): softmax and cross_entropy.
 template <class CT, class T>
 inline CT row_max(const T* x, int64_t n) {
+  if (n < 64) {
+    // Short rows (an attention's [.., T, T] scores), below maxmin_contig's 4-vector step that
+    // would leave them to its scalar remainder: 16 lanes at a time, padded with -inf.
+    constexpr int kLanes = 16;
+    CT m[kLanes];
+    for (int j = 0; j < kLanes; ++j) m[j] = -std::numeric_limits<CT>::infinity();
+    for (int64_t i = 0; i < n; i += kLanes) {
+      CT xs[kLanes];
+      for (int j = 0; j < kLanes; ++j) xs[j] = i + j < n ? CT(x[i + j]) : -std::numeric_limits<CT>::infinity();
+      for (int j = 0; j < kLanes; ++j) m[j] = max_nan<CT>(m[j], xs[j]);
+    }
+    CT r = m[0];
+    for (int j = 1; j < kLanes; ++j) r = max_nan<CT>(r, m[j]);
+    return r;
+  }
   if constexpr (std::is_same<T, CT>::value) {
     return maxmin_contig<true, CT>(x, n, -std::numeric_limits<CT>::infinity());
   } else {
@@ -117,15 +132,20 @@ inline CT row_exp_sum(const T* x, int64_t n, CT shift, CT* buf) {
       if constexpr (STORE) buf[i + j] = e;
       s[j] += e;
     }
-  CT tail = 0;
-  for (; i < n; ++i) {
-    const CT e = exp_no_overflow_c<CT>(CT(x[i]) - shift);
-    if constexpr (STORE) buf[i] = e;
-    tail += e;
+  if (i < n) {  // the remainder as one more vector step, padded with -inf (whose exp is 0)
+    const int64_t rem = n - i;
+    CT xs[kLanes], es[kLanes];
+    for (int j = 0; j < kLanes; ++j) xs[j] = j < rem ? CT(x[i + j]) : -std::numeric_limits<CT>::infinity();
+    for (int j = 0; j < kLanes; ++j) {
+      es[j] = exp_no_overflow_c<CT>(xs[j] - shift);
+      s[j] += es[j];
+    }
+    if constexpr (STORE)
+      for (int64_t j = 0; j < rem; ++j) buf[i + j] = es[j];
   }
   for (int w = kLanes / 2; w > 0; w /= 2)
     for (int j = 0; j < w; ++j) s[j] += s[j + w];
-  return s[0] + tail;
+  return s[0];
 }
 
 }  // namespace tsr::cpu

@@ -2,7 +2,8 @@
 // Numerically stable (subtract the max; a NaN in a slice makes the whole slice NaN, as in
 // PyTorch). inner == 1: row kernels (large outputs written with streaming stores); inner > 1:
 // tiles of up to 256 columns processed together so that every loop is unit-stride and
-// vectorizable. The exps take x - max <= 0, so they skip exp's overflow handling.
+// vectorizable. The exps take x - max <= 0, so they skip exp's overflow handling. Also the
+// backward kernels (_softmax_backward_data, _log_softmax_backward_data) in the same geometry.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -125,11 +126,82 @@ void softmax_impl(KernelCall& c) {
 void softmax_kernel(KernelCall& c) { softmax_impl<false>(c); }
 void log_softmax_kernel(KernelCall& c) { softmax_impl<true>(c); }
 
+// The backward, from the output y and its gradient g: softmax dx = y * (g - sum(g * y)),
+// log_softmax dx = g - exp(y) * sum(g), sums along the dim in the compute type. A row (inner == 1)
+// is read twice, the second time from cache; inner > 1 runs tiles of up to kTile columns.
+template <class T, bool LOG>
+TSR_CPU_MULTIVERSION void softmax_bw_row(const T* g, const T* y, T* dx, int64_t D) {
+  using CT = C<T>;
+  constexpr int kLanes = 16;
+  CT s[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= D; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) s[j] += LOG ? CT(g[i + j]) : CT(g[i + j]) * CT(y[i + j]);
+  CT tail = 0;
+  for (; i < D; ++i) tail += LOG ? CT(g[i]) : CT(g[i]) * CT(y[i]);
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) s[j] += s[j + w];
+  const CT sum = s[0] + tail;
+  for (int64_t k = 0; k < D; ++k)
+    dx[k] = LOG ? static_cast<T>(CT(g[k]) - exp_c<CT>(CT(y[k])) * sum) : static_cast<T>(CT(y[k]) * (CT(g[k]) - sum));
+}
+
+template <class T, bool LOG>
+TSR_CPU_MULTIVERSION void softmax_bw_cols(const T* g, const T* y, T* dx, int64_t D, int64_t inner, int64_t len) {
+  using CT = C<T>;
+  CT s[kTile];
+  for (int64_t j = 0; j < len; ++j) s[j] = 0;
+  for (int64_t d = 0; d < D; ++d)
+    for (int64_t j = 0; j < len; ++j)
+      s[j] += LOG ? CT(g[d * inner + j]) : CT(g[d * inner + j]) * CT(y[d * inner + j]);
+  for (int64_t d = 0; d < D; ++d)
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t k = d * inner + j;
+      dx[k] = LOG ? static_cast<T>(CT(g[k]) - exp_c<CT>(CT(y[k])) * s[j]) : static_cast<T>(CT(y[k]) * (CT(g[k]) - s[j]));
+    }
+}
+
+template <bool LOG>
+void softmax_backward_impl(KernelCall& c) {
+  const tsr_tensor_view_t &G = c.input(0), &Y = c.input(1), &DX = c.output(0);
+  const kernels::SoftmaxGeo geo = kernels::softmax_geo(c, Y, 2);
+  if (geo.empty()) return;
+  const int64_t outer = geo.outer, D = geo.D, inner = geo.inner;
+  dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* g = static_cast<const T*>(G.data);
+    const T* y = static_cast<const T*>(Y.data);
+    T* dx = static_cast<T*>(DX.data);
+    if (inner == 1) {
+      parallel_for(0, outer, std::max<int64_t>(1, kParallelGrain / D), [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) softmax_bw_row<T, LOG>(g + o * D, y + o * D, dx + o * D, D);
+      });
+    } else {
+      const int64_t ntiles = (inner + kTile - 1) / kTile;
+      const int64_t per_item = D * std::min(inner, kTile);
+      parallel_for(0, outer * ntiles, std::max<int64_t>(1, kParallelGrain / per_item), [&](int64_t b, int64_t e) {
+        for (int64_t item = b; item < e; ++item) {
+          const int64_t o = item / ntiles, j0 = (item % ntiles) * kTile;
+          const int64_t off = o * D * inner + j0;
+          softmax_bw_cols<T, LOG>(g + off, y + off, dx + off, D, inner, std::min(kTile, inner - j0));
+        }
+      });
+    }
+  });
+}
+
+void softmax_backward_kernel(KernelCall& c) { softmax_backward_impl<false>(c); }
+void log_softmax_backward_kernel(KernelCall& c) { softmax_backward_impl<true>(c); }
+
 }  // namespace
 
 TSR_CPU_KERNELS(softmax) {
   r.kernel("softmax", "cpu::softmax", device_type, kFloatingMask, TSR_KERNEL(softmax_kernel));
   r.kernel("log_softmax", "cpu::log_softmax", device_type, kFloatingMask, TSR_KERNEL(log_softmax_kernel));
+  r.kernel("_softmax_backward_data", "cpu::softmax_backward", device_type, kFloatingMask,
+           TSR_KERNEL(softmax_backward_kernel));
+  r.kernel("_log_softmax_backward_data", "cpu::log_softmax_backward", device_type, kFloatingMask,
+           TSR_KERNEL(log_softmax_backward_kernel));
 }
 
 }  // namespace tsr::cpu

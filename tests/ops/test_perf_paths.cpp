@@ -2,8 +2,8 @@
 // references computed here and against the general path it short-cuts:
 //   - matmul of a batched left operand with one matrix (linear layers) folds into one mm, and
 //     its backward computes the matrix's gradient as one GEMM laid out like the matrix;
-//   - gelu's and relu's backwards are one fused kernel each when not recording (create_graph
-//     keeps the formula);
+//   - gelu's, relu's, softmax's and log_softmax's backwards (and the attention's softmax step)
+//     are one fused kernel each when not recording (create_graph keeps the formula);
 //   - a wrapped number (`x * 2.5`) is made and converted to the op's dtype on the host, with no
 //     _fill or _copy dispatch and no allocation for the converted value.
 #include <cmath>
@@ -217,6 +217,92 @@ TEST(PerfPathsRelu, ThresholdBackwardRejectsMismatchedShapes) {
   static const Op op("_threshold_backward");
   EXPECT_TRUE(throws_with([&] { call(op, {randu({3, 4}, 46), randu({3, 5}, 47), 0.0}); },
                           {"_threshold_backward", "[3, 4]", "[3, 5]"}));
+}
+
+// float64 references of softmax's and log_softmax's backward along `dim` of a contiguous
+// [outer, D, inner] view: y * (g - sum(g y)) and g - exp(y) sum(g).
+std::vector<double> ref_softmax_bw(const std::vector<double>& g, const std::vector<double>& y, const Shape& shape,
+                                   int64_t dim, bool log) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < int64_t(shape.size()); ++i) {
+    if (i < dim) outer *= shape[size_t(i)];
+    if (i > dim) inner *= shape[size_t(i)];
+  }
+  const int64_t D = shape.empty() ? 1 : shape[size_t(dim)];
+  std::vector<double> dx(g.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      double s = 0;
+      for (int64_t q = 0; q < D; ++q) {
+        const size_t k = size_t((o * D + q) * inner + j);
+        s += log ? g[k] : g[k] * y[k];
+      }
+      for (int64_t q = 0; q < D; ++q) {
+        const size_t k = size_t((o * D + q) * inner + j);
+        dx[k] = log ? g[k] - std::exp(y[k]) * s : y[k] * (g[k] - s);
+      }
+    }
+  return dx;
+}
+
+// The fused kernels against float64 on every float dtype: the last dim (rows, short and long,
+// with a vector remainder) and inner dims (column tiles, more than one tile), empty, 0-d and
+// non-contiguous operands.
+TEST(PerfPathsSoftmax, BackwardKernelsMatchReference) {
+  static const Op sm_bw("_softmax_backward_data"), lsm_bw("_log_softmax_backward_data");
+  for (tsr_dtype_t dt : {TSR_F32, TSR_F64, TSR_F16, TSR_BF16})
+    for (const Shape& shape : {Shape{}, Shape{0}, Shape{7}, Shape{3, 0, 2}, Shape{5, 11}, Shape{4, 37},
+                               Shape{2, 3, 300}, Shape{2, 5, 3}})
+      for (int64_t dim = 0; dim < std::max<int64_t>(1, int64_t(shape.size())); ++dim)
+        for (bool log : {false, true}) {
+          const Tensor x = randu(shape, 50, -3, 3, dt);
+          const Tensor y = log ? log_softmax(x, dim) : softmax(x, dim);
+          const Tensor g = randu(shape, 51, -2, 2, dt);
+          const std::vector<double> ref = ref_softmax_bw(values(g), values(y), shape, dim, log);
+          const Op& op = log ? lsm_bw : sm_bw;
+          auto tol = default_tol(dt);
+          const double rtol = 4 * tol.first, atol = 8 * tol.second + (dt == TSR_F32 ? 1e-6 : 0.0);
+          Tensor out = call(op, {g, y, dim});
+          EXPECT_EQ(out.dtype(), dt);
+          EXPECT_TRUE(close(out, ref, shape, rtol, atol)) << dtype_name(dt) << " rank " << shape.size() << " dim " << dim;
+          EXPECT_TRUE(close(call(op, {noncontig(g), noncontig(y), dim}), ref, shape, rtol, atol)) << dtype_name(dt);
+        }
+}
+
+// softmax's, log_softmax's and the attention's backward run the fused kernel (no mul/sum/sub of
+// the formula) and agree with it; under create_graph the formula runs and differentiates again.
+TEST(PerfPathsSoftmax, FormulasUseTheFusedKernel) {
+  Tensor x = randu({6, 11}, 52, -3, 3, TSR_F32).requires_grad_();
+  Tensor g = randu({6, 11}, 53, -1, 1, TSR_F32);
+  for (bool log : {false, true}) {
+    Tensor y = log ? log_softmax(x, -1) : softmax(x, -1);
+    Tensor dx;
+    Lookups l = trace_lookups([&] { dx = autograd::grad({y}, {x}, {g}, true, false)[0]; });
+    EXPECT_EQ(l.count(log ? "_log_softmax_backward_data" : "_softmax_backward_data"), 1) << log;
+    EXPECT_EQ(l.count("mul"), 0) << log;
+    const std::vector<double> ref = ref_softmax_bw(values(g), values(y.detach()), {6, 11}, 1, log);
+    EXPECT_TRUE(near(dx, ref, 1e-5, 1e-6)) << log;
+    Tensor gr = g.detach().requires_grad_();
+    Tensor recorded = autograd::grad({y}, {x}, {gr}, false, true)[0];
+    ASSERT_TRUE(recorded.requires_grad());
+    EXPECT_TRUE(near(recorded, ref, 1e-5, 1e-6)) << log;
+  }
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return softmax(in[0], 1); }, {randu({3, 4, 2}, 54)}));
+  EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return log_softmax(in[0], 0); }, {randu({3, 4}, 55)}));
+  // The attention's backward: its softmax step is the same kernel.
+  Tensor q = randu({2, 3, 5, 4}, 56, -1, 1, TSR_F32).requires_grad_(), k = randu({2, 3, 6, 4}, 57, -1, 1, TSR_F32),
+         v = randu({2, 3, 6, 4}, 58, -1, 1, TSR_F32);
+  Tensor att = call("scaled_dot_product_attention", {q, k, v});
+  Lookups la = trace_lookups([&] { autograd::grad({sum(att)}, {q}); });
+  EXPECT_EQ(la.count("_softmax_backward_data"), 1);
+}
+
+TEST(PerfPathsSoftmax, BackwardKernelRejectsBadArguments) {
+  static const Op op("_softmax_backward_data");
+  EXPECT_TRUE(throws_with([&] { call(op, {randu({3, 4}, 59), randu({3, 5}, 60), int64_t(1)}); },
+                          {"_softmax_backward_data", "[3, 4]", "[3, 5]"}));
+  EXPECT_TRUE(throws_with([&] { call(op, {randu({3, 4}, 59), randu({3, 4}, 60), int64_t(-1)}); },
+                          {"_softmax_backward_data", "dim -1"}));
 }
 
 // Every kind of wrapped number against every dtype it meets: the result must be bit for bit the

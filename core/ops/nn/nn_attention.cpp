@@ -43,7 +43,7 @@ void sdpa_math_bwd(GradCtx& c) {
   if (!(c.needs(0) || c.needs(1) || (has_bias && c.needs(3)))) return;
   Tensor dp = nn::matmul(g, last_t(v));
   if (has_drop) dp = dp * c.input(4);
-  Tensor ds = p * (dp - tsr::sum(dp * p, {-1}, true));
+  Tensor ds = nn::softmax_backward_data(dp, p, p.dim() - 1);
   if (c.needs(0)) c.set(0, nn::matmul(ds, k) * scale);
   if (c.needs(1)) c.set(1, nn::matmul(last_t(ds), q) * scale);
   if (has_bias && c.needs(3)) c.set(3, ds);

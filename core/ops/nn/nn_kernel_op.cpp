@@ -1,6 +1,8 @@
 // See ops/nn/nn_kernel_op.hpp.
 #include "ops/nn/nn_kernel_op.hpp"
 
+#include "autograd/engine.hpp"
+
 namespace tsr::core::nn {
 
 tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape) {
@@ -123,6 +125,11 @@ bool has_device_kernel(const tsr::Op& op, const tsr::Tensor& t, tsr_dtype_t dtyp
   for (const KernelRec& k : table->by_type[type])
     if (k.def.dtype_mask & TSR_DTYPE_BIT(dtype)) return true;
   return false;
+}
+
+std::optional<tsr::Tensor> fused_backward(const tsr::Op& op, const tsr::Tensor& g, std::initializer_list<tsr::Arg> args) {
+  if (grad_mode() || !has_device_kernel(op, g, g.dtype())) return std::nullopt;
+  return declinable([&] { return tsr::call(op, args); });
 }
 
 }  // namespace tsr::core::nn

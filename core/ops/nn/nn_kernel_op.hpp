@@ -68,4 +68,11 @@ auto declinable(F&& call) -> std::optional<std::decay_t<decltype(call())>> {
   }
 }
 
+// A fused backward kernel's result (one pass instead of a formula's ops) when no graph of the
+// backward is being built (grad mode is off inside a backward without create_graph) and the
+// gradient's device has the kernel; nothing otherwise, or when the kernel declines: the caller
+// runs its formula. Checking the registry first spares a device without the kernel an exception
+// per call.
+std::optional<tsr::Tensor> fused_backward(const tsr::Op& op, const tsr::Tensor& g, std::initializer_list<tsr::Arg> args);
+
 }  // namespace tsr::core::nn

@@ -106,4 +106,10 @@ inline tsr::Tensor matmul(const tsr::Tensor& a, const tsr::Tensor& b) {
   s.push_back(bs[bb + 1]);
   return tsr::zeros(s, a.dtype(), a.device());
 }
+
+// softmax's backward, g the gradient of y = softmax(x) along the normalized `dim`:
+// y * (g - sum(g * y, dim)), as one `_softmax_backward_data` kernel where the device has it and
+// no graph of the backward is built (fused_backward), else as those ops (nn_softmax.cpp).
+// softmax's formula and the attention's backward use it.
+tsr::Tensor softmax_backward_data(const tsr::Tensor& g, const tsr::Tensor& y, int64_t dim);
 }  // namespace tsr::core::nn

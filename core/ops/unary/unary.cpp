@@ -205,14 +205,7 @@ Tensor zeros_of(GradCtx& c) {
   return tsr::zeros(c.input_sizes(0), g.dtype(), g.device());
 }
 
-// A fused backward kernel's result (one pass instead of the formula's ops) when no graph of the
-// backward is being built and the gradient's device has the kernel; nothing otherwise, or when
-// the kernel declines: the formula runs. Checking the registry first spares a device without the
-// kernel an exception per call.
-std::optional<Tensor> fused_backward(const tsr::Op& op, const Tensor& g, std::initializer_list<tsr::Arg> args) {
-  if (grad_mode() || !nn::has_device_kernel(op, g, g.dtype())) return std::nullopt;
-  return nn::declinable([&] { return tsr::call(op, args); });
-}
+using nn::fused_backward;
 
 #define TSR_UNARY_BW(name) void name##_bw(GradCtx& c)
 #define X c.input(0)
