@@ -93,6 +93,28 @@ TSR_CPU_MULTIVERSION void softmax_cols(const T* x, T* y, int64_t D, int64_t inne
   }
 }
 
+// Calls row(off) for each slice along the dim when it is the last (inner == 1: rows starting at
+// element off), else cols(off, len) for each tile of up to kTile columns of a [D, inner] slab,
+// split across threads: the forward and backward kernels' shared walk of [outer, D, inner].
+template <class Row, class Cols>
+void for_each_slice(const kernels::SoftmaxGeo& g, const Row& row, const Cols& cols) {
+  const int64_t outer = g.outer, D = g.D, inner = g.inner;
+  if (inner == 1) {
+    parallel_for(0, outer, std::max<int64_t>(1, kParallelGrain / D), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) row(o * D);
+    });
+    return;
+  }
+  const int64_t ntiles = (inner + kTile - 1) / kTile;
+  const int64_t per_item = D * std::min(inner, kTile);
+  parallel_for(0, outer * ntiles, std::max<int64_t>(1, kParallelGrain / per_item), [&](int64_t b, int64_t e) {
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t o = item / ntiles, j0 = (item % ntiles) * kTile;
+      cols(o * D * inner + j0, std::min(kTile, inner - j0));
+    }
+  });
+}
+
 template <bool LOG>
 void softmax_impl(KernelCall& c) {
   const tsr_tensor_view_t& in = c.input(0);
@@ -104,22 +126,10 @@ void softmax_impl(KernelCall& c) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in.data);
     T* y = static_cast<T*>(out.data);
-    if (inner == 1) {
-      const bool stream = outer * D * int64_t(sizeof(T)) >= kStreamStoreBytes;
-      parallel_for(0, outer, std::max<int64_t>(1, kParallelGrain / D), [&](int64_t b, int64_t e) {
-        for (int64_t o = b; o < e; ++o) softmax_row<T, LOG>(x + o * D, y + o * D, D, stream);
-      });
-    } else {
-      const int64_t ntiles = (inner + kTile - 1) / kTile;
-      const int64_t per_item = D * std::min(inner, kTile);
-      parallel_for(0, outer * ntiles, std::max<int64_t>(1, kParallelGrain / per_item), [&](int64_t b, int64_t e) {
-        for (int64_t item = b; item < e; ++item) {
-          const int64_t o = item / ntiles, j0 = (item % ntiles) * kTile;
-          const int64_t off = o * D * inner + j0;
-          softmax_cols<T, LOG>(x + off, y + off, D, inner, std::min(kTile, inner - j0));
-        }
-      });
-    }
+    const bool stream = inner == 1 && outer * D * int64_t(sizeof(T)) >= kStreamStoreBytes;
+    for_each_slice(
+        g, [&](int64_t off) { softmax_row<T, LOG>(x + off, y + off, D, stream); },
+        [&](int64_t off, int64_t len) { softmax_cols<T, LOG>(x + off, y + off, D, inner, len); });
   });
 }
 
@@ -166,27 +176,15 @@ void softmax_backward_impl(KernelCall& c) {
   const tsr_tensor_view_t &G = c.input(0), &Y = c.input(1), &DX = c.output(0);
   const kernels::SoftmaxGeo geo = kernels::softmax_geo(c, Y, 2);
   if (geo.empty()) return;
-  const int64_t outer = geo.outer, D = geo.D, inner = geo.inner;
+  const int64_t D = geo.D, inner = geo.inner;
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* g = static_cast<const T*>(G.data);
     const T* y = static_cast<const T*>(Y.data);
     T* dx = static_cast<T*>(DX.data);
-    if (inner == 1) {
-      parallel_for(0, outer, std::max<int64_t>(1, kParallelGrain / D), [&](int64_t b, int64_t e) {
-        for (int64_t o = b; o < e; ++o) softmax_bw_row<T, LOG>(g + o * D, y + o * D, dx + o * D, D);
-      });
-    } else {
-      const int64_t ntiles = (inner + kTile - 1) / kTile;
-      const int64_t per_item = D * std::min(inner, kTile);
-      parallel_for(0, outer * ntiles, std::max<int64_t>(1, kParallelGrain / per_item), [&](int64_t b, int64_t e) {
-        for (int64_t item = b; item < e; ++item) {
-          const int64_t o = item / ntiles, j0 = (item % ntiles) * kTile;
-          const int64_t off = o * D * inner + j0;
-          softmax_bw_cols<T, LOG>(g + off, y + off, dx + off, D, inner, std::min(kTile, inner - j0));
-        }
-      });
-    }
+    for_each_slice(
+        geo, [&](int64_t off) { softmax_bw_row<T, LOG>(g + off, y + off, dx + off, D); },
+        [&](int64_t off, int64_t len) { softmax_bw_cols<T, LOG>(g + off, y + off, dx + off, D, inner, len); });
   });
 }
 
