@@ -149,8 +149,23 @@ TSR_CPU_MULTIVERSION void layer_norm_backward_rows(const T* x, const T* w, const
     T* dr = dx + r * M;
     const CT mean = rms ? CT(0) : lane_sum<CT>(xr, M, CT(0), false) / CT(M);
     const CT rstd = CT(1) / std::sqrt(lane_sum<CT>(xr, M, mean, true) / CT(M) + CT(eps));
-    CT sa = 0, sb = 0;  // sums of dxhat and dxhat * xhat
-    for (int64_t j = 0; j < M; ++j) {
+    // Sums of dxhat and dxhat * xhat in 16 lanes, so that the loop vectorizes (a single float
+    // accumulator is a serial dependency GCC may not reorder: 2x slower on rows of 64).
+    constexpr int kLanes = 16;
+    CT la[kLanes] = {}, lb[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= M; j += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const CT xh = (CT(xr[j + l]) - mean) * rstd;
+        const CT gv = CT(gr[j + l]);
+        const CT dxh = w ? gv * CT(w[j + l]) : gv;
+        la[l] += dxh;
+        lb[l] += dxh * xh;
+        part[j + l] += gv * xh;
+        part[M + j + l] += gv;
+      }
+    CT sa = 0, sb = 0;
+    for (; j < M; ++j) {
       const CT xh = (CT(xr[j]) - mean) * rstd;
       const CT dxh = w ? CT(gr[j]) * CT(w[j]) : CT(gr[j]);
       sa += dxh;
@@ -158,6 +173,13 @@ TSR_CPU_MULTIVERSION void layer_norm_backward_rows(const T* x, const T* w, const
       part[j] += CT(gr[j]) * xh;
       part[M + j] += CT(gr[j]);
     }
+    for (int h = kLanes / 2; h > 0; h /= 2)  // pairwise, as lane_sum
+      for (int l = 0; l < h; ++l) {
+        la[l] += la[l + h];
+        lb[l] += lb[l + h];
+      }
+    sa += la[0];
+    sb += lb[0];
     const CT ma = rms ? CT(0) : sa / CT(M), mb = sb / CT(M);
     for (int64_t j = 0; j < M; ++j) {
       const CT xh = (CT(xr[j]) - mean) * rstd;

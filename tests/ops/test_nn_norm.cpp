@@ -73,6 +73,35 @@ TEST(NNOpsNorm, LayerNormAndRmsNorm) {
   EXPECT_EQ(call("layer_norm", {randu({0, 4}, 1), std::vector<int64_t>{4}}).sizes(), (Shape{0, 4}));
 }
 
+// Rows wide enough for the cpu backward's 16-lane sums (and a remainder), with and without a
+// weight: gradcheck in float64, and float32 gradients against float64's over many rows (several
+// row blocks and their column sums for the weight and bias gradients).
+TEST(NNOpsNorm, LayerNormBackwardOnWideRows) {
+  for (bool rms : {false, true}) {
+    auto norm = [rms](const Tensor& x, int64_t m, const Tensor* w, const Tensor* b) {
+      if (rms) return w ? call("rms_norm", {x, std::vector<int64_t>{m}, *w}) : call("rms_norm", {x, std::vector<int64_t>{m}});
+      return w ? call("layer_norm", {x, std::vector<int64_t>{m}, *w, *b}) : call("layer_norm", {x, std::vector<int64_t>{m}});
+    };
+    EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return norm(in[0], 37, &in[1], &in[2]); },
+                          {randu({3, 37}, 8), randu({37}, 9), randu({37}, 10)}))
+        << rms;
+    EXPECT_TRUE(gradcheck([&](const std::vector<Tensor>& in) { return norm(in[0], 32, nullptr, nullptr); },
+                          {randu({2, 32}, 11)}))
+        << rms;
+    Tensor x = randu({150, 64}, 12), w = randu({64}, 13), b = randu({64}, 14), g = randu({150, 64}, 15);
+    std::vector<Tensor> ref, got;
+    for (tsr_dtype_t dt : {TSR_F64, TSR_F32}) {
+      Tensor xd = x.to(dt).requires_grad_(), wd = w.to(dt).requires_grad_(), bd = b.to(dt).requires_grad_();
+      std::vector<Tensor> grads = autograd::grad({norm(xd, 64, &wd, &bd)}, rms ? std::vector<Tensor>{xd, wd}
+                                                                               : std::vector<Tensor>{xd, wd, bd},
+                                                 {g.to(dt)});
+      (dt == TSR_F64 ? ref : got) = grads;
+    }
+    for (size_t i = 0; i < ref.size(); ++i)
+      EXPECT_TRUE(close(got[i], values(ref[i]), ref[i].sizes(), 1e-4, 1e-4)) << rms << " gradient " << i;
+  }
+}
+
 TEST(NNOpsNorm, GroupNorm) {
   const int N = 2, C = 6, G = 3, HW = 5;
   Tensor x = randu({N, C, HW}, 10), w = randu({C}, 11), b = randu({C}, 12);
