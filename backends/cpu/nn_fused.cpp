@@ -16,23 +16,13 @@ namespace {
 
 constexpr int kLanes = 16;
 
+// The sum of (x - shift) or of its squares over a row.
 template <class CT, class T>
-inline CT lane_sum(const T* x, int64_t n, CT shift, bool square) {
-  CT s[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) {
-      const CT d = CT(x[i + j]) - shift;
-      s[j] += square ? d * d : d;
-    }
-  CT tail = 0;
-  for (; i < n; ++i) {
+inline CT row_sum(const T* x, int64_t n, CT shift, bool square) {
+  return lane_sum<CT>(n, [&](int64_t i) {
     const CT d = CT(x[i]) - shift;
-    tail += square ? d * d : d;
-  }
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) s[j] += s[j + w];
-  return s[0] + tail;
+    return square ? d * d : d;
+  });
 }
 
 template <class T>
@@ -42,8 +32,8 @@ TSR_CPU_MULTIVERSION void layer_norm_rows(const T* x, const T* w, const T* b, T*
   for (int64_t r = r0; r < r1; ++r) {
     const T* xr = x + r * M;
     T* yr = y + r * M;
-    const CT mean = rms ? CT(0) : lane_sum<CT>(xr, M, CT(0), false) / CT(M);
-    const CT var = lane_sum<CT>(xr, M, mean, true) / CT(M);
+    const CT mean = rms ? CT(0) : row_sum<CT>(xr, M, CT(0), false) / CT(M);
+    const CT var = row_sum<CT>(xr, M, mean, true) / CT(M);
     const CT rstd = CT(1) / std::sqrt(var + CT(eps));
     if (w && b) {
       for (int64_t j = 0; j < M; ++j) yr[j] = static_cast<T>((CT(xr[j]) - mean) * rstd * CT(w[j]) + CT(b[j]));
@@ -147,11 +137,10 @@ TSR_CPU_MULTIVERSION void layer_norm_backward_rows(const T* x, const T* w, const
     const T* xr = x + r * M;
     const T* gr = g + r * M;
     T* dr = dx + r * M;
-    const CT mean = rms ? CT(0) : lane_sum<CT>(xr, M, CT(0), false) / CT(M);
-    const CT rstd = CT(1) / std::sqrt(lane_sum<CT>(xr, M, mean, true) / CT(M) + CT(eps));
+    const CT mean = rms ? CT(0) : row_sum<CT>(xr, M, CT(0), false) / CT(M);
+    const CT rstd = CT(1) / std::sqrt(row_sum<CT>(xr, M, mean, true) / CT(M) + CT(eps));
     // Sums of dxhat and dxhat * xhat in 16 lanes, so that the loop vectorizes (a single float
     // accumulator is a serial dependency GCC may not reorder: 2x slower on rows of 64).
-    constexpr int kLanes = 16;
     CT la[kLanes] = {}, lb[kLanes] = {};
     int64_t j = 0;
     for (; j + kLanes <= M; j += kLanes)
@@ -173,7 +162,7 @@ TSR_CPU_MULTIVERSION void layer_norm_backward_rows(const T* x, const T* w, const
       part[j] += CT(gr[j]) * xh;
       part[M + j] += CT(gr[j]);
     }
-    for (int h = kLanes / 2; h > 0; h /= 2)  // pairwise, as lane_sum
+    for (int h = kLanes / 2; h > 0; h /= 2)  // pairwise, as lane_sum (cpu_math.hpp)
       for (int l = 0; l < h; ++l) {
         la[l] += la[l + h];
         lb[l] += lb[l + h];

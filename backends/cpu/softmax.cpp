@@ -142,16 +142,7 @@ void log_softmax_kernel(KernelCall& c) { softmax_impl<true>(c); }
 template <class T, bool LOG>
 TSR_CPU_MULTIVERSION void softmax_bw_row(const T* g, const T* y, T* dx, int64_t D) {
   using CT = C<T>;
-  constexpr int kLanes = 16;
-  CT s[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= D; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) s[j] += LOG ? CT(g[i + j]) : CT(g[i + j]) * CT(y[i + j]);
-  CT tail = 0;
-  for (; i < D; ++i) tail += LOG ? CT(g[i]) : CT(g[i]) * CT(y[i]);
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) s[j] += s[j + w];
-  const CT sum = s[0] + tail;
+  const CT sum = lane_sum<CT>(D, [&](int64_t i) { return LOG ? CT(g[i]) : CT(g[i]) * CT(y[i]); });
   for (int64_t k = 0; k < D; ++k)
     dx[k] = LOG ? static_cast<T>(CT(g[k]) - exp_c<CT>(CT(y[k])) * sum) : static_cast<T>(CT(y[k]) * (CT(g[k]) - sum));
 }
