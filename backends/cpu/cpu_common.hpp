@@ -66,7 +66,7 @@ void elementwise_mv(const tsr_iter_t& it, const Op& op, int64_t grain = kParalle
     elementwise_chunk_mv<Out, Ins...>(it, 0, it.numel, op, false);
     return;
   }
-  const bool stream = it.contiguous && it.numel * int64_t(sizeof(Out)) >= kStreamStoreBytes;
+  const bool stream = it.contiguous && it.numel * int64_t(sizeof(Out)) >= stream_store_bytes();
   parallel_for(
       0, it.numel, grain, [&](int64_t b, int64_t e) { elementwise_chunk_mv<Out, Ins...>(it, b, e, op, stream); }, 64);
 }
@@ -113,7 +113,7 @@ inline int64_t view_numel(const tsr_tensor_view_t& v) {
 }
 
 // y[k] = f(k) for k in [0, n): with streaming stores when `stream` (an output too large to stay
-// in cache, see kStreamStoreBytes), else plainly (the row kernels' writes).
+// in cache, see stream_store_bytes), else plainly (the row kernels' writes).
 template <class T, class F>
 inline void write_row(T* y, int64_t n, bool stream, const F& f) {
   if (stream) {

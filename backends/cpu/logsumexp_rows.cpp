@@ -20,10 +20,13 @@ TSR_CPU_MULTIVERSION void lse_rows(const T* x, T* out, int64_t r0, int64_t r1, i
     const T* xr = x + r * D;
     const CT m = row_max<CT>(xr, D);
     CT v;
-    if (std::isnan(m) || std::isinf(m))
+    if (std::isinf(m)) {  // row_max skips NaNs; here the max is the answer unless one is present
       v = m;
-    else
-      v = m + std::log(row_exp_sum<false, CT>(xr, D, m, nullptr));
+      for (int64_t k = 0; k < D; ++k)
+        if (std::isnan(CT(xr[k]))) v = std::numeric_limits<CT>::quiet_NaN();
+    } else {
+      v = m + std::log(row_exp_sum<false, CT>(xr, D, m, nullptr));  // NaN if a NaN is present
+    }
     out[r] = static_cast<T>(v);
   }
 }

@@ -32,6 +32,7 @@ TSR_CPU_MULTIVERSION void layer_norm_rows(const T* x, const T* w, const T* b, T*
   for (int64_t r = r0; r < r1; ++r) {
     const T* xr = x + r * M;
     T* yr = y + r * M;
+    prefetch_row(xr + M, M);  // the next row comes in while this one is worked on
     const CT mean = rms ? CT(0) : row_sum<CT>(xr, M, CT(0), false) / CT(M);
     const CT var = row_sum<CT>(xr, M, mean, true) / CT(M);
     const CT rstd = CT(1) / std::sqrt(var + CT(eps));
@@ -268,7 +269,7 @@ void ce_backward_kernel(KernelCall& c) {
       wsum_all = 0;
       for (int64_t k = 0; k < C; ++k) wsum_all += double(w[k]);
     }
-    const bool stream = N * C * int64_t(sizeof(T)) >= kStreamStoreBytes;
+    const bool stream = N * C * int64_t(sizeof(T)) >= stream_store_bytes();
     parallel_for(0, N, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, C)), [&](int64_t r0, int64_t r1) {
       ce_backward_rows<T>(static_cast<const T*>(in.data), t, w, static_cast<const T*>(a.grad),
                           static_cast<T*>(c.output(0).data), r0, r1, C, a.ignore_index, a.label_smoothing, wsum_all,

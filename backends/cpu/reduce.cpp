@@ -10,6 +10,7 @@
 // Sums of f16/bf16/f32 accumulate in 16 f32 lanes over 4096-element blocks, blocks in double;
 // f64 in f64 lanes; integers in wrapping 64-bit.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -118,6 +119,63 @@ struct SumReducer {
     }
   }
 };
+
+// max (MAX) or min of p[0..n) and `init`, NaN-propagating for floating C. Written with GCC
+// vector extensions (GCC does not vectorize a NaN-aware select reduction on its own): 32-byte
+// vectors, AVX2/AVX-512 in x86-64-v3/v4 clones. Call it only from multiversioned code
+// (maxmin_contig_mv below): compiled for baseline x86-64, GCC splits the vector selects into
+// scalar moves through the stack, 16x slower than a sum.
+template <bool MAX, class C>
+inline C maxmin_contig(const C* p, int64_t n, C init) {
+  C r = init;
+  bool nan = false;
+  int64_t i = 0;
+#if defined(__GNUC__) && !defined(__CUDACC__)
+  constexpr int W = 32 / int(sizeof(C));
+  typedef C V __attribute__((vector_size(32)));
+  V m0, m1, m2, m3;
+  for (int k = 0; k < W; ++k) m0[k] = init;
+  m1 = m2 = m3 = m0;
+  using M = decltype(m0 != m0);
+  M nan0 = m0 != m0, nan1 = nan0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    V x0, x1, x2, x3;
+    std::memcpy(&x0, p + i, sizeof(V));
+    std::memcpy(&x1, p + i + W, sizeof(V));
+    std::memcpy(&x2, p + i + 2 * W, sizeof(V));
+    std::memcpy(&x3, p + i + 3 * W, sizeof(V));
+    if constexpr (MAX) {
+      m0 = x0 > m0 ? x0 : m0;
+      m1 = x1 > m1 ? x1 : m1;
+      m2 = x2 > m2 ? x2 : m2;
+      m3 = x3 > m3 ? x3 : m3;
+    } else {
+      m0 = x0 < m0 ? x0 : m0;
+      m1 = x1 < m1 ? x1 : m1;
+      m2 = x2 < m2 ? x2 : m2;
+      m3 = x3 < m3 ? x3 : m3;
+    }
+    if constexpr (std::is_floating_point<C>::value) {
+      nan0 |= (x0 != x0) | (x1 != x1);
+      nan1 |= (x2 != x2) | (x3 != x3);
+    }
+  }
+  for (int k = 0; k < W; ++k) {
+    const C v[4] = {m0[k], m1[k], m2[k], m3[k]};
+    for (C x : v) r = MAX ? (x > r ? x : r) : (x < r ? x : r);
+    nan |= (nan0[k] | nan1[k]) != 0;
+  }
+#endif
+  for (; i < n; ++i) {
+    const C x = p[i];
+    nan |= x != x;
+    r = MAX ? (x > r ? x : r) : (x < r ? x : r);
+  }
+  if constexpr (std::is_floating_point<C>::value) {
+    if (nan || r != r) return std::numeric_limits<C>::quiet_NaN();
+  }
+  return r;
+}
 
 // maxmin_contig in the x86-64-v3/v4 clones: its 32-byte GCC vectors are native there. Compiled
 // for the baseline only, GCC splits them into scalar selects through the stack: amax over the

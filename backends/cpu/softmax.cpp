@@ -126,7 +126,7 @@ void softmax_impl(KernelCall& c) {
     using T = typename decltype(tag)::type;
     const T* x = static_cast<const T*>(in.data);
     T* y = static_cast<T*>(out.data);
-    const bool stream = inner == 1 && outer * D * int64_t(sizeof(T)) >= kStreamStoreBytes;
+    const bool stream = inner == 1 && outer * D * int64_t(sizeof(T)) >= stream_store_bytes();
     for_each_slice(
         g, [&](int64_t off) { softmax_row<T, LOG>(x + off, y + off, D, stream); },
         [&](int64_t off, int64_t len) { softmax_cols<T, LOG>(x + off, y + off, D, inner, len); });

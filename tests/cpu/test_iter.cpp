@@ -159,10 +159,11 @@ TEST(Iter, ParallelMatchesSerial) {
   EXPECT_EQ(count.load(), n);
 }
 
-// Large contiguous outputs take the streaming-store path: check misaligned starts, the tile
-// body and the tail, and in-place use (output aliasing an input).
+// Large contiguous outputs take the streaming-store path (with TESSERA_CPU_STREAM_BYTES below
+// their size: the cpu.stream_stores_sdk CTest entry): check misaligned starts, the tile body and
+// the tail, and in-place use (output aliasing an input).
 TEST(Iter, LargeContiguousStreamingStores) {
-  const int64_t n = (int64_t(3) << 20) + 77;  // > kStreamStoreBytes of floats
+  const int64_t n = (int64_t(3) << 20) + 77;  // 12 MiB of floats
   for (int64_t shift : {0, 1, 3}) {
     std::vector<float> a(static_cast<size_t>(n + 4)), out(static_cast<size_t>(n + 4), -1.0f);
     for (int64_t i = 0; i < n + 4; ++i) a[size_t(i)] = float(i % 1000) * 0.5f;

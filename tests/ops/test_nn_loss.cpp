@@ -251,8 +251,8 @@ using namespace tsr::optest;
 
 // f32 cross entropy forward and backward where the kernels change strategy: rows longer than
 // the 16 KiB row buffer (C = 5000: the backward computes each exp twice) and gradients of 8 MiB
-// or more (written with streaming stores, from rows that start at every 16-byte alignment when
-// C = 1001), with class weights, label smoothing and ignored rows, against float64.
+// or more (written with streaming stores under the ops_stream_stores CTest entry, from rows that
+// start at every 16-byte alignment when C = 1001), with class weights, label smoothing and ignored rows, against float64.
 TEST(NNOpsLoss, CrossEntropyF32LongRowsAndLargeGradients) {
   for (auto [N, C] : {std::pair<int64_t, int64_t>{2100, 1001}, {5, 5000}, {450, 5000}}) {
     SCOPED_TRACE(std::to_string(N) + " x " + std::to_string(C));

@@ -375,14 +375,23 @@ TEST(ReduceOps, LogsumexpOverTheLastDimIsOneFusedPass) {
     return std::log(acc) + m;
   };
   for (tsr_dtype_t dt : {TSR_F32, TSR_F64, TSR_F16, TSR_BF16})
-    for (const Shape& shape : {Shape{1}, Shape{7}, Shape{3, 1}, Shape{4, 33}, Shape{2, 3, 300}, Shape{3, 1000},
-                               Shape{0, 5}}) {
+    for (const Shape& shape : {Shape{1}, Shape{7}, Shape{3, 1}, Shape{4, 33}, Shape{5, 70}, Shape{2, 3, 300},
+                               Shape{3, 1000}, Shape{0, 5}}) {
       SCOPED_TRACE(std::string(dtype_name(dt)) + " " + std::to_string(shape.back()));
       Vals v = values(randu(shape, 40, -20, 20, dt));
-      if (shape.size() == 2 && shape[0] >= 3 && shape[1] >= 2) {  // row 0: NaN, row 1: +inf, row 2: all -inf
+      // Row 0: a NaN, row 1: +inf, row 2: all -inf; row 3: +inf and a NaN, row 4: -inf and a NaN
+      // (the kernel's max skips NaNs: these rows reach its NaN check for infinite maxima).
+      const size_t n = static_cast<size_t>(shape.back());
+      if (shape.size() == 2 && shape[0] >= 3 && shape[1] >= 2) {
         v[1] = std::numeric_limits<double>::quiet_NaN();
-        v[static_cast<size_t>(shape[1])] = kInf;
-        for (int64_t j = 0; j < shape[1]; ++j) v[static_cast<size_t>(2 * shape[1] + j)] = -kInf;
+        v[n] = kInf;
+        for (size_t j = 0; j < n; ++j) v[2 * n + j] = -kInf;
+      }
+      if (shape.size() == 2 && shape[0] >= 5) {
+        v[3 * n] = kInf;
+        v[3 * n + n - 1] = std::numeric_limits<double>::quiet_NaN();
+        for (size_t j = 0; j < n; ++j) v[4 * n + j] = -kInf;
+        v[4 * n + n / 2] = std::numeric_limits<double>::quiet_NaN();
       }
       Tensor x = from_vector(v, shape).to(dt);
       const int64_t last = static_cast<int64_t>(shape.size()) - 1;
