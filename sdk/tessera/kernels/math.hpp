@@ -348,6 +348,10 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float sincos_full_f32(float x) {
 
 // erfc for z >= 0 in float (Numerical Recipes' erfcc Chebyshev fit, fractional error 1.2e-7 in
 // exact arithmetic; float rounding of the exponent adds ~|z|^2 * 6e-8 relative: 1.2e-6 on [0, 3], 8e-6 at 9).
+// FLUSH takes the cheaper exp_f32_no_overflow (its argument is <= 0 here): results below FLT_MIN
+// (z > 9.2) become 0. GELU and its gradient take it, where x * erfc(|x|/sqrt2) is then 0 below
+// x = -13 instead of under 2e-37; the erfc op keeps exp_f32 and its denormal tail.
+template <bool FLUSH = false>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float erfc_pos_f32(float z) {
   const float t = 1.0f / (1.0f + 0.5f * z);
   float p = 0.17087277f;
@@ -360,7 +364,7 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float erfc_pos_f32(float z) {
   p = p * t + 0.37409196f;
   p = p * t + 1.00002368f;
   p = p * t - 1.26551223f;
-  return t * exp_f32(p - z * z);
+  return t * (FLUSH ? exp_f32_no_overflow(p - z * z) : exp_f32(p - z * z));
 }
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float erfc_f32(float x) {
   const float e = erfc_pos_f32(libm::fabs(x));
@@ -369,7 +373,7 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float erfc_f32(float x) {
 }
 // GELU (erf form) without cancellation in the negative tail: Phi(x) = erfc(-x/sqrt2)/2.
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float gelu_erf_f32(float x) {
-  const float h = 0.5f * erfc_pos_f32(libm::fabs(x) * 0.70710678118654752f);
+  const float h = 0.5f * erfc_pos_f32<true>(libm::fabs(x) * 0.70710678118654752f);
   return x * (x < 0.0f ? h : 1.0f - h);
 }
 // GELU (tanh form): 0.5 * (1 + tanh(u)) = sigmoid(2u), no cancellation.
@@ -405,9 +409,9 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float expm1_f32(float x) {
 
 // d/dx GELU (erf form) = Phi(x) + x * phi(x), Phi as in gelu_erf_f32 (no cancellation).
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float gelu_erf_grad_f32(float x) {
-  const float h = 0.5f * erfc_pos_f32(libm::fabs(x) * 0.70710678118654752f);
+  const float h = 0.5f * erfc_pos_f32<true>(libm::fabs(x) * 0.70710678118654752f);
   const float cdf = x < 0.0f ? h : 1.0f - h;
-  return cdf + x * (0.39894228040143267794f * exp_f32(-0.5f * x * x));
+  return cdf + x * (0.39894228040143267794f * exp_f32_no_overflow(-0.5f * x * x));
 }
 // d/dx GELU (tanh form) with s = sigmoid(2u) = (1 + tanh(u)) / 2, so 1 - tanh(u)^2 = 4 s (1 - s):
 // s + 2 x s (1 - s) k (1 + 3 a x^2), u = k (x + a x^3).
