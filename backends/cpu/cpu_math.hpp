@@ -45,7 +45,10 @@ inline CT lane_sum(int64_t n, const F& f) {
 
 // Prefetches p[0..n) into L1, one line at a time: a row kernel asks for its next row before
 // working on the current one from cache. Rows of 4 KiB are a page each, where the hardware
-// prefetcher stops. A prefetch never faults, so p may run past the tensor's end.
+// prefetcher stops. A prefetch never faults, so p may run past the tensor's end. layer_norm
+// issues it all at once (1.39 -> 1.17 ms on [4096, 1024] at 1 thread, memcpy's rate): its passes
+// are lambdas over lane_sum and a plain write loop, and a prefetch inside either left GCC's
+// loop scalar. row_exp_sum spreads its prefetches over its loop instead, 1.3x faster there.
 template <class T>
 inline void prefetch_row(const T* p, int64_t n) {
   const char* c = reinterpret_cast<const char*>(p);
@@ -106,7 +109,8 @@ constexpr int64_t kRowBuf = int64_t(16 << 10) / int64_t(sizeof(CT));
 // logsumexp. It also prefetches x[n..2n), the next row in every caller, one line per step: the
 // next row's max pass then reads cache, not memory, while this pass computes. A row of 4 KiB is
 // a page, where the hardware prefetcher stops (softmax [4096, 1024] at 1 thread: 2.24 -> 1.87
-// ms). A prefetch past the tensor's end is harmless: prefetches never fault.
+// ms; prefetch_row's burst before the loop: 1.56 ms against 1.18 with these, both with plain
+// stores). A prefetch past the tensor's end is harmless: prefetches never fault.
 template <bool STORE, class CT, class T>
 inline CT row_exp_sum(const T* x, int64_t n, CT shift, CT* buf) {
   constexpr int kLanes = 16;
