@@ -54,8 +54,16 @@ bool copy_dense_runs(const tsr_iter_t& it, int64_t isz) {
   if (it.ndim < 2 || it.strides[0][0] != isz || it.strides[1][0] != isz) return false;
   // Split from 1 MiB per thread, as parallel_memcpy: a copy is memory-bound, and below that
   // waking the team costs more than it saves (a 720 KB permute: 31 us serial, 64 us on 2 threads).
+  // The source run 8 steps ahead along dim 1 is prefetched: runs of a permuted view are a page
+  // or more apart, where the hardware prefetcher does not follow (the GPT's head permute
+  // [256,11,4,16] -> [256,4,11,16]: 28-29 -> 22.5-23 us at 1 thread; memcpy of its bytes 15 us).
+  const int64_t ahead = 8 * it.strides[1][1];
   parallel_for_each_element<2>(
-      it, [isz](char* const* p, const int64_t*, int64_t n) { copy_run(p[0], p[1], n * isz); },
+      it,
+      [isz, ahead](char* const* p, const int64_t*, int64_t n) {
+        __builtin_prefetch(p[1] + ahead, 0, 3);
+        copy_run(p[0], p[1], n * isz);
+      },
       std::max<int64_t>(1, (int64_t(1) << 20) / isz));
   return true;
 }
