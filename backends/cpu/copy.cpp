@@ -24,26 +24,14 @@ void parallel_memcpy(char* dst, const char* src, int64_t nbytes) {
       /*align=*/4096);
 }
 
-// A run of `bytes` bytes: fixed-size copies (inlined as a few vector moves) for the short runs
-// of permuted views (an attention head's 16 floats), libc's memcpy otherwise.
-inline void copy_run(char* dst, const char* src, int64_t bytes) {
-  switch (bytes) {
-    case 16:
-      std::memcpy(dst, src, 16);
-      return;
-    case 32:
-      std::memcpy(dst, src, 32);
-      return;
-    case 64:
-      std::memcpy(dst, src, 64);
-      return;
-    case 128:
-      std::memcpy(dst, src, 128);
-      return;
-    default:
-      std::memcpy(dst, src, size_t(bytes));
-  }
+// A run of `bytes` bytes: a fixed-size copy (inlined as a few vector moves) for the short runs
+// of permuted views (an attention head's 16 floats) where bytes is one of Sizes, libc's memcpy
+// otherwise.
+template <int64_t... Sizes>
+inline void copy_run_of(char* dst, const char* src, int64_t bytes) {
+  if (!((bytes == Sizes && (std::memcpy(dst, src, Sizes), true)) || ...)) std::memcpy(dst, src, size_t(bytes));
 }
+inline void copy_run(char* dst, const char* src, int64_t bytes) { copy_run_of<16, 32, 64, 128>(dst, src, bytes); }
 
 // Same-dtype copy of a strided view whose innermost dim is dense in both tensors (transposes of
 // outer dims: permuted attention heads, narrowed rows): each run along dim 0 is one block copy

@@ -223,17 +223,18 @@ void bmm_kernel(KernelCall& c) {
   dispatch_all(c.dtype(), "bmm", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t flops = m * n * k;
+    // Small matrices are split across threads by batch, about 2^18 multiply-adds per chunk.
+    const int64_t batch_grain = std::max<int64_t>(1, (int64_t(1) << 18) / std::max<int64_t>(1, flops));
     if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
       if (flops <= kSmallGemmMacs && m > 0 && n > 0 && k > 0) {
-        parallel_for(0, batch, std::max<int64_t>(1, (int64_t(1) << 18) / std::max<int64_t>(1, flops)),
-                     [&](int64_t b0, int64_t b1) {
-                       std::vector<float> scratch;
-                       for (int64_t bi = b0; bi < b1; ++bi) {
-                         const Mat a = mat_of<T>(v.a, bi), b = mat_of<T>(v.b, bi);
-                         T* out = static_cast<T*>(v.out) + bi * v.out_bs;
-                         if (!small_gemm<T>(a, b, out, m, n, k)) gemm_one<T>(a, b, out, m, n, k, &scratch);
-                       }
-                     });
+        parallel_for(0, batch, batch_grain, [&](int64_t b0, int64_t b1) {
+          std::vector<float> scratch;
+          for (int64_t bi = b0; bi < b1; ++bi) {
+            const Mat a = mat_of<T>(v.a, bi), b = mat_of<T>(v.b, bi);
+            T* out = static_cast<T*>(v.out) + bi * v.out_bs;
+            if (!small_gemm<T>(a, b, out, m, n, k)) gemm_one<T>(a, b, out, m, n, k, &scratch);
+          }
+        });
         return;
       }
     }
@@ -243,11 +244,10 @@ void bmm_kernel(KernelCall& c) {
     };
     // Small matrices: one GEMM per thread (BLAS runs single-threaded inside a parallel region).
     if (batch > 1 && flops < (int64_t(1) << 18)) {
-      parallel_for(0, batch, std::max<int64_t>(1, (int64_t(1) << 18) / std::max<int64_t>(1, flops)),
-                   [&](int64_t b0, int64_t b1) {
-                     std::vector<float> scratch;
-                     for (int64_t bi = b0; bi < b1; ++bi) one(bi, &scratch);
-                   });
+      parallel_for(0, batch, batch_grain, [&](int64_t b0, int64_t b1) {
+        std::vector<float> scratch;
+        for (int64_t bi = b0; bi < b1; ++bi) one(bi, &scratch);
+      });
     } else {
       std::vector<float> scratch;
       for (int64_t bi = 0; bi < batch; ++bi) one(bi, &scratch);
