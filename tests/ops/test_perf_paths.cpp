@@ -289,12 +289,19 @@ TEST(PerfPathsSoftmax, FormulasUseTheFusedKernel) {
   }
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return softmax(in[0], 1); }, {randu({3, 4, 2}, 54)}));
   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& in) { return log_softmax(in[0], 0); }, {randu({3, 4}, 55)}));
-  // The attention's backward: its softmax step is the same kernel.
+  // The attention's backward: small heads take the fused attention kernel (its softmax step
+  // inside); heads it declines (too large) run the formula, whose softmax step is this kernel.
   Tensor q = randu({2, 3, 5, 4}, 56, -1, 1, TSR_F32).requires_grad_(), k = randu({2, 3, 6, 4}, 57, -1, 1, TSR_F32),
          v = randu({2, 3, 6, 4}, 58, -1, 1, TSR_F32);
   Tensor att = call("scaled_dot_product_attention", {q, k, v});
   Lookups la = trace_lookups([&] { autograd::grad({sum(att)}, {q}); });
-  EXPECT_EQ(la.count("_softmax_backward_data"), 1);
+  EXPECT_EQ(la.count("_nn_attention_backward"), 1);
+  EXPECT_EQ(la.count("_softmax_backward_data"), 0);
+  EXPECT_EQ(la.count("bmm"), 0);
+  Tensor qb = randu({1, 96, 64}, 59, -1, 1, TSR_F32).requires_grad_(), kb = randu({1, 96, 64}, 60, -1, 1, TSR_F32);
+  Tensor big = call("scaled_dot_product_attention", {qb, kb, kb});
+  Lookups lb = trace_lookups([&] { autograd::grad({sum(big)}, {qb}); });
+  EXPECT_EQ(lb.count("_softmax_backward_data"), 1);
 }
 
 TEST(PerfPathsSoftmax, BackwardKernelRejectsBadArguments) {
