@@ -20,9 +20,13 @@ struct ViewNode : Node {
     return kind == ViewKind::Slice ? full.slice(p.a, p.b, p.c, p.d) : full.select(p.a, p.b);
   }
   bool is_region_view() const override { return kind == ViewKind::Slice || kind == ViewKind::Select; }
+  // add with out= the region, written in place: add_ (inplace_impl) would compute into a
+  // temporary and copy it over the strided region. Called without create_graph only (the
+  // engine's region buffers), where out= is allowed.
   void add_into_region(const tsr::Tensor& g, tsr::Tensor& full) const override {
+    static const tsr::Op add("add");
     tsr::Tensor region = region_of(full);
-    tsr::add_(region, g);
+    tsr::call_multi(add, {region, g}, {region});
   }
 
   // The base-shaped gradient of a slice or select built from differentiable ops (zero blocks
