@@ -21,6 +21,28 @@ using kernels::max_nan;
 using kernels::min_nan;
 using kernels::sigmoid_c;
 
+// a[0] = f over a[0, N) by halves, each step with a constant width: with the width a loop
+// variable GCC kept the steps in a loop through the stack, a store-forwarding stall per step,
+// which made the reductions cost more than a short row's whole pass (layer_norm over rows of 64,
+// softmax over an attention's rows of 11).
+template <int N, class CT, class F>
+inline CT fold_lanes(CT* a, const F& f) {
+  if constexpr (N > 1) {
+    for (int j = 0; j < N / 2; ++j) a[j] = f(a[j], a[j + N / 2]);
+    return fold_lanes<N / 2>(a, f);
+  } else {
+    return a[0];
+  }
+}
+template <class CT>
+inline CT plus_of(CT a, CT b) {
+  return a + b;
+}
+template <class CT>
+inline CT larger_of(CT a, CT b) {  // `b > a` is false for NaN: a stays
+  return b > a ? b : a;
+}
+
 // The sum of f(i) over i in [0, n) in the compute type CT: accumulated in 64 lanes, so that the
 // loop vectorizes (one accumulator is a serial dependency GCC does not reorder) and four vector
 // additions are in flight (with one 16-lane vector, each step waited for the last: layer_norm's
@@ -38,9 +60,7 @@ inline CT lane_sum(int64_t n, const F& f) {
     for (int j = 0; j < kStep; ++j) s[j] += f(i + j);
   CT tail = 0;
   for (; i < n; ++i) tail += f(i);
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) s[j] += s[j + w];
-  return s[0] + tail;
+  return fold_lanes<kLanes>(s, plus_of<CT>) + tail;
 }
 
 // Prefetches p[0..n) into L1, one line at a time: a row kernel asks for its next row before
@@ -76,9 +96,7 @@ inline CT max_of_numbers(const CT* x, int64_t n) {
     for (int j = 0; j < kStep; ++j) xs[j] = i + j < n ? x[i + j] : kNegInf;
     for (int j = 0; j < kStep; ++j) m[j] = xs[j] > m[j] ? xs[j] : m[j];
   }
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) m[j] = m[j + w] > m[j] ? m[j + w] : m[j];
-  return m[0];
+  return fold_lanes<kLanes>(m, larger_of<CT>);
 }
 template <class CT, class T>
 inline CT row_max(const T* x, int64_t n) {
@@ -135,9 +153,7 @@ inline CT row_exp_sum(const T* x, int64_t n, CT shift, CT* buf) {
     if constexpr (STORE)
       for (int64_t j = 0; j < rem; ++j) buf[i + j] = es[j];
   }
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) s[j] += s[j + w];
-  return s[0];
+  return fold_lanes<kLanes>(s, plus_of<CT>);
 }
 
 }  // namespace tsr::cpu

@@ -44,9 +44,7 @@ TSR_CPU_MULTIVERSION double sum_contig_float(const T* p, int64_t n) {
       for (int j = 0; j < kSumLanes; ++j) acc[j] += float(p[i + j]);
     float tail = 0;
     for (; i < e; ++i) tail += float(p[i]);
-    for (int w = kSumLanes / 2; w > 0; w /= 2)
-      for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
-    total += double(acc[0]) + double(tail);
+    total += double(fold_lanes<kSumLanes>(acc, plus_of<float>)) + double(tail);
   }
   return total;
 }
@@ -79,9 +77,7 @@ struct SumReducer {
           for (int j = 0; j < kLanes; ++j) acc[j] += p[i + j];
         double tail = 0;
         for (; i < n; ++i) tail += p[i];
-        for (int w = kLanes / 2; w > 0; w /= 2)
-          for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
-        return acc[0] + tail;
+        return fold_lanes<kLanes>(acc, plus_of<double>) + tail;
       }
       double acc = 0;
       for (int64_t i = 0; i < n; ++i) acc += *reinterpret_cast<const double*>(base + i * stride);
