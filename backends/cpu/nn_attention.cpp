@@ -17,6 +17,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cpu_common.hpp"
@@ -80,31 +82,110 @@ inline void small_mm(int64_t A, int64_t B, int64_t Cp, const CT* w, int64_t wa, 
   }
 }
 
-// rows [S, X] (T, row-major) into xp [S, Xp] in CT; the padding columns stay zero.
+// rows [S, X] (T, row-major) as [S, Xp] rows in CT: x itself where that is what it already is,
+// else copied into xp (whose padding columns stay zero).
 template <class T, class CT>
-inline void pack_rows(const T* x, int64_t S, int64_t X, int64_t Xp, CT* xp) {
+inline const CT* rows_in_ct(const T* x, int64_t S, int64_t X, int64_t Xp, CT* xp) {
+  if constexpr (std::is_same_v<T, CT>)
+    if (X == Xp) return x;
   for (int64_t j = 0; j < S; ++j)
     for (int64_t c = 0; c < X; ++c) xp[j * Xp + c] = CT(x[j * X + c]);
+  return xp;
 }
 
-// The W rows of a block in lanes: xt[c, r] = x[min(r, nr - 1), c] for c < X (rows past nr repeat
-// the last one, whose lanes are computed and never written out).
+// Where gradients of [rows, X] in T accumulate: the output itself when it is [rows, Xp] in CT,
+// else the scratch (then copied out by rows_from_ct).
 template <class T, class CT>
-inline void rows_to_lanes(const T* x, int64_t nr, int64_t X, CT* xt) {
-  constexpr int64_t W = Vec<CT>::W;
-  for (int64_t r = 0; r < W; ++r) {
-    const T* xr = x + std::min(r, nr - 1) * X;
-    for (int64_t c = 0; c < X; ++c) xt[c * W + r] = CT(xr[c]);
+inline CT* ct_rows_of(T* out, int64_t X, int64_t Xp, CT* scratch) {
+  if constexpr (std::is_same_v<T, CT>)
+    if (X == Xp) return out;
+  return scratch;
+}
+template <class T, class CT>
+inline void rows_from_ct(const CT* x, int64_t rows, int64_t X, int64_t Xp, T* out) {
+  if (static_cast<const void*>(x) == static_cast<const void*>(out)) return;
+  for (int64_t j = 0; j < rows; ++j)
+    for (int64_t c = 0; c < X; ++c) out[j * X + c] = static_cast<T>(x[j * Xp + c]);
+}
+
+// A W x W tile of vectors transposed in place: block-recursive, swapping the off-diagonal h x h
+// blocks of every 2h x 2h block for h = W/2 .. 1, two two-source shuffles per pair of vectors and
+// level (vpermt2ps with AVX-512): 64 shuffles for 16 floats against 256 scalar moves. The masks
+// and the steps are compile-time constants, so the tile stays in registers.
+template <class CT, int H, int... L>
+inline void transpose_level(typename Vec<CT>::type* a, std::integer_sequence<int, L...>) {
+  using I = std::conditional_t<sizeof(CT) == 4, int32_t, int64_t>;
+  typedef I IV __attribute__((vector_size(64)));
+  constexpr int W = int(Vec<CT>::W);
+  const IV lo = {I((L & H) ? W + L - H : L)...};
+  const IV hi = {I((L & H) ? W + L : L + H)...};
+  for (int i = 0; i < W; ++i)
+    if (!(i & H)) {
+      const typename Vec<CT>::type x = __builtin_shuffle(a[i], a[i + H], lo);
+      a[i + H] = __builtin_shuffle(a[i], a[i + H], hi);
+      a[i] = x;
+    }
+}
+template <class CT>
+inline void transpose_tile(typename Vec<CT>::type* a) {
+  constexpr int W = int(Vec<CT>::W);
+  const auto lanes = std::make_integer_sequence<int, W>{};
+  transpose_level<CT, W / 2>(a, lanes);
+  transpose_level<CT, W / 4>(a, lanes);
+  transpose_level<CT, W / 8>(a, lanes);
+  if constexpr (W == 16) transpose_level<CT, 1>(a, lanes);
+}
+
+// The W rows of a block in lanes: xt[c, r] = x[min(r, nr - 1), c] for c < X, x with row stride ld
+// (rows past nr repeat the last one, whose lanes are computed and never written out). Whole
+// tiles by transpose_tile where T is the compute type, the rest element by element (a variable
+// length memcpy into a tile became `rep movs`, slower than the scalar moves).
+template <class T, class CT>
+inline void rows_to_lanes(const T* x, int64_t nr, int64_t X, int64_t ld, CT* xt) {
+  using V = Vec<CT>;
+  constexpr int64_t W = V::W;
+  int64_t c0 = 0;
+  if constexpr (std::is_same_v<T, CT>) {
+    for (; c0 + W <= X; c0 += W) {
+      typename V::type tile[W];
+      for (int64_t r = 0; r < W; ++r) V::load(tile[r], x + std::min(r, nr - 1) * ld + c0);
+      transpose_tile<CT>(tile);
+      for (int64_t c = 0; c < W; ++c) V::store(xt + (c0 + c) * W, tile[c]);
+    }
   }
+  if (c0 < X)
+    for (int64_t r = 0; r < W; ++r) {
+      const T* xr = x + std::min(r, nr - 1) * ld;
+      for (int64_t c = c0; c < X; ++c) xt[c * W + r] = CT(xr[c]);
+    }
+}
+
+// The inverse for the first nr lanes: x[r * ld + c] = T(xt[c, r]) for r < nr, c < X.
+template <class T, class CT>
+inline void lanes_to_rows(const CT* xt, int64_t nr, int64_t X, T* x, int64_t ld) {
+  using V = Vec<CT>;
+  constexpr int64_t W = V::W;
+  int64_t c0 = 0;
+  if constexpr (std::is_same_v<T, CT>) {
+    for (; c0 + W <= X; c0 += W) {
+      typename V::type tile[W];
+      for (int64_t c = 0; c < W; ++c) V::load(tile[c], xt + (c0 + c) * W);
+      transpose_tile<CT>(tile);
+      for (int64_t r = 0; r < nr; ++r) V::store(x + r * ld + c0, tile[r]);
+    }
+  }
+  for (int64_t r = 0; r < nr; ++r)
+    for (int64_t c = c0; c < X; ++c) x[r * ld + c] = static_cast<T>(xt[c * W + r]);
 }
 
 // [L, S] values (bias, probabilities, dropout mask) of the block's rows in lanes: xt[j, r].
 template <class T, class CT>
 inline void block_to_lanes(const T* x, int64_t i0, int64_t nr, int64_t S, CT* xt) {
-  rows_to_lanes(x + i0 * S, nr, S, xt);
+  rows_to_lanes(x + i0 * S, nr, S, S, xt);
 }
 
-// Scratch per task (CT, zeroed): kp [S, Ep], vp [S, Evp], qt [E, W], st [S, W], bt [S, W],
+// Scratch per task (CT, zeroed): kp [S, Ep], vp [S, Evp], qt [E, W], st [S, W], bt [Lp, S]
+// (Lp: L rounded up to W; the lanes of every row block of a shared bias, of one block otherwise),
 // dt [S, W], acc [W, Evp].
 template <class T>
 TSR_CPU_MULTIVERSION void attention_heads(const Dims d, const T* q, const T* k, const T* v, const T* bias,
@@ -118,17 +199,20 @@ TSR_CPU_MULTIVERSION void attention_heads(const Dims d, const T* q, const T* k, 
   constexpr int64_t W = V::W;
   const int64_t L = d.L, S = d.S, E = d.E, Ev = d.Ev, Ep = pad_to(E, W), Evp = pad_to(Ev, W);
   const CT scale = CT(scale_d);
+  if (bias && !bias_per_head)  // one bias for every head (a causal mask): its lanes once
+    for (int64_t i0 = 0; i0 < L; i0 += W) block_to_lanes(bias, i0, std::min(W, L - i0), S, bt + (i0 / W) * S * W);
   for (int64_t n = n0; n < n1; ++n) {
     const T* bh = bias ? bias + (bias_per_head ? n * L * S : 0) : nullptr;
     const T* dh = drop ? drop + n * L * S : nullptr;
     T* ph = probs + n * L * S;
-    pack_rows(k + n * S * E, S, E, Ep, kp);
-    pack_rows(v + n * S * Ev, S, Ev, Evp, vp);
+    const CT* kh = rows_in_ct(k + n * S * E, S, E, Ep, kp);
+    const CT* vh = rows_in_ct(v + n * S * Ev, S, Ev, Evp, vp);
     for (int64_t i0 = 0; i0 < L; i0 += W) {
       const int64_t nr = std::min(W, L - i0);
-      rows_to_lanes(q + (n * L + i0) * E, nr, E, qt);
-      small_mm<false>(S, E, W, kp, Ep, 1, qt, st);  // st[j] = scores (i0.., j)
-      if (bh) block_to_lanes(bh, i0, nr, S, bt);
+      rows_to_lanes(q + (n * L + i0) * E, nr, E, E, qt);
+      small_mm<false>(S, E, W, kh, Ep, 1, qt, st);  // st[j] = scores (i0.., j)
+      const CT* btb = bt + (bias_per_head ? 0 : (i0 / W) * S * W);  // a shared bias: lanes made once
+      if (bh && bias_per_head) block_to_lanes(bh, i0, nr, S, bt);
       // The max of the numbers (`>` is false for NaN: a NaN score reaches every probability of
       // its row through the sum), the exps, their sum; a row of -inf only gives NaN, as the
       // composite's softmax.
@@ -139,7 +223,7 @@ TSR_CPU_MULTIVERSION void attention_heads(const Dims d, const T* q, const T* k, 
         x *= scale;
         if (bh) {
           VT b;
-          V::load(b, bt + j * W);
+          V::load(b, btb + j * W);
           x += b;
         }
         V::store(st + j * W, x);
@@ -159,18 +243,20 @@ TSR_CPU_MULTIVERSION void attention_heads(const Dims d, const T* q, const T* k, 
       for (int64_t j = 0; j < S; ++j) {
         VT p;
         V::load(p, st + j * W);
-        p *= inv;
-        for (int64_t r = 0; r < nr; ++r) ph[(i0 + r) * S + j] = static_cast<T>(p[r]);
-        // As the composite: the probability in T, times the mask in T, times value.
-        for (int64_t r = 0; r < W; ++r) {
-          const CT pr = CT(static_cast<T>(p[r]));
-          st[j * W + r] = dh ? CT(static_cast<T>(pr * dt[j * W + r])) : pr;
-        }
+        V::store(st + j * W, p * inv);
       }
-      small_mm<false>(nr, S, Evp, st, 1, W, vp, acc);  // acc[r] = sum_j w(r, j) v_j
+      lanes_to_rows(st, nr, S, ph + i0 * S, S);
+      // The weights of value, as the composite: the probability in T, times the mask in T.
+      if (!std::is_same_v<T, CT> || dh)
+        for (int64_t j = 0; j < S; ++j)
+          for (int64_t r = 0; r < W; ++r) {
+            const CT pr = CT(static_cast<T>(st[j * W + r]));
+            st[j * W + r] = dh ? CT(static_cast<T>(pr * dt[j * W + r])) : pr;
+          }
       T* oh = out + (n * L + i0) * Ev;
-      for (int64_t r = 0; r < nr; ++r)
-        for (int64_t c = 0; c < Ev; ++c) oh[r * Ev + c] = static_cast<T>(acc[r * Evp + c]);
+      CT* ob = ct_rows_of(oh, Ev, Evp, acc);
+      small_mm<false>(nr, S, Evp, st, 1, W, vh, ob);  // out_r = sum_j w(r, j) v_j
+      rows_from_ct(ob, nr, Ev, Evp, oh);
     }
   }
 }
@@ -192,18 +278,20 @@ TSR_CPU_MULTIVERSION void attention_backward_heads(const Dims d, const T* g, con
   for (int64_t n = n0; n < n1; ++n) {
     const T* ph = probs + n * L * S;
     const T* dh = drop ? drop + n * L * S : nullptr;
-    pack_rows(k + n * S * E, S, E, Ep, kp);
-    pack_rows(v + n * S * Ev, S, Ev, Evp, vp);
-    std::fill(dk, dk + S * Ep, CT(0));
-    std::fill(dv, dv + S * Evp, CT(0));
+    const CT* kh = rows_in_ct(k + n * S * E, S, E, Ep, kp);
+    const CT* vh = rows_in_ct(v + n * S * Ev, S, Ev, Evp, vp);
+    CT* dkh = ct_rows_of(gk + n * S * E, E, Ep, dk);
+    CT* dvh = ct_rows_of(gv + n * S * Ev, Ev, Evp, dv);
+    std::fill(dkh, dkh + S * Ep, CT(0));
+    std::fill(dvh, dvh + S * Evp, CT(0));
     for (int64_t i0 = 0; i0 < L; i0 += W) {
       const int64_t nr = std::min(W, L - i0);
       const T* gb = g + (n * L + i0) * Ev;
       const T* qb = q + (n * L + i0) * E;
-      rows_to_lanes(gb, nr, Ev, gt);
-      pack_rows(gb, nr, Ev, Evp, gp);
-      pack_rows(qb, nr, E, Ep, qp);
-      small_mm<false>(S, Ev, W, vp, Evp, 1, gt, dpt);  // dpt[j] = (g v^T)(i0.., j)
+      rows_to_lanes(gb, nr, Ev, Ev, gt);
+      const CT* gr = rows_in_ct(gb, nr, Ev, Evp, gp);
+      const CT* qr = rows_in_ct(qb, nr, E, Ep, qp);
+      small_mm<false>(S, Ev, W, vh, Evp, 1, gt, dpt);  // dpt[j] = (g v^T)(i0.., j)
       block_to_lanes(ph, i0, nr, S, pt);
       if (dh) block_to_lanes(dh, i0, nr, S, dt);
       // dp *= mask; pd = p * mask (in T, as the composite); dot = sum_j p_j dp_j
@@ -231,17 +319,15 @@ TSR_CPU_MULTIVERSION void attention_backward_heads(const Dims d, const T* g, con
         V::store(dpt + j * W, p * (dp - dot) * scale);
       }
       // Rows past nr hold copies of the last row: the products over rows stop at nr.
-      small_mm<true>(S, nr, Evp, dh ? pdt : pt, W, 1, gp, dv);  // dv_j += sum_r pd(r, j) g_r
-      small_mm<true>(S, nr, Ep, dpt, W, 1, qp, dk);             // dk_j += sum_r ds(r, j) q_r
-      small_mm<false>(nr, S, Ep, dpt, 1, W, kp, dq);            // dq_r = sum_j ds(r, j) k_j
+      small_mm<true>(S, nr, Evp, dh ? pdt : pt, W, 1, gr, dvh);  // dv_j += sum_r pd(r, j) g_r
+      small_mm<true>(S, nr, Ep, dpt, W, 1, qr, dkh);             // dk_j += sum_r ds(r, j) q_r
       T* gqb = gq + (n * L + i0) * E;
-      for (int64_t r = 0; r < nr; ++r)
-        for (int64_t e = 0; e < E; ++e) gqb[r * E + e] = static_cast<T>(dq[r * Ep + e]);
+      CT* dqb = ct_rows_of(gqb, E, Ep, dq);
+      small_mm<false>(nr, S, Ep, dpt, 1, W, kh, dqb);  // dq_r = sum_j ds(r, j) k_j
+      rows_from_ct(dqb, nr, E, Ep, gqb);
     }
-    for (int64_t j = 0; j < S; ++j) {
-      for (int64_t e = 0; e < E; ++e) gk[(n * S + j) * E + e] = static_cast<T>(dk[j * Ep + e]);
-      for (int64_t c = 0; c < Ev; ++c) gv[(n * S + j) * Ev + c] = static_cast<T>(dv[j * Evp + c]);
-    }
+    rows_from_ct(dkh, S, E, Ep, gk + n * S * E);
+    rows_from_ct(dvh, S, Ev, Evp, gv + n * S * Ev);
   }
 }
 
@@ -282,7 +368,7 @@ void attention_kernel(KernelCall& c) {
     constexpr int64_t W = Vec<CT>::W;
     const int64_t Ep = pad_to(d.E, W), Evp = pad_to(d.Ev, W);
     parallel_for(0, d.N, head_grain(d), [&](int64_t n0, int64_t n1) {
-      std::vector<CT> kp(sz(d.S * Ep)), vp(sz(d.S * Evp)), qt(sz(d.E * W)), st(sz(d.S * W)), bt(sz(d.S * W)),
+      std::vector<CT> kp(sz(d.S * Ep)), vp(sz(d.S * Evp)), qt(sz(d.E * W)), st(sz(d.S * W)), bt(sz(pad_to(d.L, W) * d.S)),
           dt(sz(d.S * W)), acc(sz(W * Evp));
       attention_heads<T>(d, static_cast<const T*>(c.input(0).data), static_cast<const T*>(c.input(1).data),
                          static_cast<const T*>(c.input(2).data), bias ? static_cast<const T*>(bias->data) : nullptr,
