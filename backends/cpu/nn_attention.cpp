@@ -1,8 +1,10 @@
 // Fused attention (the kernels of _nn_attention and _nn_attention_backward, core/ops/nn/
 // nn_attention.cpp): each head's scores, softmax and products in one pass, in the compute type
 // (float for f32/f16/bf16, double for f64). Only the probabilities leave a head; the composite
-// writes and reads [N, L, S] scores four more times (the product, the scale, the bias, the
-// softmax) and runs two bmm per direction on heads too small for a GEMM to pay off.
+// writes and reads [B, H, L, S] scores four more times (the product, the scale, the bias, the
+// softmax) and runs two bmm per direction on heads too small for a GEMM to pay off. Every
+// tensor is a [B, H, rows, cols] view with a unit stride along cols (Heads below): a
+// transformer's heads are read, and its merged-heads output and gradients written, in place.
 //
 // Layout: the rows of a head go W at a time (W = the lanes of a 64-byte vector: 16 floats, 8
 // doubles) into the lanes of vectors: a score "column" s_j holds score (i, j) for W rows i. The
@@ -48,13 +50,36 @@ struct Vec {
 inline int64_t pad_to(int64_t n, int64_t w) { return (n + w - 1) / w * w; }
 
 struct Dims {
-  int64_t N, L, S, E, Ev;
+  int64_t N, H, L, S, E, Ev;  // N = B * H heads
 };
 
-// out[a, 0, Cp) = (or +=) sum_{b < B} w[a * wa + b * wb] * x[b, 0, Cp) for a < A, x row-major with
-// Cp a multiple of the vector width. Four rows of out per pass (the last pass repeats row A - 1).
+// A [B, H, rows, cols] view with a unit stride along cols (what the core passes: docs/kernel-
+// contracts.md): head n = (b, h) starts at data + b * sb + h * sh, its rows ld apart. A batch dim
+// of one element gets stride 0, so that a bias [1, 1, L, S] is one head for all.
+template <class T>
+struct Heads {
+  T* data = nullptr;
+  int64_t H = 1, sb = 0, sh = 0, ld = 0;
+  T* head(int64_t n) const { return data + (n / H) * sb + (n % H) * sh; }
+  bool shared() const { return sb == 0 && sh == 0; }
+};
+template <class T>
+Heads<T> heads_of(const tsr_tensor_view_t& v) {
+  Heads<T> h;
+  h.data = static_cast<T*>(v.data);
+  h.H = v.sizes[1];
+  h.sb = v.sizes[0] == 1 ? 0 : v.strides[0];
+  h.sh = v.sizes[1] == 1 ? 0 : v.strides[1];
+  h.ld = v.strides[2];
+  return h;
+}
+
+// out[a, 0, Cp) = (or +=) sum_{b < B} w[a * wa + b * wb] * x[b * xs, 0, Cp) for a < A, Cp a
+// multiple of the vector width, out rows os apart. Four rows of out per pass (the last pass
+// repeats row A - 1).
 template <bool ACCUMULATE, class CT>
-inline void small_mm(int64_t A, int64_t B, int64_t Cp, const CT* w, int64_t wa, int64_t wb, const CT* x, CT* out) {
+inline void small_mm(int64_t A, int64_t B, int64_t Cp, const CT* w, int64_t wa, int64_t wb, const CT* x, int64_t xs,
+                     CT* out, int64_t os) {
   using V = Vec<CT>;
   using VT = typename V::type;
   constexpr int64_t R = 4;
@@ -66,11 +91,11 @@ inline void small_mm(int64_t A, int64_t B, int64_t Cp, const CT* w, int64_t wa, 
       VT acc[R] = {};
       for (int64_t b = 0; b < B; ++b) {
         VT xv;
-        V::load(xv, x + b * Cp + cb);
+        V::load(xv, x + b * xs + cb);
         for (int64_t r = 0; r < R; ++r) acc[r] += wr[r][b * wb] * xv;
       }
       for (int64_t r = 0; r < na; ++r) {
-        CT* o = out + (a0 + r) * Cp + cb;
+        CT* o = out + (a0 + r) * os + cb;
         if constexpr (ACCUMULATE) {
           VT prev;
           V::load(prev, o);
@@ -82,30 +107,47 @@ inline void small_mm(int64_t A, int64_t B, int64_t Cp, const CT* w, int64_t wa, 
   }
 }
 
-// rows [S, X] (T, row-major) as [S, Xp] rows in CT: x itself where that is what it already is,
-// else copied into xp (whose padding columns stay zero).
+// Rows of X values (T, ld apart) as rows of Xp values in CT: {pointer, row stride}. x itself
+// where it already is that (T the compute type, X a whole number of vectors), else copied into
+// xp ([rows, Xp], padding columns zero).
+template <class CT>
+struct Rows {
+  const CT* p;
+  int64_t ld;
+};
 template <class T, class CT>
-inline const CT* rows_in_ct(const T* x, int64_t S, int64_t X, int64_t Xp, CT* xp) {
+inline Rows<CT> rows_in_ct(const T* x, int64_t rows, int64_t X, int64_t Xp, int64_t ld, CT* xp) {
   if constexpr (std::is_same_v<T, CT>)
-    if (X == Xp) return x;
-  for (int64_t j = 0; j < S; ++j)
-    for (int64_t c = 0; c < X; ++c) xp[j * Xp + c] = CT(x[j * X + c]);
-  return xp;
+    if (X == Xp) return {x, ld};
+  for (int64_t j = 0; j < rows; ++j)
+    for (int64_t c = 0; c < X; ++c) xp[j * Xp + c] = CT(x[j * ld + c]);
+  return {xp, Xp};
 }
 
-// Where gradients of [rows, X] in T accumulate: the output itself when it is [rows, Xp] in CT,
-// else the scratch (then copied out by rows_from_ct).
+// Where results of [rows, X] in T (rows ld apart) are accumulated: in the output itself when
+// it holds CT and X is a whole number of vectors, else in the scratch [rows, Xp], copied out by
+// rows_from_ct.
+template <class CT>
+struct OutRows {
+  CT* p;
+  int64_t ld;
+  bool direct;
+};
 template <class T, class CT>
-inline CT* ct_rows_of(T* out, int64_t X, int64_t Xp, CT* scratch) {
+inline OutRows<CT> out_rows_of(T* out, int64_t X, int64_t Xp, int64_t ld, CT* scratch) {
   if constexpr (std::is_same_v<T, CT>)
-    if (X == Xp) return out;
-  return scratch;
+    if (X == Xp) return {out, ld, true};
+  return {scratch, Xp, false};
 }
 template <class T, class CT>
-inline void rows_from_ct(const CT* x, int64_t rows, int64_t X, int64_t Xp, T* out) {
-  if (static_cast<const void*>(x) == static_cast<const void*>(out)) return;
+inline void rows_from_ct(const OutRows<CT>& r, int64_t rows, int64_t X, T* out, int64_t ld) {
+  if (r.direct) return;
   for (int64_t j = 0; j < rows; ++j)
-    for (int64_t c = 0; c < X; ++c) out[j * X + c] = static_cast<T>(x[j * Xp + c]);
+    for (int64_t c = 0; c < X; ++c) out[j * ld + c] = static_cast<T>(r.p[j * r.ld + c]);
+}
+template <class CT>
+inline void zero_rows(const OutRows<CT>& r, int64_t rows, int64_t Xp) {
+  for (int64_t j = 0; j < rows; ++j) std::fill(r.p + j * r.ld, r.p + j * r.ld + Xp, CT(0));
 }
 
 // A W x W tile of vectors transposed in place: block-recursive, swapping the off-diagonal h x h
@@ -178,41 +220,39 @@ inline void lanes_to_rows(const CT* xt, int64_t nr, int64_t X, T* x, int64_t ld)
     for (int64_t c = c0; c < X; ++c) x[r * ld + c] = static_cast<T>(xt[c * W + r]);
 }
 
-// [L, S] values (bias, probabilities, dropout mask) of the block's rows in lanes: xt[j, r].
-template <class T, class CT>
-inline void block_to_lanes(const T* x, int64_t i0, int64_t nr, int64_t S, CT* xt) {
-  rows_to_lanes(x + i0 * S, nr, S, S, xt);
-}
-
 // Scratch per task (CT, zeroed): kp [S, Ep], vp [S, Evp], qt [E, W], st [S, W], bt [Lp, S]
 // (Lp: L rounded up to W; the lanes of every row block of a shared bias, of one block otherwise),
 // dt [S, W], acc [W, Evp].
 template <class T>
-TSR_CPU_MULTIVERSION void attention_heads(const Dims d, const T* q, const T* k, const T* v, const T* bias,
-                                          bool bias_per_head, const T* drop, T* out, T* probs, double scale_d,
-                                          int64_t n0, int64_t n1, compute_t<T>* kp, compute_t<T>* vp,
-                                          compute_t<T>* qt, compute_t<T>* st, compute_t<T>* bt, compute_t<T>* dt,
-                                          compute_t<T>* acc) {
+TSR_CPU_MULTIVERSION void attention_heads(const Dims d, const Heads<const T> q, const Heads<const T> k,
+                                          const Heads<const T> v, const Heads<const T> bias, const Heads<const T> drop,
+                                          const Heads<T> out, const Heads<T> probs, double scale_d, int64_t n0,
+                                          int64_t n1, compute_t<T>* kp, compute_t<T>* vp, compute_t<T>* qt,
+                                          compute_t<T>* st, compute_t<T>* bt, compute_t<T>* dt, compute_t<T>* acc) {
   using CT = compute_t<T>;
   using V = Vec<CT>;
   using VT = typename V::type;
   constexpr int64_t W = V::W;
   const int64_t L = d.L, S = d.S, E = d.E, Ev = d.Ev, Ep = pad_to(E, W), Evp = pad_to(Ev, W);
   const CT scale = CT(scale_d);
-  if (bias && !bias_per_head)  // one bias for every head (a causal mask): its lanes once
-    for (int64_t i0 = 0; i0 < L; i0 += W) block_to_lanes(bias, i0, std::min(W, L - i0), S, bt + (i0 / W) * S * W);
+  const bool shared_bias = bias.data && bias.shared();
+  if (shared_bias)  // one bias for every head (a causal mask): its lanes once
+    for (int64_t i0 = 0; i0 < L; i0 += W)
+      rows_to_lanes(bias.data + i0 * bias.ld, std::min(W, L - i0), S, bias.ld, bt + (i0 / W) * S * W);
   for (int64_t n = n0; n < n1; ++n) {
-    const T* bh = bias ? bias + (bias_per_head ? n * L * S : 0) : nullptr;
-    const T* dh = drop ? drop + n * L * S : nullptr;
-    T* ph = probs + n * L * S;
-    const CT* kh = rows_in_ct(k + n * S * E, S, E, Ep, kp);
-    const CT* vh = rows_in_ct(v + n * S * Ev, S, Ev, Evp, vp);
+    const T* qh = q.head(n);
+    const T* bh = bias.data ? bias.head(n) : nullptr;
+    const T* dh = drop.data ? drop.head(n) : nullptr;
+    T* ph = probs.head(n);
+    T* oh = out.head(n);
+    const Rows<CT> kr = rows_in_ct(k.head(n), S, E, Ep, k.ld, kp);
+    const Rows<CT> vr = rows_in_ct(v.head(n), S, Ev, Evp, v.ld, vp);
     for (int64_t i0 = 0; i0 < L; i0 += W) {
       const int64_t nr = std::min(W, L - i0);
-      rows_to_lanes(q + (n * L + i0) * E, nr, E, E, qt);
-      small_mm<false>(S, E, W, kh, Ep, 1, qt, st);  // st[j] = scores (i0.., j)
-      const CT* btb = bt + (bias_per_head ? 0 : (i0 / W) * S * W);  // a shared bias: lanes made once
-      if (bh && bias_per_head) block_to_lanes(bh, i0, nr, S, bt);
+      rows_to_lanes(qh + i0 * q.ld, nr, E, q.ld, qt);
+      small_mm<false>(S, E, W, kr.p, kr.ld, 1, qt, W, st, W);  // st[j] = scores (i0.., j)
+      const CT* btb = shared_bias ? bt + (i0 / W) * S * W : bt;
+      if (bh && !shared_bias) rows_to_lanes(bh + i0 * bias.ld, nr, S, bias.ld, bt);
       // The max of the numbers (`>` is false for NaN: a NaN score reaches every probability of
       // its row through the sum), the exps, their sum; a row of -inf only gives NaN, as the
       // composite's softmax.
@@ -239,24 +279,24 @@ TSR_CPU_MULTIVERSION void attention_heads(const Dims d, const T* q, const T* k, 
         sum += ev;
       }
       const VT inv = CT(1) / sum;
-      if (dh) block_to_lanes(dh, i0, nr, S, dt);
       for (int64_t j = 0; j < S; ++j) {
         VT p;
         V::load(p, st + j * W);
         V::store(st + j * W, p * inv);
       }
-      lanes_to_rows(st, nr, S, ph + i0 * S, S);
+      lanes_to_rows(st, nr, S, ph + i0 * probs.ld, probs.ld);
       // The weights of value, as the composite: the probability in T, times the mask in T.
+      if (dh) rows_to_lanes(dh + i0 * drop.ld, nr, S, drop.ld, dt);
       if (!std::is_same_v<T, CT> || dh)
         for (int64_t j = 0; j < S; ++j)
           for (int64_t r = 0; r < W; ++r) {
             const CT pr = CT(static_cast<T>(st[j * W + r]));
             st[j * W + r] = dh ? CT(static_cast<T>(pr * dt[j * W + r])) : pr;
           }
-      T* oh = out + (n * L + i0) * Ev;
-      CT* ob = ct_rows_of(oh, Ev, Evp, acc);
-      small_mm<false>(nr, S, Evp, st, 1, W, vh, ob);  // out_r = sum_j w(r, j) v_j
-      rows_from_ct(ob, nr, Ev, Evp, oh);
+      T* ob = oh + i0 * out.ld;
+      const OutRows<CT> o = out_rows_of(ob, Ev, Evp, out.ld, acc);
+      small_mm<false>(nr, S, Evp, st, 1, W, vr.p, vr.ld, o.p, o.ld);  // out_r = sum_j w(r, j) v_j
+      rows_from_ct(o, nr, Ev, ob, out.ld);
     }
   }
 }
@@ -264,9 +304,12 @@ TSR_CPU_MULTIVERSION void attention_heads(const Dims d, const T* q, const T* k, 
 // Scratch per task (CT, zeroed): kp [S, Ep], vp [S, Evp], gt [Ev, W], gp [W, Evp], qp [W, Ep],
 // pt [S, W], dpt [S, W], pdt [S, W], dt [S, W], dq [W, Ep], dk [S, Ep], dv [S, Evp].
 template <class T>
-TSR_CPU_MULTIVERSION void attention_backward_heads(const Dims d, const T* g, const T* q, const T* k, const T* v,
-                                                   const T* probs, const T* drop, T* gq, T* gk, T* gv, double scale_d,
-                                                   int64_t n0, int64_t n1, compute_t<T>* const* scratch) {
+TSR_CPU_MULTIVERSION void attention_backward_heads(const Dims d, const Heads<const T> g, const Heads<const T> q,
+                                                   const Heads<const T> k, const Heads<const T> v,
+                                                   const Heads<const T> probs, const Heads<const T> drop,
+                                                   const Heads<T> gq, const Heads<T> gk, const Heads<T> gv,
+                                                   double scale_d, int64_t n0, int64_t n1,
+                                                   compute_t<T>* const* scratch) {
   using CT = compute_t<T>;
   using V = Vec<CT>;
   using VT = typename V::type;
@@ -276,24 +319,28 @@ TSR_CPU_MULTIVERSION void attention_backward_heads(const Dims d, const T* g, con
   const int64_t L = d.L, S = d.S, E = d.E, Ev = d.Ev, Ep = pad_to(E, W), Evp = pad_to(Ev, W);
   const CT scale = CT(scale_d);
   for (int64_t n = n0; n < n1; ++n) {
-    const T* ph = probs + n * L * S;
-    const T* dh = drop ? drop + n * L * S : nullptr;
-    const CT* kh = rows_in_ct(k + n * S * E, S, E, Ep, kp);
-    const CT* vh = rows_in_ct(v + n * S * Ev, S, Ev, Evp, vp);
-    CT* dkh = ct_rows_of(gk + n * S * E, E, Ep, dk);
-    CT* dvh = ct_rows_of(gv + n * S * Ev, Ev, Evp, dv);
-    std::fill(dkh, dkh + S * Ep, CT(0));
-    std::fill(dvh, dvh + S * Evp, CT(0));
+    const T* gh = g.head(n);
+    const T* qh = q.head(n);
+    const T* ph = probs.head(n);
+    const T* dh = drop.data ? drop.head(n) : nullptr;
+    T* gkh = gk.head(n);
+    T* gvh = gv.head(n);
+    T* gqh = gq.head(n);
+    const Rows<CT> kr = rows_in_ct(k.head(n), S, E, Ep, k.ld, kp);
+    const Rows<CT> vr = rows_in_ct(v.head(n), S, Ev, Evp, v.ld, vp);
+    const OutRows<CT> dkr = out_rows_of(gkh, E, Ep, gk.ld, dk);
+    const OutRows<CT> dvr = out_rows_of(gvh, Ev, Evp, gv.ld, dv);
+    zero_rows(dkr, S, Ep);
+    zero_rows(dvr, S, Evp);
     for (int64_t i0 = 0; i0 < L; i0 += W) {
       const int64_t nr = std::min(W, L - i0);
-      const T* gb = g + (n * L + i0) * Ev;
-      const T* qb = q + (n * L + i0) * E;
-      rows_to_lanes(gb, nr, Ev, Ev, gt);
-      const CT* gr = rows_in_ct(gb, nr, Ev, Evp, gp);
-      const CT* qr = rows_in_ct(qb, nr, E, Ep, qp);
-      small_mm<false>(S, Ev, W, vh, Evp, 1, gt, dpt);  // dpt[j] = (g v^T)(i0.., j)
-      block_to_lanes(ph, i0, nr, S, pt);
-      if (dh) block_to_lanes(dh, i0, nr, S, dt);
+      const T* gb = gh + i0 * g.ld;
+      rows_to_lanes(gb, nr, Ev, g.ld, gt);
+      const Rows<CT> gr = rows_in_ct(gb, nr, Ev, Evp, g.ld, gp);
+      const Rows<CT> qr = rows_in_ct(qh + i0 * q.ld, nr, E, Ep, q.ld, qp);
+      small_mm<false>(S, Ev, W, vr.p, vr.ld, 1, gt, W, dpt, W);  // dpt[j] = (g v^T)(i0.., j)
+      rows_to_lanes(ph + i0 * probs.ld, nr, S, probs.ld, pt);
+      if (dh) rows_to_lanes(dh + i0 * drop.ld, nr, S, drop.ld, dt);
       // dp *= mask; pd = p * mask (in T, as the composite); dot = sum_j p_j dp_j
       VT dot = VT{};
       for (int64_t j = 0; j < S; ++j) {
@@ -319,20 +366,20 @@ TSR_CPU_MULTIVERSION void attention_backward_heads(const Dims d, const T* g, con
         V::store(dpt + j * W, p * (dp - dot) * scale);
       }
       // Rows past nr hold copies of the last row: the products over rows stop at nr.
-      small_mm<true>(S, nr, Evp, dh ? pdt : pt, W, 1, gr, dvh);  // dv_j += sum_r pd(r, j) g_r
-      small_mm<true>(S, nr, Ep, dpt, W, 1, qr, dkh);             // dk_j += sum_r ds(r, j) q_r
-      T* gqb = gq + (n * L + i0) * E;
-      CT* dqb = ct_rows_of(gqb, E, Ep, dq);
-      small_mm<false>(nr, S, Ep, dpt, 1, W, kh, dqb);  // dq_r = sum_j ds(r, j) k_j
-      rows_from_ct(dqb, nr, E, Ep, gqb);
+      small_mm<true>(S, nr, Evp, dh ? pdt : pt, W, 1, gr.p, gr.ld, dvr.p, dvr.ld);  // dv_j += sum_r pd(r, j) g_r
+      small_mm<true>(S, nr, Ep, dpt, W, 1, qr.p, qr.ld, dkr.p, dkr.ld);             // dk_j += sum_r ds(r, j) q_r
+      T* gqb = gqh + i0 * gq.ld;
+      const OutRows<CT> dqr = out_rows_of(gqb, E, Ep, gq.ld, dq);
+      small_mm<false>(nr, S, Ep, dpt, 1, W, kr.p, kr.ld, dqr.p, dqr.ld);  // dq_r = sum_j ds(r, j) k_j
+      rows_from_ct(dqr, nr, E, gqb, gq.ld);
     }
-    rows_from_ct(dkh, S, E, Ep, gk + n * S * E);
-    rows_from_ct(dvh, S, Ev, Evp, gv + n * S * Ev);
+    rows_from_ct(dkr, S, E, gkh, gk.ld);
+    rows_from_ct(dvr, S, Ev, gvh, gv.ld);
   }
 }
 
 Dims dims_of(const tsr_tensor_view_t& q, const tsr_tensor_view_t& k, const tsr_tensor_view_t& v) {
-  return Dims{q.sizes[0], q.sizes[1], k.sizes[1], q.sizes[2], v.sizes[2]};
+  return Dims{q.sizes[0] * q.sizes[1], q.sizes[1], q.sizes[2], k.sizes[2], q.sizes[3], v.sizes[3]};
 }
 
 void decline_large(const KernelCall& c, const Dims& d) {
@@ -349,7 +396,13 @@ int64_t head_grain(const Dims& d) {
   return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, d.L * d.S * (d.E + d.Ev)));
 }
 
-// args: query, key, value, bias?, dropout_mask?, float scale; outputs: out, probs
+template <class T>
+Heads<T> none_heads() {
+  return Heads<T>{};
+}
+
+// args: query, key, value, bias?, dropout_mask?, float scale; outputs: out, probs. All
+// [B, H, rows, cols] with a unit stride along cols, any other strides.
 void attention_kernel(KernelCall& c) {
   const Dims d = dims_of(c.input(0), c.input(1), c.input(2));
   decline_large(c, d);
@@ -360,26 +413,27 @@ void attention_kernel(KernelCall& c) {
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using CT = compute_t<T>;
-    T* out = static_cast<T*>(c.output(0).data);
+    const Heads<T> out = heads_of<T>(c.output(0));
     if (d.S == 0) {  // softmax over nothing: no probabilities, an output of zeros
-      std::fill(out, out + d.N * d.L * d.Ev, T(0));
+      for (int64_t n = 0; n < d.N; ++n)
+        for (int64_t i = 0; i < d.L; ++i) std::fill(out.head(n) + i * out.ld, out.head(n) + i * out.ld + d.Ev, T(0));
       return;
     }
     constexpr int64_t W = Vec<CT>::W;
     const int64_t Ep = pad_to(d.E, W), Evp = pad_to(d.Ev, W);
     parallel_for(0, d.N, head_grain(d), [&](int64_t n0, int64_t n1) {
-      std::vector<CT> kp(sz(d.S * Ep)), vp(sz(d.S * Evp)), qt(sz(d.E * W)), st(sz(d.S * W)), bt(sz(pad_to(d.L, W) * d.S)),
-          dt(sz(d.S * W)), acc(sz(W * Evp));
-      attention_heads<T>(d, static_cast<const T*>(c.input(0).data), static_cast<const T*>(c.input(1).data),
-                         static_cast<const T*>(c.input(2).data), bias ? static_cast<const T*>(bias->data) : nullptr,
-                         bias && bias->sizes[0] != 1, drop ? static_cast<const T*>(drop->data) : nullptr, out,
-                         static_cast<T*>(c.output(1).data), scale, n0, n1, kp.data(), vp.data(), qt.data(), st.data(),
-                         bt.data(), dt.data(), acc.data());
+      std::vector<CT> kp(sz(d.S * Ep)), vp(sz(d.S * Evp)), qt(sz(d.E * W)), st(sz(d.S * W)),
+          bt(sz(pad_to(d.L, W) * d.S)), dt(sz(d.S * W)), acc(sz(W * Evp));
+      attention_heads<T>(d, heads_of<const T>(c.input(0)), heads_of<const T>(c.input(1)),
+                         heads_of<const T>(c.input(2)), bias ? heads_of<const T>(*bias) : none_heads<const T>(),
+                         drop ? heads_of<const T>(*drop) : none_heads<const T>(), out, heads_of<T>(c.output(1)), scale,
+                         n0, n1, kp.data(), vp.data(), qt.data(), st.data(), bt.data(), dt.data(), acc.data());
     });
   });
 }
 
-// args: grad, query, key, value, probs, dropout_mask?, float scale; outputs: dq, dk, dv
+// args: grad, query, key, value, probs, dropout_mask?, float scale; outputs: dq, dk, dv (views as
+// attention_kernel's)
 void attention_backward_kernel(KernelCall& c) {
   const Dims d = dims_of(c.input(1), c.input(2), c.input(3));
   decline_large(c, d);
@@ -388,9 +442,10 @@ void attention_backward_kernel(KernelCall& c) {
   dispatch_floating(c.dtype(), c.op_name(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using CT = compute_t<T>;
-    T* gq = static_cast<T*>(c.output(0).data);
+    const Heads<T> gq = heads_of<T>(c.output(0));
     if (d.S == 0) {  // no keys: dq is zero, dk and dv are empty
-      std::fill(gq, gq + d.N * d.L * d.E, T(0));
+      for (int64_t n = 0; n < d.N; ++n)
+        for (int64_t i = 0; i < d.L; ++i) std::fill(gq.head(n) + i * gq.ld, gq.head(n) + i * gq.ld + d.E, T(0));
       return;
     }
     constexpr int64_t W = Vec<CT>::W;
@@ -404,12 +459,11 @@ void attention_backward_kernel(KernelCall& c) {
         buf[i].resize(sz(sizes[i]));
         scratch[i] = buf[i].data();
       }
-      attention_backward_heads<T>(d, static_cast<const T*>(c.input(0).data), static_cast<const T*>(c.input(1).data),
-                                  static_cast<const T*>(c.input(2).data), static_cast<const T*>(c.input(3).data),
-                                  static_cast<const T*>(c.input(4).data),
-                                  drop ? static_cast<const T*>(drop->data) : nullptr, gq,
-                                  static_cast<T*>(c.output(1).data), static_cast<T*>(c.output(2).data), scale, n0, n1,
-                                  scratch);
+      attention_backward_heads<T>(d, heads_of<const T>(c.input(0)), heads_of<const T>(c.input(1)),
+                                  heads_of<const T>(c.input(2)), heads_of<const T>(c.input(3)),
+                                  heads_of<const T>(c.input(4)),
+                                  drop ? heads_of<const T>(*drop) : none_heads<const T>(), gq, heads_of<T>(c.output(1)),
+                                  heads_of<T>(c.output(2)), scale, n0, n1, scratch);
     });
   });
 }

@@ -184,7 +184,16 @@ TEST(AttentionFused, StridedHeadsAndCausalMaskMatchContiguousOperands) {
     EXPECT_TRUE(close(y, ref)) << dtype_name(dt);
     Tensor dref = autograd::grad({ref}, {c}, {gy})[0];
     EXPECT_TRUE(close(dqkv, dref)) << dtype_name(dt);
+    // The output's memory is [B, T, H, D]: merging the heads again is a view.
+    EXPECT_TRUE(y.transpose(1, 2).is_contiguous()) << dtype_name(dt);
   }
+  // A query whose innermost stride is not 1 (the kernel op copies it) and a key broadcast over
+  // the heads by stride 0 (read in place).
+  Tensor qt = randu({2, 3, 4, 6}, 43, -1, 1, TSR_F32).transpose(2, 3);  // [2, 3, 6, 4], stride 1 on dim 2
+  Tensor kb = randu({2, 1, 5, 4}, 44, -1, 1, TSR_F32).expand({2, 3, 5, 4});
+  Tensor vb = randu({2, 3, 5, 2}, 45, -1, 1, TSR_F32);
+  Tensor r = call("scaled_dot_product_attention", {qt, kb, vb});
+  EXPECT_TRUE(close(r, composite_sdpa(qt.contiguous(), kb.contiguous(), vb, std::nullopt, 0.5)));
 }
 
 // Where the fused kernels do not run (large heads, which they decline; broadcast batch dims; a
@@ -216,19 +225,28 @@ TEST(AttentionFused, CompositeCasesAgreeWithTheFusedPath) {
 }
 
 TEST(AttentionFused, KernelOpsRefuseMismatchedOperands) {
-  Tensor q = randu({2, 3, 4}, 61, -1, 1, TSR_F32), k = randu({2, 5, 4}, 62, -1, 1, TSR_F32),
-         v = randu({2, 5, 6}, 63, -1, 1, TSR_F32);
-  EXPECT_TRUE(throws_with([&] { call_multi(Op("_nn_attention"), {q, randu({2, 5, 3}, 64, -1, 1, TSR_F32), v, none, none, 1.0}); },
-                          {"_nn_attention", "[2, 3, 4]", "[2, 5, 3]"}));
-  EXPECT_TRUE(throws_with([&] { call_multi(Op("_nn_attention"), {q, k, v, randu({3, 3, 5}, 65, -1, 1, TSR_F32), none, 1.0}); },
-                          {"_nn_attention", "bias", "[3, 3, 5]"}));
+  Tensor q = randu({2, 1, 3, 4}, 61, -1, 1, TSR_F32), k = randu({2, 1, 5, 4}, 62, -1, 1, TSR_F32),
+         v = randu({2, 1, 5, 6}, 63, -1, 1, TSR_F32);
+  EXPECT_TRUE(throws_with(
+      [&] { call_multi(Op("_nn_attention"), {q, randu({2, 1, 5, 3}, 64, -1, 1, TSR_F32), v, none, none, 1.0}); },
+      {"_nn_attention", "[2, 1, 3, 4]", "[2, 1, 5, 3]"}));
+  EXPECT_TRUE(throws_with(
+      [&] { call_multi(Op("_nn_attention"), {q, k, v, randu({3, 1, 3, 5}, 65, -1, 1, TSR_F32), none, 1.0}); },
+      {"_nn_attention", "bias", "[3, 1, 3, 5]"}));
   EXPECT_TRUE(throws_with([&] { call_multi(Op("_nn_attention"), {q, k.to(TSR_F64), v, none, none, 1.0}); },
                           {"_nn_attention", "float64"}));
-  Tensor p = randu({2, 3, 5}, 66, 0, 1, TSR_F32), g = randu({2, 3, 6}, 67, -1, 1, TSR_F32);
-  EXPECT_TRUE(throws_with([&] { call_multi(Op("_nn_attention_backward"), {g, q, k, v, p.narrow(2, 0, 4), none, 1.0}); },
-                          {"_nn_attention_backward", "probs", "[2, 3, 4]"}));
-  auto ok = call_multi(Op("_nn_attention_backward"), {g, q, k, v, p, none, 1.0});
-  EXPECT_EQ(ok[1].sizes(), Shape({2, 5, 4}));
+  EXPECT_TRUE(throws_with([&] { call_multi(Op("_nn_attention"), {q.squeeze(1), k, v, none, none, 1.0}); },
+                          {"_nn_attention", "4-D"}));
+  Tensor p = randu({2, 1, 3, 5}, 66, 0, 1, TSR_F32), g = randu({2, 1, 3, 6}, 67, -1, 1, TSR_F32);
+  EXPECT_TRUE(throws_with(
+      [&] { call_multi(Op("_nn_attention_backward"), {g, q, k, v, p.narrow(3, 0, 4), none, 1.0}); },
+      {"_nn_attention_backward", "probs", "[2, 1, 3, 4]"}));
+  // Outputs in [B, L, H, E] memory: out.transpose(1, 2) is contiguous.
+  auto ok = call_multi(Op("_nn_attention"), {q, k, v, none, none, 1.0});
+  EXPECT_TRUE(ok[0].transpose(1, 2).is_contiguous());
+  auto grads = call_multi(Op("_nn_attention_backward"), {g, q, k, v, ok[1], none, 1.0});
+  EXPECT_EQ(grads[1].sizes(), Shape({2, 1, 5, 4}));
+  EXPECT_TRUE(grads[1].transpose(1, 2).is_contiguous());
 }
 
 }  // namespace

@@ -24,67 +24,78 @@ using tsr::Tensor;
 Tensor last_t(const Tensor& t) { return t.transpose(t.dim() - 2, t.dim() - 1); }
 
 // ---- the fused kernel ops ----
-// _nn_attention(query [N, L, E], key [N, S, E], value [N, S, Ev], bias? [1 or N, L, S],
-//               dropout_mask? [N, L, S], float scale) -> (out [N, L, Ev], probs [N, L, S])
-// _nn_attention_backward(grad [N, L, Ev], query, key, value, probs [N, L, S], dropout_mask?,
-//                        float scale) -> (grad_query, grad_key, grad_value)
-// All of one floating dtype. probs are the softmax before dropout, as _sdpa_math saves them.
+// _nn_attention(query [B, H, L, E], key [B, H, S, E], value [B, H, S, Ev],
+//               bias? [1 or B, 1 or H, L, S], dropout_mask? [B, H, L, S], float scale)
+//   -> (out [B, H, L, Ev], probs [B, H, L, S])
+// _nn_attention_backward(grad [B, H, L, Ev], query, key, value, probs, dropout_mask?, float scale)
+//   -> (grad_query, grad_key, grad_value)
+// All of one floating dtype; probs are the softmax before dropout, as _sdpa_math saves them. The
+// kernels take row-strided views (nn::KernelViews::kRowStrided: a transformer's heads, transposed
+// and narrowed views of one projection, are read where they are), and out and the gradients
+// are allocated in [B, L, H, .] memory: the transpose(1, 2).reshape that merges the heads again
+// is then a view, forward and backward.
 
-std::string dims3(const core::Tensor* t) { return shape_str(t->sizes, t->ndim); }
+std::string dims_str(const core::Tensor* t) { return shape_str(t->sizes, t->ndim); }
+
+const std::vector<int> kSequenceMajor = {0, 2, 1, 3};  // [B, H, L, E] stored as [B, L, H, E]
+
+// The checks both kernel ops make on query, key and value (arguments qi, qi + 1, qi + 2).
+void check_qkv(CallCtx& ctx, size_t qi, core::Tensor*& q, core::Tensor*& k, core::Tensor*& v) {
+  q = nn::kfloat(ctx, qi, 4);
+  k = nn::kfloat(ctx, qi + 1, 4, q);
+  v = nn::kfloat(ctx, qi + 2, 4, q);
+  const int64_t* qs = q->sizes;
+  nn::krequire(ctx,
+               k->sizes[0] == qs[0] && v->sizes[0] == qs[0] && k->sizes[1] == qs[1] && v->sizes[1] == qs[1] &&
+                   k->sizes[3] == qs[3] && v->sizes[2] == k->sizes[2],
+               "query " + dims_str(q) + ", key " + dims_str(k) + " and value " + dims_str(v) +
+                   " are not [B, H, L, E], [B, H, S, E] and [B, H, S, Ev]");
+}
 
 tsr_dtype_t attention_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* q = nn::kfloat(ctx, 0, 3);
-  core::Tensor* k = nn::kfloat(ctx, 1, 3, q);
-  core::Tensor* v = nn::kfloat(ctx, 2, 3, q);
-  core::Tensor* bias = nn::kfloat(ctx, 3, 3, q);
-  core::Tensor* drop = nn::kfloat(ctx, 4, 3, q);
-  const int64_t N = q->sizes[0], L = q->sizes[1], E = q->sizes[2], S = k->sizes[1], Ev = v->sizes[2];
-  nn::krequire(ctx, k->sizes[0] == N && v->sizes[0] == N && k->sizes[2] == E && v->sizes[1] == S,
-               "query " + dims3(q) + ", key " + dims3(k) + " and value " + dims3(v) +
-                   " are not [N, L, E], [N, S, E] and [N, S, Ev]");
-  nn::krequire(ctx, !bias || ((bias->sizes[0] == 1 || bias->sizes[0] == N) && bias->sizes[1] == L && bias->sizes[2] == S),
-               "bias " + (bias ? dims3(bias) : std::string()) + " is not [1 or " + std::to_string(N) + ", " +
-                   std::to_string(L) + ", " + std::to_string(S) + "]");
-  nn::krequire(ctx, !drop || (drop->sizes[0] == N && drop->sizes[1] == L && drop->sizes[2] == S),
-               "dropout_mask " + (drop ? dims3(drop) : std::string()) + " is not [" + std::to_string(N) + ", " +
-                   std::to_string(L) + ", " + std::to_string(S) + "]");
-  outs.push_back({{N, L, Ev}, q->dtype});
-  outs.push_back({{N, L, S}, q->dtype});
+  core::Tensor *q, *k, *v;
+  check_qkv(ctx, 0, q, k, v);
+  core::Tensor* bias = nn::kfloat(ctx, 3, 4, q);
+  core::Tensor* drop = nn::kfloat(ctx, 4, 4, q);
+  const int64_t B = q->sizes[0], H = q->sizes[1], L = q->sizes[2], S = k->sizes[2], Ev = v->sizes[3];
+  const std::string nls = "[" + std::to_string(B) + ", " + std::to_string(H) + ", " + std::to_string(L) + ", " +
+                          std::to_string(S) + "]";
+  nn::krequire(ctx,
+               !bias || ((bias->sizes[0] == 1 || bias->sizes[0] == B) && (bias->sizes[1] == 1 || bias->sizes[1] == H) &&
+                         bias->sizes[2] == L && bias->sizes[3] == S),
+               "bias " + (bias ? dims_str(bias) : std::string()) + " does not broadcast to " + nls);
+  nn::krequire(ctx, !drop || (drop->sizes[0] == B && drop->sizes[1] == H && drop->sizes[2] == L && drop->sizes[3] == S),
+               "dropout_mask " + (drop ? dims_str(drop) : std::string()) + " is not " + nls);
+  outs.push_back({{B, H, L, Ev}, q->dtype, kSequenceMajor});
+  outs.push_back({{B, H, L, S}, q->dtype});
   return q->dtype;
 }
 
 tsr_dtype_t attention_backward_shape(CallCtx& ctx, std::vector<nn::OutDesc>& outs) {
-  core::Tensor* g = nn::kfloat(ctx, 0, 3);
-  core::Tensor* q = nn::kfloat(ctx, 1, 3, g);
-  core::Tensor* k = nn::kfloat(ctx, 2, 3, g);
-  core::Tensor* v = nn::kfloat(ctx, 3, 3, g);
-  core::Tensor* p = nn::kfloat(ctx, 4, 3, g);
-  core::Tensor* drop = nn::kfloat(ctx, 5, 3, g);
-  const int64_t N = q->sizes[0], L = q->sizes[1], E = q->sizes[2], S = k->sizes[1], Ev = v->sizes[2];
-  nn::krequire(ctx, k->sizes[0] == N && v->sizes[0] == N && k->sizes[2] == E && v->sizes[1] == S,
-               "query " + dims3(q) + ", key " + dims3(k) + " and value " + dims3(v) +
-                   " are not [N, L, E], [N, S, E] and [N, S, Ev]");
-  auto is_nls = [&](const core::Tensor* t, int64_t last) {
-    return t->sizes[0] == N && t->sizes[1] == L && t->sizes[2] == last;
+  core::Tensor* g = nn::kfloat(ctx, 0, 4);
+  core::Tensor *q, *k, *v;
+  check_qkv(ctx, 1, q, k, v);
+  nn::krequire(ctx, q->dtype == g->dtype, "query must be " + std::string(dtype_name(g->dtype)) + " like grad");
+  core::Tensor* p = nn::kfloat(ctx, 4, 4, g);
+  core::Tensor* drop = nn::kfloat(ctx, 5, 4, g);
+  const int64_t B = q->sizes[0], H = q->sizes[1], L = q->sizes[2], E = q->sizes[3], S = k->sizes[2],
+                Ev = v->sizes[3];
+  auto is = [&](const core::Tensor* t, int64_t last) {
+    return t->sizes[0] == B && t->sizes[1] == H && t->sizes[2] == L && t->sizes[3] == last;
   };
-  nn::krequire(ctx, is_nls(g, Ev) && is_nls(p, S) && (!drop || is_nls(drop, S)),
-               "grad " + dims3(g) + ", probs " + dims3(p) + (drop ? ", dropout_mask " + dims3(drop) : std::string()) +
-                   " do not match query " + dims3(q) + ", key " + dims3(k) + " and value " + dims3(v));
-  outs.push_back({{N, L, E}, g->dtype});
-  outs.push_back({{N, S, E}, g->dtype});
-  outs.push_back({{N, S, Ev}, g->dtype});
+  nn::krequire(ctx, is(g, Ev) && is(p, S) && (!drop || is(drop, S)),
+               "grad " + dims_str(g) + ", probs " + dims_str(p) + (drop ? ", dropout_mask " + dims_str(drop) : "") +
+                   " do not match query " + dims_str(q) + ", key " + dims_str(k) + " and value " + dims_str(v));
+  outs.push_back({{B, H, L, E}, g->dtype, kSequenceMajor});
+  outs.push_back({{B, H, S, E}, g->dtype, kSequenceMajor});
+  outs.push_back({{B, H, S, Ev}, g->dtype, kSequenceMajor});
   return g->dtype;
 }
 
-// The batch dims of t ([..., X, Y]) and their product.
+// The batch dims of t ([..., X, Y]).
 std::vector<int64_t> batch_of(const Tensor& t) {
   auto s = t.sizes();
   return std::vector<int64_t>(s.begin(), s.end() - 2);
-}
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t n = 1;
-  for (int64_t x : v) n *= x;
-  return n;
 }
 std::vector<int64_t> with_last(std::vector<int64_t> batch, int64_t a, int64_t b) {
   batch.push_back(a);
@@ -92,10 +103,22 @@ std::vector<int64_t> with_last(std::vector<int64_t> batch, int64_t a, int64_t b)
   return batch;
 }
 
-// The operands in the kernel ops' [N, ...] form, when they have the common form (see the top).
+// t [batch..., X, Y] as [B, H, X, Y]: a view for 2-4 dims (leading 1s), leading batch dims merged
+// by reshape beyond.
+Tensor as4d(const Tensor& t) {
+  Tensor r = t;
+  while (r.dim() < 4) r = r.unsqueeze(0);
+  if (r.dim() > 4) r = r.reshape({-1, r.size(-3), r.size(-2), r.size(-1)});
+  return r;
+}
+Tensor from4d(const Tensor& t, const std::vector<int64_t>& batch) {
+  return batch.size() == 2 ? t : t.reshape(with_last(batch, t.size(2), t.size(3)));
+}
+
+// The operands in the kernel ops' 4-D form, when they have the common form (see the top).
 struct Fusable {
   std::vector<int64_t> batch;
-  int64_t N = 0, L = 0, S = 0;
+  int64_t L = 0, S = 0;
   Tensor q, k, v;
   std::optional<Tensor> bias, drop;
 };
@@ -109,30 +132,27 @@ std::optional<Fusable> fusable(const tsr::Op& kernel, const Tensor& q, const Ten
   Fusable f;
   f.batch = batch_of(q);
   if (batch_of(k) != f.batch || batch_of(v) != f.batch) return std::nullopt;
-  f.N = product(f.batch);
   f.L = q.size(-2);
   f.S = k.size(-2);
-  if (drop && drop->sizes() != with_last(f.batch, f.L, f.S)) return std::nullopt;
+  const std::vector<int64_t> full = with_last(f.batch, f.L, f.S);
+  if (drop && drop->sizes() != full) return std::nullopt;
   if (bias) {
-    // Broadcast to [..., L, S]: shared by the batch ([1, L, S]) or materialized for all of it.
     const int64_t bd = bias->dim();
     if (bd < 2 || bd > q.dim() || (bias->size(-2) != 1 && bias->size(-2) != f.L) ||
         (bias->size(-1) != 1 && bias->size(-1) != f.S))
       return std::nullopt;
     std::vector<int64_t> bb = batch_of(*bias);
-    for (size_t i = 0; i < bb.size(); ++i) {
-      const int64_t full = f.batch[f.batch.size() - bb.size() + i];
-      if (bb[i] != 1 && bb[i] != full) return std::nullopt;
-    }
-    if (product(bb) == 1)
-      f.bias = bias->reshape({1, bias->size(-2), bias->size(-1)}).expand({1, f.L, f.S});
-    else
-      f.bias = bias->expand(with_last(f.batch, f.L, f.S)).reshape({f.N, f.L, f.S});
+    for (size_t i = 0; i < bb.size(); ++i)
+      if (bb[i] != 1 && bb[i] != f.batch[f.batch.size() - bb.size() + i]) return std::nullopt;
+    // [L, S] materialized at the bias's own batch size (small), then broadcast over the batch by
+    // stride 0 (the kernel reads one head for all where both batch dims are broadcast).
+    Tensor own = bias->expand(with_last(bb, f.L, f.S)).contiguous();
+    f.bias = as4d(own.expand(full));
   }
-  f.q = q.reshape({f.N, f.L, q.size(-1)});
-  f.k = k.reshape({f.N, f.S, k.size(-1)});
-  f.v = v.reshape({f.N, f.S, v.size(-1)});
-  if (drop) f.drop = drop->reshape({f.N, f.L, f.S});
+  f.q = as4d(q);
+  f.k = as4d(k);
+  f.v = as4d(v);
+  if (drop) f.drop = as4d(*drop);
   return f;
 }
 
@@ -151,7 +171,7 @@ std::vector<Tensor> sdpa_math_fwd(CArgs& a) {
   if (auto f = fusable(kernel, q, k, v, bias, drop)) {
     auto r = nn::declinable(
         [&] { return tsr::call_multi(kernel, {f->q, f->k, f->v, nn::opt(f->bias), nn::opt(f->drop), scale}); });
-    if (r) return {(*r)[0].reshape(with_last(f->batch, f->L, v.size(-1))), (*r)[1].reshape(with_last(f->batch, f->L, f->S))};
+    if (r) return {from4d((*r)[0], f->batch), from4d((*r)[1], f->batch)};
   }
   Tensor s = nn::matmul(q, last_t(k)) * scale;
   if (bias) s = s + *bias;
@@ -173,13 +193,12 @@ void sdpa_math_bwd(GradCtx& c) {
   if (!grad_mode() && !(has_bias && c.needs(3)) && g.dtype() == q.dtype() && p.dtype() == q.dtype())
     if (auto f = fusable(kernel, q, k, v, std::nullopt, drop)) {
       auto r = nn::declinable([&] {
-        return tsr::call_multi(kernel, {g.reshape({f->N, f->L, v.size(-1)}), f->q, f->k, f->v,
-                                        p.reshape({f->N, f->L, f->S}), nn::opt(f->drop), scale});
+        return tsr::call_multi(kernel, {as4d(g), f->q, f->k, f->v, as4d(p), nn::opt(f->drop), scale});
       });
       if (r) {
-        if (c.needs(0)) c.set(0, (*r)[0].reshape(q.sizes()));
-        if (c.needs(1)) c.set(1, (*r)[1].reshape(k.sizes()));
-        if (c.needs(2)) c.set(2, (*r)[2].reshape(v.sizes()));
+        if (c.needs(0)) c.set(0, from4d((*r)[0], f->batch));
+        if (c.needs(1)) c.set(1, from4d((*r)[1], f->batch));
+        if (c.needs(2)) c.set(2, from4d((*r)[2], f->batch));
         return;
       }
     }
@@ -247,14 +266,6 @@ Tensor sdpa_fn(CArgs& a) {
     drop = p >= 1 ? tsr::zeros(shape, q.dtype(), q.device())
                   : tsr::ge(tsr::rand(shape, TSR_F32, q.device()), p).to(q.dtype()) * (1.0 / (1.0 - p));
   }
-  // With the fused kernels the operands are made dense here, once: _sdpa_math saves them, and its
-  // forward and backward would otherwise each copy strided heads (a projection's q/k/v views).
-  static const tsr::Op kernel("_nn_attention");
-  if (nn::has_device_kernel(kernel, q, q.dtype())) {
-    q = q.contiguous();
-    k = k.contiguous();
-    v = v.contiguous();
-  }
   static const tsr::Op op("_sdpa_math");
   return tsr::call_multi(op, {q, k, v, nn::opt(bias), nn::opt(drop), scale})[0];
 }
@@ -264,10 +275,10 @@ Tensor sdpa_fn(CArgs& a) {
 TSR_CORE_OPS(nn_attention) {
   v.push_back({"_nn_attention(Tensor query, Tensor key, Tensor value, Tensor? bias, Tensor? dropout_mask, "
                "float scale) -> (Tensor, Tensor)",
-               nn::kernel_op_impl<attention_shape>});
+               nn::kernel_op_impl<attention_shape, nn::KernelViews::kRowStrided>});
   v.push_back({"_nn_attention_backward(Tensor grad, Tensor query, Tensor key, Tensor value, Tensor probs, "
                "Tensor? dropout_mask, float scale) -> (Tensor, Tensor, Tensor)",
-               nn::kernel_op_impl<attention_backward_shape>});
+               nn::kernel_op_impl<attention_backward_shape, nn::KernelViews::kRowStrided>});
   v.push_back(
       nn::prim("_sdpa_math(Tensor query, Tensor key, Tensor value, Tensor? bias, Tensor? dropout_mask, "
                "float scale) -> (Tensor, Tensor)",

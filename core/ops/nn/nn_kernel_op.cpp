@@ -5,7 +5,27 @@
 
 namespace tsr::core::nn {
 
-tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape) {
+namespace {
+bool unit_inner_stride(const Tensor* t) { return t->ndim == 0 || t->sizes[t->ndim - 1] <= 1 || t->strides[t->ndim - 1] == 1; }
+
+// A new tensor of `sizes` laid out in memory in `order` (outermost first): a view of a row-major
+// tensor of the permuted sizes.
+tsr_status_t new_in_order(CallCtx& ctx, const OutDesc& d, tsr_device_t device, Tensor** out) {
+  const int nd = static_cast<int>(d.sizes.size());
+  std::vector<int64_t> mem(d.sizes.size()), mem_strides(d.sizes.size()), strides(d.sizes.size());
+  for (int i = 0; i < nd; ++i) mem[size_t(i)] = d.sizes[size_t(d.order[size_t(i)])];
+  Tensor* base = nullptr;
+  TSR_RETURN_IF_ERROR(new_tensor(ctx.rt, nd, mem.data(), d.dtype, device, ctx.name(), &base));
+  contiguous_strides(nd, mem.data(), mem_strides.data());
+  for (int i = 0; i < nd; ++i) strides[size_t(d.order[size_t(i)])] = mem_strides[size_t(i)];
+  *out = make_view(base, nd, d.sizes.data(), strides.data(), 0);
+  base->release();
+  return nullptr;
+}
+}  // namespace
+
+tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape, KernelViews views) {
+  const bool strided = views == KernelViews::kRowStrided;
   tsr_value_t args[kMaxArgs];
   Tensor* owned[kMaxArgs] = {};
   Tensor* ins[kMaxArgs];
@@ -14,7 +34,12 @@ tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape) {
   for (size_t i = 0; i < ctx.nargs; ++i) {
     args[i] = ctx.args[i];
     if (ctx.args[i].tag != TSR_VALUE_TENSOR) continue;
-    if (!st) st = make_contiguous(ctx.rt, ctx.args[i].u.tensor, ctx.name(), &owned[i]);
+    if (!st && ctx.args[i].u.tensor && strided && unit_inner_stride(ctx.args[i].u.tensor)) {
+      owned[i] = ctx.args[i].u.tensor;
+      owned[i]->retain();
+    } else if (!st) {
+      st = make_contiguous(ctx.rt, ctx.args[i].u.tensor, ctx.name(), &owned[i]);
+    }
     if (owned[i]) {
       args[i].u.tensor = owned[i];
       ins[nin++] = owned[i];
@@ -37,10 +62,13 @@ tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape) {
   bool any = false;
   for (size_t i = 0; i < nout && !st; ++i) {
     const OutDesc& d = descs[i];
-    st = make_output(ctx, i, static_cast<int>(d.sizes.size()), d.sizes.data(), d.dtype, device, &outs[i]);
+    if (strided && !d.order.empty() && !ctx.out_slot(i))
+      st = new_in_order(ctx, d, device, &outs[i]);
+    else
+      st = make_output(ctx, i, static_cast<int>(d.sizes.size()), d.sizes.data(), d.dtype, device, &outs[i]);
     if (st) break;
     any |= outs[i]->numel > 0;
-    if (outs[i]->contiguous) {
+    if (outs[i]->contiguous || (strided && unit_inner_stride(outs[i]))) {
       outs[i]->retain();
       dense[i] = outs[i];
     } else {

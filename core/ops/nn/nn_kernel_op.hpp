@@ -1,5 +1,7 @@
 // Internal nn ops backed by kernels that take dense views (im2col, col2im, embedding gather and
-// scatter): tensor arguments are made contiguous, outputs are allocated from a shape function,
+// scatter) or row-strided ones (the attention: KernelViews below): tensor arguments are made
+// contiguous (row-strided: only those whose innermost stride is not 1), outputs are allocated
+// from a shape function,
 // and the kernel sees the call's scalar arguments unchanged. The public nn ops validate their
 // arguments with PyTorch's messages, but op_find reaches the internal ops directly, so each
 // shape function also states its kernel's contract (ranks, dtypes, list lengths, geometry, the
@@ -18,6 +20,10 @@ namespace tsr::core::nn {
 struct OutDesc {
   std::vector<int64_t> sizes;
   tsr_dtype_t dtype;
+  // Where the op allocates the output (no out= given): dims in memory order, outermost first
+  // (empty: row-major). The attention's outputs are [B, H, L, E] views of [B, L, H, E] memory, so
+  // that a transformer's transpose(1, 2).reshape of them is a view. Only with row-strided views.
+  std::vector<int> order = {};
 };
 // Checks the arguments against the kernel's contract, fills the outputs' shapes and returns the
 // dtype the kernel is dispatched on. Refusals throw tsr::Error (the k* checks), which kernel_op
@@ -43,10 +49,16 @@ const int64_t* kints(CallCtx& ctx, size_t i, int64_t len, int64_t min);
 // a * b, refused on overflow.
 int64_t kmul(const CallCtx& ctx, int64_t a, int64_t b);
 
-tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape);
-template <KernelShapeFn F>
+// How the kernel sees its tensors. kDense: every tensor argument and output contiguous (copied
+// when not). kRowStrided: tensors whose innermost stride is 1 (or whose last dim has at most one
+// element) pass as they are, any other strides (a transposed head, a narrowed projection); the
+// rest, and outputs given with another innermost stride, go through dense copies.
+enum class KernelViews { kDense, kRowStrided };
+
+tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape, KernelViews views = KernelViews::kDense);
+template <KernelShapeFn F, KernelViews V = KernelViews::kDense>
 tsr_status_t kernel_op_impl(CallCtx& ctx) {
-  return kernel_op(ctx, F);
+  return kernel_op(ctx, F, V);
 }
 
 // True when `op` has a kernel registered for the device type of `t` whose dtype mask includes
