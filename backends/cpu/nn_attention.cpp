@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cpu_common.hpp"
+#include "cpu_simd.hpp"
 
 namespace tsr::cpu {
 namespace {
@@ -35,19 +36,6 @@ namespace {
 // 64x64x16 188/249 vs 154/186, 128x128x64 419/721 vs 243/415: the crossover lies between 74k
 // and 131k multiply-adds per head.
 constexpr int64_t kMaxHeadMacs = int64_t(3) << 15;  // 98304
-
-// 64-byte vectors of CT (GCC's vector extension, as small_gemm in matmul.cpp; each clone lowers
-// them to its widest registers). Loads and stores take references: a vector argument or result
-// would change the baseline clone's ABI.
-template <class CT>
-struct Vec {
-  typedef CT type __attribute__((vector_size(64)));
-  static constexpr int64_t W = 64 / int64_t(sizeof(CT));
-  static void load(type& v, const CT* p) { std::memcpy(&v, p, sizeof(v)); }
-  static void store(CT* p, const type& v) { std::memcpy(p, &v, sizeof(v)); }
-};
-
-inline int64_t pad_to(int64_t n, int64_t w) { return (n + w - 1) / w * w; }
 
 struct Dims {
   int64_t N, H, L, S, E, Ev;  // N = B * H heads
@@ -148,34 +136,6 @@ inline void rows_from_ct(const OutRows<CT>& r, int64_t rows, int64_t X, T* out, 
 template <class CT>
 inline void zero_rows(const OutRows<CT>& r, int64_t rows, int64_t Xp) {
   for (int64_t j = 0; j < rows; ++j) std::fill(r.p + j * r.ld, r.p + j * r.ld + Xp, CT(0));
-}
-
-// A W x W tile of vectors transposed in place: block-recursive, swapping the off-diagonal h x h
-// blocks of every 2h x 2h block for h = W/2 .. 1, two two-source shuffles per pair of vectors and
-// level (vpermt2ps with AVX-512): 64 shuffles for 16 floats against 256 scalar moves. The masks
-// and the steps are compile-time constants, so the tile stays in registers.
-template <class CT, int H, int... L>
-inline void transpose_level(typename Vec<CT>::type* a, std::integer_sequence<int, L...>) {
-  using I = std::conditional_t<sizeof(CT) == 4, int32_t, int64_t>;
-  typedef I IV __attribute__((vector_size(64)));
-  constexpr int W = int(Vec<CT>::W);
-  const IV lo = {I((L & H) ? W + L - H : L)...};
-  const IV hi = {I((L & H) ? W + L : L + H)...};
-  for (int i = 0; i < W; ++i)
-    if (!(i & H)) {
-      const typename Vec<CT>::type x = __builtin_shuffle(a[i], a[i + H], lo);
-      a[i + H] = __builtin_shuffle(a[i], a[i + H], hi);
-      a[i] = x;
-    }
-}
-template <class CT>
-inline void transpose_tile(typename Vec<CT>::type* a) {
-  constexpr int W = int(Vec<CT>::W);
-  const auto lanes = std::make_integer_sequence<int, W>{};
-  transpose_level<CT, W / 2>(a, lanes);
-  transpose_level<CT, W / 4>(a, lanes);
-  transpose_level<CT, W / 8>(a, lanes);
-  if constexpr (W == 16) transpose_level<CT, 1>(a, lanes);
 }
 
 // The W rows of a block in lanes: xt[c, r] = x[min(r, nr - 1), c] for c < X, x with row stride ld

@@ -9,6 +9,7 @@
 
 #include "cpu_common.hpp"
 #include "cpu_math.hpp"
+#include "cpu_simd.hpp"
 #include "tessera/kernels/nn_fused_args.hpp"
 
 namespace tsr::cpu {
@@ -48,6 +49,141 @@ TSR_CPU_MULTIVERSION void layer_norm_rows(const T* x, const T* w, const T* b, T*
   }
 }
 
+// layer_norm over short rows (M a multiple of the vector width W, up to kBlockedMaxM, T the
+// compute type): W rows at a time, each row's sums as one vector of partial sums, and the W rows'
+// vectors reduced together by fold_rows. Row by row, each row's statistics are a chain of
+// dependent reductions (mean, then variance, then 1/sqrt): rows of 64 floats cost about 33 ns
+// forward and 70 ns backward per row that way, 3-6x a plain pass over them (a GPT of width 64
+// normalizes rows of 64). Same formulas and operation order per element as the row path.
+constexpr int64_t kBlockedMaxM = 256;
+
+template <class T>
+bool blocked_rows(int64_t M) {
+  return std::is_same_v<T, compute_t<T>> && M <= kBlockedMaxM && M % Vec<T>::W == 0;
+}
+
+// part[r] = sum over row r of f(x vector at j, j) for the block's W rows (rows past nr repeat the
+// last), then the W sums in the lanes of the result.
+template <class T, class F>
+inline typename Vec<T>::type block_row_sums(const T* x, int64_t b0, int64_t nr, int64_t M, const F& f) {
+  using V = Vec<T>;
+  using VT = typename V::type;
+  constexpr int64_t W = V::W;
+  VT part[W];
+  for (int64_t r = 0; r < W; ++r) {
+    const int64_t row = b0 + std::min(r, nr - 1);
+    VT s = VT{};
+    for (int64_t j = 0; j < M; j += W) {
+      VT v;
+      V::load(v, x + row * M + j);
+      s += f(v, r, row, j);
+    }
+    part[r] = s;
+  }
+  fold_rows<T>(part, [](const VT& a, const VT& b) { return a + b; });
+  return part[0];
+}
+
+// mean (0 for rms) and 1 / sqrt(var + eps) of the block's rows, in lanes.
+template <class T>
+inline void block_stats(const T* x, int64_t b0, int64_t nr, int64_t M, double eps, bool rms,
+                        typename Vec<T>::type& mean, typename Vec<T>::type& rstd) {
+  using VT = typename Vec<T>::type;
+  const T inv_m = T(1) / T(M);
+  mean = VT{};
+  if (!rms) mean = block_row_sums<T>(x, b0, nr, M, [](const VT& v, int64_t, int64_t, int64_t) { return v; }) * inv_m;
+  const VT mu = mean;
+  const VT var = block_row_sums<T>(x, b0, nr, M, [&mu](const VT& v, int64_t r, int64_t, int64_t) {
+                   const VT d = v - mu[r];
+                   return d * d;
+                 }) * inv_m;
+  for (int64_t l = 0; l < Vec<T>::W; ++l) rstd[l] = T(1) / std::sqrt(var[l] + T(eps));
+}
+
+template <class T>
+TSR_CPU_MULTIVERSION void layer_norm_rows_blocked(const T* x, const T* w, const T* b, T* y, int64_t r0, int64_t r1,
+                                                  int64_t M, double eps, bool rms) {
+  using V = Vec<T>;
+  using VT = typename V::type;
+  constexpr int64_t W = V::W;
+  for (int64_t b0 = r0; b0 < r1; b0 += W) {
+    const int64_t nr = std::min(W, r1 - b0);
+    VT mean, rstd;
+    block_stats(x, b0, nr, M, eps, rms, mean, rstd);
+    for (int64_t r = 0; r < nr; ++r) {
+      const T mr = mean[r], sr = rstd[r];
+      for (int64_t j = 0; j < M; j += W) {
+        VT v;
+        V::load(v, x + (b0 + r) * M + j);
+        v = (v - mr) * sr;
+        if (w) {
+          VT wv;
+          V::load(wv, w + j);
+          v *= wv;
+        }
+        if (b) {
+          VT bv;
+          V::load(bv, b + j);
+          v += bv;
+        }
+        V::store(y + (b0 + r) * M + j, v);
+      }
+    }
+  }
+}
+
+// The backward of the same: part [2M] accumulates dweight's and dbias's column sums.
+template <class T>
+TSR_CPU_MULTIVERSION void layer_norm_backward_rows_blocked(const T* x, const T* w, const T* g, T* dx, T* part,
+                                                           int64_t r0, int64_t r1, int64_t M, double eps, bool rms) {
+  using V = Vec<T>;
+  using VT = typename V::type;
+  constexpr int64_t W = V::W;
+  const T inv_m = T(1) / T(M);
+  for (int64_t b0 = r0; b0 < r1; b0 += W) {
+    const int64_t nr = std::min(W, r1 - b0);
+    VT mean, rstd;
+    block_stats(x, b0, nr, M, eps, rms, mean, rstd);
+    // dxhat = g * w; sa = sum(dxhat), sb = sum(dxhat * xhat)
+    auto dxhat = [&](int64_t row, int64_t j) {
+      VT gv;
+      V::load(gv, g + row * M + j);
+      if (w) {
+        VT wv;
+        V::load(wv, w + j);
+        gv *= wv;
+      }
+      return gv;
+    };
+    auto xhat = [&](int64_t r, int64_t row, int64_t j) {
+      VT v;
+      V::load(v, x + row * M + j);
+      return (v - mean[r]) * rstd[r];
+    };
+    const VT sa = rms ? VT{}
+                      : block_row_sums<T>(x, b0, nr, M, [&](const VT&, int64_t, int64_t row, int64_t j) {
+                          return dxhat(row, j);
+                        });
+    const VT sb = block_row_sums<T>(x, b0, nr, M, [&](const VT&, int64_t r, int64_t row, int64_t j) {
+      return dxhat(row, j) * xhat(r, row, j);
+    });
+    const VT ma = sa * inv_m, mb = sb * inv_m;
+    for (int64_t r = 0; r < nr; ++r) {
+      const int64_t row = b0 + r;
+      for (int64_t j = 0; j < M; j += W) {
+        VT gv, pw, pb;
+        V::load(gv, g + row * M + j);
+        const VT xh = xhat(r, row, j);
+        V::load(pw, part + j);
+        V::load(pb, part + M + j);
+        V::store(part + j, pw + gv * xh);
+        V::store(part + M + j, pb + gv);
+        V::store(dx + row * M + j, rstd[r] * (dxhat(row, j) - ma[r] - xh * mb[r]));
+      }
+    }
+  }
+}
+
 // args: input, weight?, bias?, int M, float eps, bool rms
 void layer_norm_kernel(KernelCall& c) {
   const auto& out = c.output(0);
@@ -61,8 +197,14 @@ void layer_norm_kernel(KernelCall& c) {
     const T* w = static_cast<const T*>(a.weight);
     const T* b = static_cast<const T*>(a.bias);
     T* y = static_cast<T*>(out.data);
-    parallel_for(0, rows, std::max<int64_t>(1, kParallelGrain / M),
-                 [&](int64_t r0, int64_t r1) { layer_norm_rows<T>(x, w, b, y, r0, r1, M, a.eps, a.rms); });
+    parallel_for(0, rows, std::max<int64_t>(1, kParallelGrain / M), [&](int64_t r0, int64_t r1) {
+      if constexpr (std::is_same_v<T, compute_t<T>>)
+        if (blocked_rows<T>(M)) {
+          layer_norm_rows_blocked<T>(x, w, b, y, r0, r1, M, a.eps, a.rms);
+          return;
+        }
+      layer_norm_rows<T>(x, w, b, y, r0, r1, M, a.eps, a.rms);
+    });
   });
 }
 
@@ -204,9 +346,16 @@ void layer_norm_backward_kernel(KernelCall& c) {
     const T* g = static_cast<const T*>(a.grad);
     T* dx = static_cast<T*>(c.output(0).data);
     parallel_for(0, blocks, block_grain, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b)
-        layer_norm_backward_rows<T>(x, w, g, dx, part.data() + b * 2 * M, rows * b / blocks, rows * (b + 1) / blocks, M,
-                                    a.eps, a.rms);
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t r0 = rows * b / blocks, r1 = rows * (b + 1) / blocks;
+        CT* pb = part.data() + b * 2 * M;
+        if constexpr (std::is_same_v<T, CT>)
+          if (blocked_rows<T>(M)) {
+            layer_norm_backward_rows_blocked<T>(x, w, g, dx, pb, r0, r1, M, a.eps, a.rms);
+            continue;
+          }
+        layer_norm_backward_rows<T>(x, w, g, dx, pb, r0, r1, M, a.eps, a.rms);
+      }
     });
     for (int64_t j = 0; j < 2 * M; ++j) {
       CT acc = 0;

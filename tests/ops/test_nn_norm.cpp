@@ -73,6 +73,31 @@ TEST(NNOpsNorm, LayerNormAndRmsNorm) {
   EXPECT_EQ(call("layer_norm", {randu({0, 4}, 1), std::vector<int64_t>{4}}).sizes(), (Shape{0, 4}));
 }
 
+// Rows a whole number of vectors wide and at most 256 long: the cpu kernels' blocked path (16
+// float rows, 8 double rows at a time), over block counts with a remainder, against float64.
+TEST(NNOpsNorm, LayerNormShortRowsInBlocks) {
+  for (int64_t m : {8, 16, 64, 256})
+    for (bool rms : {false, true})
+      for (bool affine : {false, true}) {
+        const int64_t rows = 37;
+        Tensor x = randu({rows, m}, 20 + m, -3, 3), w = randu({m}, 21), b = randu({m}, 22);
+        auto xv = values(x), wv = values(w), bv = values(b);
+        auto ref = norm_rows(xv, size_t(m), 1e-5, rms);
+        if (affine)
+          for (size_t i = 0; i < ref.size(); ++i) ref[i] = ref[i] * wv[i % size_t(m)] + (rms ? 0 : bv[i % size_t(m)]);
+        for (tsr_dtype_t dt : {TSR_F64, TSR_F32}) {
+          Tensor xd = x.to(dt), wd = w.to(dt), bd = b.to(dt);
+          Tensor y = rms ? (affine ? call("rms_norm", {xd, std::vector<int64_t>{m}, wd, 1e-5})
+                                   : call("rms_norm", {xd, std::vector<int64_t>{m}, none, 1e-5}))
+                         : (affine ? call("layer_norm", {xd, std::vector<int64_t>{m}, wd, bd})
+                                   : call("layer_norm", {xd, std::vector<int64_t>{m}}));
+          auto tol = default_tol(dt);
+          EXPECT_TRUE(close(y, ref, {rows, m}, tol.first * 4, tol.second * 4))
+              << "m " << m << " rms " << rms << " affine " << affine << " " << dtype_name(dt);
+        }
+      }
+}
+
 // Rows wide enough for the cpu backward's 16-lane sums (and a remainder), with and without a
 // weight: gradcheck in float64, and float32 gradients against float64's over many rows (several
 // row blocks and their column sums for the weight and bias gradients).
