@@ -257,7 +257,9 @@ void bmm_kernel(KernelCall& c) {
 
 // _nn_linear(x [M, K], w [N, K], bias [N]) -> out [M, N] = x @ w^T + bias; dense operands (the
 // core's kernel_op). The bias rows are written first and the GEMM accumulates onto them
-// (beta = 1), so no second pass over the output; f16/bf16 compute in f32 and round once.
+// (beta = 1), so no second pass after the GEMM; f16/bf16 compute in f32 and round once. With
+// oneDNN, f32 (and bf16 with avx512_bf16) take matmul_onednn.cpp's kernel instead, which adds
+// the bias in the GEMM's epilogue and saves this write too.
 // The bias rows are a plain write: split only from 256K elements, since waking the passive
 // OpenMP team costs about 15 us (with the elementwise grain, a [128, 512] linear woke it for
 // 256 KiB and took 0.59 ms at 2 threads against 0.52 for its GEMM alone).

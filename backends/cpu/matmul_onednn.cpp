@@ -1,4 +1,5 @@
-// bf16 mm, bmm and _nn_linear through oneDNN's matmul primitive (bf16 operands read in place,
+// f32 _nn_linear (the bias in the GEMM's epilogue), and bf16 mm, bmm and _nn_linear, through
+// oneDNN's matmul primitive (bf16 operands read in place,
 // f32 accumulation, one rounding: onednn/onednn_matmul.cpp, in the side library, opened on the
 // first call). Registered above the generic kernels of matmul.cpp, which widen bf16 to f32
 // buffers for an f32 GEMM: a problem oneDNN has no fast kernel for is declined (UNIMPLEMENTED,
@@ -17,8 +18,13 @@
 namespace tsr::cpu {
 
 TSR_CPU_KERNELS(matmul_onednn) {
-  if (!onednn_wanted() || !__builtin_cpu_supports("avx512bf16")) return;
+  if (!onednn_wanted()) return;
   constexpr int32_t kAboveGeneric = 1;  // matmul.cpp's kernels have the default priority, 0
+  // f32 linear with the bias in the GEMM's epilogue (onednn/onednn_matmul.cpp): on every CPU
+  // oneDNN runs f32 natively on.
+  r.kernel("_nn_linear", "cpu::dnnl_linear_f32", device_type, TSR_DTYPE_BIT(TSR_F32), forward_to<&OneDnn::f32_linear>,
+           kAboveGeneric);
+  if (!__builtin_cpu_supports("avx512bf16")) return;
   r.kernel("mm", "cpu::dnnl_mm_bf16", device_type, TSR_DTYPE_BIT(TSR_BF16), forward_to<&OneDnn::bf16_mm>,
            kAboveGeneric);
   r.kernel("bmm", "cpu::dnnl_bmm_bf16", device_type, TSR_DTYPE_BIT(TSR_BF16), forward_to<&OneDnn::bf16_bmm>,

@@ -53,6 +53,7 @@ const OneDnn* onednn() {
     table.bf16_mm = reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_bf16_mm"));
     table.bf16_bmm = reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_bf16_bmm"));
     table.bf16_linear = reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_bf16_linear"));
+    table.f32_linear = reinterpret_cast<tsr_cpu_onednn_kernel_fn>(dlsym(h, "tsr_cpu_onednn_f32_linear"));
     return table.sgemm ? &table : nullptr;
   }();
   return lib;

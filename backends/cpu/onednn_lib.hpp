@@ -9,7 +9,7 @@ struct OneDnn {
   tsr_cpu_onednn_sgemm_fn sgemm = nullptr;
   tsr_cpu_onednn_kernel_fn conv2d = nullptr, conv2d_bias = nullptr, conv2d_backward_input = nullptr,
                            conv2d_backward_weight = nullptr;
-  tsr_cpu_onednn_kernel_fn bf16_mm = nullptr, bf16_bmm = nullptr, bf16_linear = nullptr;
+  tsr_cpu_onednn_kernel_fn bf16_mm = nullptr, bf16_bmm = nullptr, bf16_linear = nullptr, f32_linear = nullptr;
 };
 
 // Whether oneDNN may be used: TESSERA_CPU_ONEDNN=0 in the environment turns it off (f32 GEMM on

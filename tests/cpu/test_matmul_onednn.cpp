@@ -1,5 +1,6 @@
-// bf16 mm, bmm and linear on the cpu device (backends/cpu/matmul_onednn.cpp: oneDNN's bf16
-// matmul on CPUs with avx512_bf16, else the generic f32-buffer kernels of matmul.cpp) against
+// bf16 mm, bmm and linear, and f32 linear, on the cpu device (backends/cpu/matmul_onednn.cpp:
+// oneDNN's matmul primitive: bf16 on CPUs with avx512_bf16, f32 linear with its bias in the
+// epilogue; else the generic kernels of matmul.cpp) against
 // float64 references computed from the bf16 inputs: odd shapes, k = 0 and empty outputs,
 // transposed, sliced and doubly strided operands, batch strides and a batch shared by every
 // product, bias on and off; and that the oneDNN kernels really run when they should (a counter
@@ -310,6 +311,48 @@ TEST(CpuMatmulBf16, RunsOnOneDnnWhereItShould) {
   y = tsr::mm(bf16(rng, {7, 0}), bf16(rng, {0, 5}));
   y = tsr::mm(a.to(TSR_F16), b.to(TSR_F16));
   EXPECT_EQ(onednn_matmul_runs(), n0 + 3) << "declined or f16 problems must not run on oneDNN";
+}
+
+// f32 linear with a bias: oneDNN's matmul primitive adds the bias in its epilogue (or, with
+// TESSERA_CPU_ONEDNN=0 or without oneDNN, the generic kernel writes bias rows and accumulates
+// onto them). Values against float64 with an f32 accumulation bound, including a transposed
+// input, k = 0 (the output is the bias) and an empty batch; and that it runs on oneDNN where built.
+TEST(CpuLinearF32, MatchesFloat64AndRunsOnOneDnnWhereBuilt) {
+  std::mt19937 rng(61);
+  auto f32 = [&](const Shape& shape) { return tt::random_tensor(shape, TSR_F32, rng, Kind::Any, Layout::Contiguous); };
+  static const tsr::Op linear("linear");
+  const int64_t runs0 = onednn_matmul_runs();
+  int products = 0;
+  for (const auto& [m, k, n] : shapes()) {
+    const Tensor x = f32({m, k}), w = f32({n, k}), b = f32({n});
+    for (bool transposed : {false, true}) {
+      const Tensor xi = transposed ? x.t().contiguous().t() : x;
+      SCOPED_TRACE("f32 linear " + tt::str(xi.sizes()) + " strides " + tt::str(xi.strides()));
+      const Tensor y = tsr::call(linear, {xi, w, b});
+      ++products;
+      std::vector<double> bv = tt::values(b);
+      const Ref ref = reference(tt::values(x), tt::values(w.t().contiguous()), &bv, 1, m, k, n);
+      const std::vector<double> g = tt::values(y);
+      ASSERT_EQ(y.sizes(), (Shape{m, n}));
+      for (size_t i = 0; i < g.size(); ++i)
+        ASSERT_LE(std::fabs(g[i] - ref.value[i]), 2.0 * double(k + 1) * std::ldexp(1.0, -24) * ref.scale[i] + 1e-30)
+            << "at " << i << ": got " << g[i] << ", expected " << ref.value[i];
+    }
+  }
+  const Tensor b = f32({5});
+  const std::vector<double> y0 = tt::values(tsr::call(linear, {f32({3, 0}), f32({5, 0}), b}));
+  for (size_t i = 0; i < y0.size(); ++i) EXPECT_EQ(y0[i], tt::values(b)[i % 5]) << "k = 0: the output is the bias";
+  EXPECT_EQ(tsr::call(linear, {f32({0, 4}), f32({5, 4}), b}).sizes(), (Shape{0, 5}));
+  const char* off = std::getenv("TESSERA_CPU_ONEDNN");
+  if (!TSR_TEST_CPU_HAS_DNNL || (off && std::string(off) == "0")) return;
+  EXPECT_EQ(onednn_matmul_runs() - std::max<int64_t>(runs0, 0), products) << "every f32 linear with a bias on oneDNN";
+  bool registered = false;
+  for (const tsr_kernel_info_t& k : cpu_kernels("_nn_linear"))
+    if (std::string(k.kernel_name) == "cpu::dnnl_linear_f32") {
+      registered = true;
+      EXPECT_EQ(k.dtype_mask, TSR_DTYPE_BIT(TSR_F32));
+    }
+  EXPECT_TRUE(registered);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The fused form of linear with a bias: _linear_bias(x [M, K], weight [N, K], bias [N]) =
 // x @ weight^T + bias as one GEMM whose epilogue adds the bias (cuBLASLt's EPILOGUE_BIAS on cuda;
-// on the cpu the bias rows are written first and the GEMM accumulates onto them with beta = 1).
+// on the cpu oneDNN's matmul primitive adds it in its epilogue for f32 and bf16, and the generic
+// kernel writes the bias rows first and lets the GEMM accumulate onto them with beta = 1).
 // It saves the separate add's pass over the output, which is as large as the GEMM's output.
 //
 // linear (ops/linalg/linalg_products.cpp) calls _linear_bias when the input's device type has a kernel
