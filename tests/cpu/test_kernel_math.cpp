@@ -1,6 +1,7 @@
 // sdk/tessera/kernels/math.hpp: the float exps of the row kernels (softmax, log-sum-exp, cross
 // entropy), checked against double-precision exp over a stride through every float of their
-// range, plus the special values. No core needed.
+// range, plus the special values; GELU (erf form) and its gradient with their tails. No core
+// needed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -53,6 +54,33 @@ TEST(KernelMath, ExpNoOverflowOverItsRange) {
   EXPECT_EQ(tsr::kernels::exp_f32_no_overflow(-std::numeric_limits<float>::infinity()), 0.0f);
   EXPECT_TRUE(std::isnan(tsr::kernels::exp_f32_no_overflow(std::numeric_limits<float>::quiet_NaN())));
   EXPECT_TRUE(std::isnan(tsr::kernels::exp_f32_no_overflow(-std::numeric_limits<float>::quiet_NaN())));
+}
+
+// GELU (erf form) and its gradient in float against double, over [-20, 20]: relative 2e-5 where
+// the value is normal and not in the documented tail, the tail past |x| = 12.5 exactly (0 and x,
+// gradients 0 and 1), NaN for NaN; and no step denormal in between (every value checked here is
+// 0 or a normal float).
+TEST(KernelMath, GeluErfAndGradientIncludingTheTails) {
+  auto gelu = [](double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); };
+  auto grad = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI); };
+  for (int i = -200000; i <= 200000; ++i) {
+    const float x = float(i) * 1e-4f;
+    const float y = tsr::kernels::gelu_erf_f32(x), d = tsr::kernels::gelu_erf_grad_f32(x);
+    ASSERT_TRUE(y == 0.0f || std::fabs(y) >= std::numeric_limits<float>::min()) << x << " gives a denormal " << y;
+    if (x > 12.5f) {
+      ASSERT_EQ(y, x) << x;
+      ASSERT_EQ(d, 1.0f) << x;
+    } else if (x < -12.5f) {
+      ASSERT_EQ(y, 0.0f) << x;
+      ASSERT_EQ(d, 0.0f) << x;
+    } else {
+      const double gy = gelu(double(x)), gd = grad(double(x));
+      ASSERT_LE(std::fabs(double(y) - gy), 2e-5 * std::fabs(gy) + 1e-37) << x;
+      ASSERT_LE(std::fabs(double(d) - gd), 2e-5 * std::fabs(gd) + 1e-7) << x;
+    }
+  }
+  EXPECT_TRUE(std::isnan(tsr::kernels::gelu_erf_f32(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_TRUE(std::isnan(tsr::kernels::gelu_erf_grad_f32(std::numeric_limits<float>::quiet_NaN())));
 }
 
 }  // namespace
