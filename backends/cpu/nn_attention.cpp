@@ -379,6 +379,13 @@ int64_t head_grain(const Dims& d) {
   return std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, d.L * d.S * (d.E + d.Ev)));
 }
 
+// Every head's rows x cols values set to 0 (the outputs of a problem without keys).
+template <class T>
+void zero_heads(const Heads<T>& h, int64_t N, int64_t rows, int64_t cols) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t i = 0; i < rows; ++i) std::fill(h.head(n) + i * h.ld, h.head(n) + i * h.ld + cols, T(0));
+}
+
 template <class T>
 Heads<T> none_heads() {
   return Heads<T>{};
@@ -397,11 +404,7 @@ void attention_kernel(KernelCall& c) {
     using T = typename decltype(tag)::type;
     using CT = compute_t<T>;
     const Heads<T> out = heads_of<T>(c.output(0));
-    if (d.S == 0) {  // softmax over nothing: no probabilities, an output of zeros
-      for (int64_t n = 0; n < d.N; ++n)
-        for (int64_t i = 0; i < d.L; ++i) std::fill(out.head(n) + i * out.ld, out.head(n) + i * out.ld + d.Ev, T(0));
-      return;
-    }
+    if (d.S == 0) return zero_heads(out, d.N, d.L, d.Ev);  // softmax over nothing: an output of zeros
     constexpr int64_t W = Vec<CT>::W;
     const int64_t Ep = pad_to(d.E, W), Evp = pad_to(d.Ev, W);
     parallel_for(0, d.N, head_grain(d), [&](int64_t n0, int64_t n1) {
@@ -426,11 +429,7 @@ void attention_backward_kernel(KernelCall& c) {
     using T = typename decltype(tag)::type;
     using CT = compute_t<T>;
     const Heads<T> gq = heads_of<T>(c.output(0));
-    if (d.S == 0) {  // no keys: dq is zero, dk and dv are empty
-      for (int64_t n = 0; n < d.N; ++n)
-        for (int64_t i = 0; i < d.L; ++i) std::fill(gq.head(n) + i * gq.ld, gq.head(n) + i * gq.ld + d.E, T(0));
-      return;
-    }
+    if (d.S == 0) return zero_heads(gq, d.N, d.L, d.E);  // no keys: dq is zero, dk and dv are empty
     constexpr int64_t W = Vec<CT>::W;
     const int64_t Ep = pad_to(d.E, W), Evp = pad_to(d.Ev, W);
     parallel_for(0, d.N, head_grain(d), [&](int64_t n0, int64_t n1) {
