@@ -244,6 +244,15 @@ TEST(AttentionFused, KernelOpsRefuseMismatchedOperands) {
   // Outputs in [B, L, H, E] memory: out.transpose(1, 2) is contiguous.
   auto ok = call_multi(Op("_nn_attention"), {q, k, v, none, none, 1.0});
   EXPECT_TRUE(ok[0].transpose(1, 2).is_contiguous());
+  // out= tensors: a contiguous one is written as it is, a transposed one through a dense copy.
+  Tensor o1 = empty({2, 1, 3, 6}), p1 = empty({2, 1, 3, 5});
+  Tensor o2 = empty({2, 1, 6, 3}).transpose(2, 3), p2 = empty({2, 1, 5, 3}).transpose(2, 3);
+  call_multi(Op("_nn_attention"), {q, k, v, none, none, 1.0}, {o1, p1});
+  call_multi(Op("_nn_attention"), {q, k, v, none, none, 1.0}, {o2, p2});
+  EXPECT_TRUE(close(o1, ok[0], 0, 0));
+  EXPECT_TRUE(close(p1, ok[1], 0, 0));
+  EXPECT_TRUE(close(o2, ok[0], 0, 0));
+  EXPECT_TRUE(close(p2, ok[1], 0, 0));
   auto grads = call_multi(Op("_nn_attention_backward"), {g, q, k, v, ok[1], none, 1.0});
   EXPECT_EQ(grads[1].sizes(), Shape({2, 1, 5, 4}));
   EXPECT_TRUE(grads[1].transpose(1, 2).is_contiguous());

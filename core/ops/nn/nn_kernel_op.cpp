@@ -68,7 +68,9 @@ tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape, KernelViews views) {
       st = make_output(ctx, i, static_cast<int>(d.sizes.size()), d.sizes.data(), d.dtype, device, &outs[i]);
     if (st) break;
     any |= outs[i]->numel > 0;
-    if (outs[i]->contiguous || (strided && unit_inner_stride(outs[i]))) {
+    // An out= tensor is written through a dense copy unless contiguous (its strides could make
+    // elements overlap); the op's own allocations are laid out as asked.
+    if (outs[i]->contiguous || (strided && !ctx.out_slot(i) && unit_inner_stride(outs[i]))) {
       outs[i]->retain();
       dense[i] = outs[i];
     } else {

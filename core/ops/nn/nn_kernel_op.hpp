@@ -52,7 +52,7 @@ int64_t kmul(const CallCtx& ctx, int64_t a, int64_t b);
 // How the kernel sees its tensors. kDense: every tensor argument and output contiguous (copied
 // when not). kRowStrided: tensors whose innermost stride is 1 (or whose last dim has at most one
 // element) pass as they are, any other strides (a transposed head, a narrowed projection); the
-// rest, and outputs given with another innermost stride, go through dense copies.
+// rest go through dense copies, as do outputs given with out= that are not contiguous.
 enum class KernelViews { kDense, kRowStrided };
 
 tsr_status_t kernel_op(CallCtx& ctx, KernelShapeFn shape, KernelViews views = KernelViews::kDense);
