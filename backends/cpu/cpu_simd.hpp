@@ -7,13 +7,15 @@
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 #include <utility>
 
 // Vector values pass between these inline helpers and the lambdas of the kernels that use them,
 // never across a real call: GCC's note that a 64-byte vector argument or result changes the
 // baseline clone's calling convention (-Wpsabi) does not apply, and -Werror would make it fail
 // the build.
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#endif
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace tsr::cpu {
@@ -37,15 +39,12 @@ inline int64_t pad_to(int64_t n, int64_t w) { return (n + w - 1) / w * w; }
 // and the steps are compile-time constants, so the tile stays in registers.
 template <class CT, int H, int... L>
 inline void transpose_level(typename Vec<CT>::type* a, std::integer_sequence<int, L...>) {
-  using I = std::conditional_t<sizeof(CT) == 4, int32_t, int64_t>;
-  typedef I IV __attribute__((vector_size(64)));
   constexpr int W = int(Vec<CT>::W);
-  const IV lo = {I((L & H) ? W + L - H : L)...};
-  const IV hi = {I((L & H) ? W + L : L + H)...};
   for (int i = 0; i < W; ++i)
     if (!(i & H)) {
-      const typename Vec<CT>::type x = __builtin_shuffle(a[i], a[i + H], lo);
-      a[i + H] = __builtin_shuffle(a[i], a[i + H], hi);
+      // __builtin_shufflevector (GCC 12+, clang): constant indices, the second vector's from W.
+      const typename Vec<CT>::type x = __builtin_shufflevector(a[i], a[i + H], ((L & H) ? W + L - H : L)...);
+      a[i + H] = __builtin_shufflevector(a[i], a[i + H], ((L & H) ? W + L : L + H)...);
       a[i] = x;
     }
 }
@@ -65,14 +64,16 @@ inline void transpose_tile(typename Vec<CT>::type* a) {
 // kernels use it to reduce W rows at once instead of one dependent chain per row. a is consumed.
 template <class CT, int H, class F, int... L>
 inline void fold_level(typename Vec<CT>::type* a, const F& f, std::integer_sequence<int, L...>) {
-  using I = std::conditional_t<sizeof(CT) == 4, int32_t, int64_t>;
-  typedef I IV __attribute__((vector_size(64)));
   constexpr int W = int(Vec<CT>::W);
-  // Groups of 2H lanes: the first half from the first vector, the second from the other; lo takes
-  // each half's first H lanes, hi its last H.
-  const IV lo = {I((L % (2 * H)) < H ? (L / (2 * H)) * 2 * H + L % (2 * H) : W + (L / (2 * H)) * 2 * H + L % (2 * H) - H)...};
-  const IV hi = {I((L % (2 * H)) < H ? (L / (2 * H)) * 2 * H + L % (2 * H) + H : W + (L / (2 * H)) * 2 * H + L % (2 * H))...};
-  for (int i = 0; i < H; ++i) a[i] = f(__builtin_shuffle(a[i], a[i + H], lo), __builtin_shuffle(a[i], a[i + H], hi));
+  // Groups of 2H lanes: the first half from the first vector, the second from the other; the
+  // first shuffle takes each half's first H lanes, the second its last H.
+  for (int i = 0; i < H; ++i)
+    a[i] = f(__builtin_shufflevector(a[i], a[i + H],
+                                     ((L % (2 * H)) < H ? (L / (2 * H)) * 2 * H + L % (2 * H)
+                                                        : W + (L / (2 * H)) * 2 * H + L % (2 * H) - H)...),
+             __builtin_shufflevector(a[i], a[i + H],
+                                     ((L % (2 * H)) < H ? (L / (2 * H)) * 2 * H + L % (2 * H) + H
+                                                        : W + (L / (2 * H)) * 2 * H + L % (2 * H))...));
 }
 template <class CT, class F>
 inline void fold_rows(typename Vec<CT>::type* a, const F& f) {
