@@ -16,11 +16,8 @@
 // large heads it is slower than the bmm path, so the kernels decline (UNIMPLEMENTED, nothing
 // written) above kMaxHeadMacs and the core runs the composite.
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <limits>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "cpu_common.hpp"
@@ -62,9 +59,6 @@ Heads<T> heads_of(const tsr_tensor_view_t& v) {
   return h;
 }
 
-// out[a, 0, Cp) = (or +=) sum_{b < B} w[a * wa + b * wb] * x[b * xs, 0, Cp) for a < A, Cp a
-// multiple of the vector width, out rows os apart. Four rows of out per pass (the last pass
-// repeats row A - 1).
 // Prefetches the rows of head n (rows x cols values, ld apart) into the cache: a head's rows are
 // ld apart in a projection's output (each 64-byte row piece on its own line), where the hardware
 // prefetcher does not follow, and they come from the last-level cache when the backward runs.
@@ -76,6 +70,9 @@ inline void prefetch_head(const Heads<T>& h, int64_t n, int64_t rows, int64_t co
     for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(base + r * ld_bytes + b, 0, 3);
 }
 
+// out[a, 0, Cp) = (or +=) sum_{b < B} w[a * wa + b * wb] * x[b * xs, 0, Cp) for a < A, Cp a
+// multiple of the vector width, out rows os apart. Four rows of out per pass (the last pass
+// repeats row A - 1).
 template <bool ACCUMULATE, class CT>
 inline void small_mm(int64_t A, int64_t B, int64_t Cp, const CT* w, int64_t wa, int64_t wb, const CT* x, int64_t xs,
                      CT* out, int64_t os) {
@@ -386,11 +383,6 @@ void zero_heads(const Heads<T>& h, int64_t N, int64_t rows, int64_t cols) {
     for (int64_t i = 0; i < rows; ++i) std::fill(h.head(n) + i * h.ld, h.head(n) + i * h.ld + cols, T(0));
 }
 
-template <class T>
-Heads<T> none_heads() {
-  return Heads<T>{};
-}
-
 // args: query, key, value, bias?, dropout_mask?, float scale; outputs: out, probs. All
 // [B, H, rows, cols] with a unit stride along cols, any other strides.
 void attention_kernel(KernelCall& c) {
@@ -411,8 +403,8 @@ void attention_kernel(KernelCall& c) {
       std::vector<CT> kp(sz(d.S * Ep)), vp(sz(d.S * Evp)), qt(sz(d.E * W)), st(sz(d.S * W)),
           bt(sz(pad_to(d.L, W) * d.S)), dt(sz(d.S * W)), acc(sz(W * Evp));
       attention_heads<T>(d, heads_of<const T>(c.input(0)), heads_of<const T>(c.input(1)),
-                         heads_of<const T>(c.input(2)), bias ? heads_of<const T>(*bias) : none_heads<const T>(),
-                         drop ? heads_of<const T>(*drop) : none_heads<const T>(), out, heads_of<T>(c.output(1)), scale,
+                         heads_of<const T>(c.input(2)), bias ? heads_of<const T>(*bias) : Heads<const T>{},
+                         drop ? heads_of<const T>(*drop) : Heads<const T>{}, out, heads_of<T>(c.output(1)), scale,
                          n0, n1, kp.data(), vp.data(), qt.data(), st.data(), bt.data(), dt.data(), acc.data());
     });
   });
@@ -444,7 +436,7 @@ void attention_backward_kernel(KernelCall& c) {
       attention_backward_heads<T>(d, heads_of<const T>(c.input(0)), heads_of<const T>(c.input(1)),
                                   heads_of<const T>(c.input(2)), heads_of<const T>(c.input(3)),
                                   heads_of<const T>(c.input(4)),
-                                  drop ? heads_of<const T>(*drop) : none_heads<const T>(), gq, heads_of<T>(c.output(1)),
+                                  drop ? heads_of<const T>(*drop) : Heads<const T>{}, gq, heads_of<T>(c.output(1)),
                                   heads_of<T>(c.output(2)), scale, n0, n1, scratch);
     });
   });

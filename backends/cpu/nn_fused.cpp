@@ -57,9 +57,10 @@ TSR_CPU_MULTIVERSION void layer_norm_rows(const T* x, const T* w, const T* b, T*
 // normalizes rows of 64). Same formulas and operation order per element as the row path.
 constexpr int64_t kBlockedMaxM = 256;
 
+// For T its own compute type (the callers check that at compile time).
 template <class T>
 bool blocked_rows(int64_t M) {
-  return std::is_same_v<T, compute_t<T>> && M <= kBlockedMaxM && M % Vec<T>::W == 0;
+  return M <= kBlockedMaxM && M % Vec<T>::W == 0;
 }
 
 // part[r] = sum over row r of f(x vector at j, j) for the block's W rows (rows past nr repeat the

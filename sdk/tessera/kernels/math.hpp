@@ -355,8 +355,8 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float sincos_full_f32(float x) {
 // erfc for z >= 0 in float (Numerical Recipes' erfcc Chebyshev fit, fractional error 1.2e-7 in
 // exact arithmetic; float rounding of the exponent adds ~|z|^2 * 6e-8 relative: 1.2e-6 on [0, 3], 8e-6 at 9).
 // FLUSH takes the cheaper exp_f32_no_overflow (its argument is <= 0 here): results below FLT_MIN
-// (z > 9.2) become 0. GELU and its gradient take it, where x * erfc(|x|/sqrt2) is then 0 below
-// x = -13 instead of under 2e-37; the erfc op keeps exp_f32 and its denormal tail.
+// (z > 9.2) become 0. GELU and its gradient take it (and cut their tail before that, at
+// |x| = 12.5: gelu_tail_h); the erfc op keeps exp_f32 and its denormal tail.
 template <bool FLUSH = false>
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float erfc_pos_f32(float z) {
   const float t = 1.0f / (1.0f + 0.5f * z);
