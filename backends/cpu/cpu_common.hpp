@@ -48,14 +48,62 @@ using kernels::wrap_t;
 #define TSR_CPU_MULTIVERSION
 #endif
 
+// Software prefetch for compute-heavy loops over contiguous runs: pieces of kPrefetchPiece
+// elements, each run after prefetching every operand's lines kPrefetchAhead elements
+// ahead (the output, operand 0, with write intent). Why: a loop that spends ~80 cycles per
+// vector (GELU's erfc + exp) issues its loads too slowly for the hardware prefetcher to run far
+// ahead, and each miss to memory stalls it. Measured on the 2-core Xeon (GELU backward,
+// [2816, 256] f32, operands evicted to memory as in a GPT training step): 1080 -> 870 us; with
+// the output in cache 1000 -> 780 us; all in cache 777 -> 754 us. A streaming loop (add) gains
+// nothing (its loads alone keep the hardware prefetcher ahead), so only these loops use it.
+inline constexpr int64_t kPrefetchPiece = 64;
+inline constexpr int64_t kPrefetchAhead = 512;
+// Sets p[k] to element i of each operand and prefetches the piece kPrefetchAhead elements ahead.
+template <int NOPS>
+TSR_ALWAYS_INLINE void prefetch_piece(char* const* ptrs, const int64_t* sizes, int64_t i, char** p) {
+  for (int k = 0; k < NOPS; ++k) {
+    p[k] = ptrs[k] + i * sizes[k];
+    const char* ahead = p[k] + kPrefetchAhead * sizes[k];
+    for (int64_t b = 0; b < kPrefetchPiece * sizes[k]; b += 64) {
+      if (k == 0)
+        __builtin_prefetch(ahead + b, 1);
+      else
+        __builtin_prefetch(ahead + b, 0);
+    }
+  }
+}
+
+// Prefetches the lines of [p, p + bytes) (with write intent when WRITE): data that a loop reaches
+// a page or more later, where the hardware prefetcher does not follow (it stops at 4 KiB pages).
+template <bool WRITE = false>
+TSR_ALWAYS_INLINE void prefetch_bytes(const void* p, int64_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, WRITE ? 1 : 0);
+}
+
 // elementwise<Out, In...> whose per-chunk loops are multiversioned (for compute-bound ops:
-// transcendental math, f16/bf16 conversions). Same semantics as tsr::elementwise.
+// transcendental math, f16/bf16 conversions). Same semantics as tsr::elementwise. Contiguous
+// runs long enough to leave the cache are prefetched (prefetch_piece).
 template <class Out, class... Ins, class Op>
 TSR_CPU_MULTIVERSION void elementwise_chunk_mv(const tsr_iter_t& it, int64_t begin, int64_t end, const Op& op,
                                                bool stream) {
-  constexpr int NOPS = 1 + int(sizeof...(Ins));
+  static constexpr int NOPS = 1 + int(sizeof...(Ins));  // static: clang does not capture it implicitly
+  static constexpr int64_t sizes[NOPS] = {int64_t(sizeof(Out)), int64_t(sizeof(Ins))...};
   auto body = [&op, stream](char* const* ptrs, const int64_t* strides, int64_t n) {
-    tsr::detail::typed_run<Out, Ins...>(ptrs, strides, n, op, std::index_sequence_for<Ins...>{}, stream);
+    bool contiguous = !stream && n >= 4 * kPrefetchPiece;
+    for (int k = 0; k < NOPS; ++k) contiguous = contiguous && strides[k] == sizes[k];
+    if (!contiguous) {
+      tsr::detail::typed_run<Out, Ins...>(ptrs, strides, n, op, std::index_sequence_for<Ins...>{}, stream);
+      return;
+    }
+    char* p[NOPS];
+    int64_t i = 0;
+    for (; i + kPrefetchPiece <= n; i += kPrefetchPiece) {
+      prefetch_piece<NOPS>(ptrs, sizes, i, p);
+      tsr::detail::typed_run<Out, Ins...>(p, sizes, kPrefetchPiece, op, std::index_sequence_for<Ins...>{});
+    }
+    for (int k = 0; k < NOPS; ++k) p[k] = ptrs[k] + i * sizes[k];
+    if (i < n) tsr::detail::typed_run<Out, Ins...>(p, sizes, n - i, op, std::index_sequence_for<Ins...>{});
   };
   for_each_run<NOPS>(it, begin, end, body);
 }
