@@ -25,13 +25,14 @@ void parallel_memcpy(char* dst, const char* src, int64_t nbytes) {
 }
 
 // A run of `bytes` bytes: a fixed-size copy (inlined as a few vector moves) for the short runs
-// of permuted views (an attention head's 16 floats) where bytes is one of Sizes, libc's memcpy
+// of permuted views (an attention head's 16 floats) and narrowed rows (the GPT's 64-float q/k/v
+// gradient rows into their projection's gradient) where bytes is one of Sizes, libc's memcpy
 // otherwise.
 template <int64_t... Sizes>
 inline void copy_run_of(char* dst, const char* src, int64_t bytes) {
   if (!((bytes == Sizes && (std::memcpy(dst, src, Sizes), true)) || ...)) std::memcpy(dst, src, size_t(bytes));
 }
-inline void copy_run(char* dst, const char* src, int64_t bytes) { copy_run_of<16, 32, 64, 128>(dst, src, bytes); }
+inline void copy_run(char* dst, const char* src, int64_t bytes) { copy_run_of<16, 32, 64, 128, 256, 512>(dst, src, bytes); }
 
 // Same-dtype copy of a strided view whose innermost dim is dense in both tensors (transposes of
 // outer dims: permuted attention heads, narrowed rows): each run along dim 0 is one block copy
@@ -45,12 +46,17 @@ bool copy_dense_runs(const tsr_iter_t& it, int64_t isz) {
   // The source run 8 steps ahead along dim 1 is prefetched: runs of a permuted view are a page
   // or more apart, where the hardware prefetcher does not follow (the GPT's head permute
   // [256,11,4,16] -> [256,4,11,16]: 28-29 -> 22.5-23 us at 1 thread; memcpy of its bytes 15 us).
-  const int64_t ahead = 8 * it.strides[1][1];
+  // Destination runs of up to 512 bytes are prefetched for writing: the q/k/v gradient rows go
+  // into a third of each row of their projection's gradient, lines the hardware prefetcher does
+  // not fetch ahead of the stores.
+  const int64_t ahead = 8 * it.strides[1][1], ahead_out = 8 * it.strides[0][1];
   parallel_for_each_element<2>(
       it,
-      [isz, ahead](char* const* p, const int64_t*, int64_t n) {
+      [isz, ahead, ahead_out](char* const* p, const int64_t*, int64_t n) {
         __builtin_prefetch(p[1] + ahead, 0, 3);
-        copy_run(p[0], p[1], n * isz);
+        const int64_t bytes = n * isz;
+        if (bytes <= 512) prefetch_bytes<true>(p[0] + ahead_out, bytes);
+        copy_run(p[0], p[1], bytes);
       },
       std::max<int64_t>(1, (int64_t(1) << 20) / isz));
   return true;

@@ -172,10 +172,42 @@ struct PassTables {
   NodeIndex index;
   std::vector<NodeState> states;
   std::vector<tsr::Tensor> buffer;  // gradient of each output of each node, accumulated as edges deliver
-  // Per buffer slot: the tensor there was made by this pass (a sum, a region buffer) and nothing
-  // else refers to it, so later deliveries may add into it in place. A gradient delivered as it
-  // came (a node's output, a root's gradient) may be shared and is never written.
+  // Per buffer slot: kShared, a gradient delivered as it came (a node's output, a root's
+  // gradient), which may be shared and is never written; kOwned, made by this pass (a sum, a
+  // region buffer) and referred to by nothing else, so later deliveries may add into it in place;
+  // kCovered, an owned region buffer of which only the rows in its `covers` entry are written
+  // yet (the rest is uninitialized until complete_cover zeroes it).
+  enum : char { kShared = 0, kOwned = 1, kCovered = 2 };
   std::vector<char> owned;
+  // The written rows of each kCovered slot: pieces of one dim, disjoint ([begin, end) pairs).
+  struct Cover {
+    uint32_t slot;
+    int64_t dim;
+    std::vector<std::pair<int64_t, int64_t>> rows;
+  };
+  std::vector<Cover> covers;
+  Cover& cover_of(uint32_t b) {
+    for (Cover& c : covers)
+      if (c.slot == b) return c;
+    throw tsr::Error(TSR_INTERNAL, "autograd: region buffer without its cover");
+  }
+  // Zeroes the rows of kCovered slot b that no piece wrote: it becomes an ordinary owned sum.
+  void complete_cover(uint32_t b) {
+    Cover& c = cover_of(b);
+    std::sort(c.rows.begin(), c.rows.end());
+    tsr::Tensor& t = buffer[b];
+    int64_t at = 0;
+    auto zero = [&](int64_t from, int64_t to) {
+      if (to > from) t.narrow(c.dim, from, to - from).fill_(0.0);
+    };
+    for (const auto& [begin, end] : c.rows) {
+      zero(at, begin);
+      at = std::max(at, end);
+    }
+    zero(at, t.size(c.dim));
+    covers.erase(covers.begin() + (&c - covers.data()));
+    owned[b] = kOwned;
+  }
   std::vector<uint32_t> targets;  // per edge of each node: the slot of its node, or kNone
   std::vector<uint32_t> stack;
   std::vector<tsr::Tensor> grads, grads_in;  // the running node's gradients in and out
@@ -200,6 +232,7 @@ struct PassTables {
     states.clear();
     buffer.clear();
     owned.clear();
+    covers.clear();
     targets.clear();
     stack.clear();
     grads.clear();
@@ -298,17 +331,44 @@ void deliver_to_leaf(Task& task, Tensor* leaf, tsr::Tensor g) {
 
 // A slice or select whose gradient goes into another node's buffer: adds it into that buffer's
 // region, the buffer made once (of the base's size) and owned by the pass, instead of apply()'s
-// zero tensor of the base's size per view.
+// zero tensor of the base's size per view. Pieces of one dim that do not overlap (chunk, split,
+// the q/k/v thirds of one projection) are copied into a buffer that was not zeroed; the first
+// piece that overlaps or lies along another dim zeroes the rows none wrote (complete_cover), as
+// does any other reader of the buffer, and adds. The GPT's qkv gradient: a zero fill and three
+// adds per layer became three copies.
 void add_into_region_of_buffer(PassTables& p, uint32_t target, const Node* view, const tsr::Tensor& g) {
   const Edge& e = view->next[0];
-  const size_t b = p.states[target].first + e.input_nr;
+  const uint32_t b = p.states[target].first + e.input_nr;
   tsr::Tensor& slot = p.buffer[b];
   const InputMeta& m = view->input_meta[0];
-  if (!slot.defined())
-    slot = tsr::zeros(std::vector<int64_t>(m.sizes, m.sizes + m.ndim), m.dtype, tsr::Device(m.device));
-  else if (!p.owned[b])
+  int64_t dim = 0, begin = 0, end = 0;
+  const bool rows = view->region_rows(&dim, &begin, &end);
+  if (!slot.defined()) {
+    const std::vector<int64_t> sizes(m.sizes, m.sizes + m.ndim);
+    if (rows) {
+      slot = tsr::empty(sizes, m.dtype, tsr::Device(m.device));
+      p.owned[b] = PassTables::kCovered;
+      p.covers.push_back({b, dim, {{begin, end}}});
+      view->copy_into_region(g, slot);
+      return;
+    }
+    slot = tsr::zeros(sizes, m.dtype, tsr::Device(m.device));
+  } else if (p.owned[b] == PassTables::kCovered) {
+    PassTables::Cover& c = p.cover_of(b);
+    const bool disjoint =
+        rows && dim == c.dim && std::all_of(c.rows.begin(), c.rows.end(), [&](const std::pair<int64_t, int64_t>& r) {
+          return end <= r.first || r.second <= begin;
+        });
+    if (disjoint) {
+      c.rows.emplace_back(begin, end);
+      view->copy_into_region(g, slot);
+      return;
+    }
+    p.complete_cover(b);
+  } else if (p.owned[b] == PassTables::kShared) {
     slot = slot.clone();  // delivered as it came: possibly shared, so not written in place
-  p.owned[b] = 1;
+  }
+  p.owned[b] = PassTables::kOwned;
   view->add_into_region(g, slot);
 }
 
@@ -386,7 +446,7 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
     }
   }
   p.buffer.resize(p.nslots);
-  p.owned.assign(p.nslots, 0);
+  p.owned.assign(p.nslots, PassTables::kShared);
   // Seed: other roots fill their node's buffer; leaves receive their gradient directly.
   for (size_t i = 0; i < roots.size(); ++i) {
     AutogradMeta* m = roots[i]->autograd;
@@ -419,7 +479,10 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
     Node* n = p.states[s].node;
     const size_t first = p.states[s].first;
     p.grads.clear();
-    for (size_t i = 0; i < n->num_outputs; ++i) p.grads.push_back(std::move(p.buffer[first + i]));
+    for (size_t i = 0; i < n->num_outputs; ++i) {
+      if (p.owned[first + i] == PassTables::kCovered) p.complete_cover(static_cast<uint32_t>(first + i));
+      p.grads.push_back(std::move(p.buffer[first + i]));
+    }
     run_node(task, p, s);
     const uint32_t edges = p.states[s].edges;
     for (size_t j = 0; j < n->next.size(); ++j) {
@@ -430,16 +493,17 @@ tsr_status_t run(Task& task, const std::vector<Tensor*>& roots, std::vector<tsr:
       if (e.node) {
         const uint32_t t = p.targets[edges + j];
         if (g.defined()) {
-          const size_t b = p.states[t].first + e.input_nr;
+          const uint32_t b = p.states[t].first + e.input_nr;
           tsr::Tensor& slot = p.buffer[b];
+          if (p.owned[b] == PassTables::kCovered) p.complete_cover(b);
           if (!slot.defined()) {
             slot = std::move(g);
-            p.owned[b] = 0;  // a first delivery is the sender's
-          } else if (p.owned[b] && !task.create_graph) {
+            p.owned[b] = PassTables::kShared;  // a first delivery is the sender's
+          } else if (p.owned[b] == PassTables::kOwned && !task.create_graph) {
             tsr::add_(slot, g);  // this pass's own sum: no new tensor per delivery
           } else {
             slot = tsr::add(slot, g);
-            p.owned[b] = 1;  // a sum is new
+            p.owned[b] = PassTables::kOwned;  // a sum is new
           }
         }
         if (--p.states[t].deps == 0) {

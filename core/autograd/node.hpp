@@ -111,6 +111,20 @@ struct Node {
     (void)g;
     (void)full;
   }
+  // For a region view whose region is the rows [*begin, *end) of one dim *dim of the input (a
+  // slice with step 1, a select), says so; copy_into_region then writes `g` there. The engine
+  // uses them to fill a buffer that disjoint pieces cover without zeroing it first (then every
+  // piece is a copy, not an add).
+  virtual bool region_rows(int64_t* dim, int64_t* begin, int64_t* end) const {
+    (void)dim;
+    (void)begin;
+    (void)end;
+    return false;
+  }
+  virtual void copy_into_region(const tsr::Tensor& g, tsr::Tensor& full) const {
+    (void)g;
+    (void)full;
+  }
   void retain() { refs.fetch_add(1, std::memory_order_relaxed); }
   void release();  // frees chains iteratively (autograd/graph.cpp)
 };

@@ -28,6 +28,27 @@ struct ViewNode : Node {
     tsr::Tensor region = region_of(full);
     tsr::call_multi(add, {region, g}, {region});
   }
+  bool region_rows(int64_t* dim, int64_t* begin, int64_t* end) const override {
+    const InputMeta& m = input_meta[0];
+    const int64_t nd = m.ndim;
+    const int64_t d = p.a < 0 ? p.a + nd : p.a;
+    if (d < 0 || d >= nd || (kind == ViewKind::Slice && p.d != 1)) return false;
+    const int64_t n = m.sizes[d];
+    int64_t b = p.b < 0 ? p.b + n : p.b, e = b + 1;
+    if (kind == ViewKind::Slice) {  // normalized as the slice op does
+      e = p.c < 0 ? p.c + n : p.c;
+      b = std::clamp<int64_t>(b, 0, n);
+      e = std::clamp<int64_t>(e, b, n);
+    }
+    *dim = d;
+    *begin = b;
+    *end = e;
+    return true;
+  }
+  void copy_into_region(const tsr::Tensor& g, tsr::Tensor& full) const override {
+    tsr::Tensor region = region_of(full);
+    region.copy_(g);
+  }
 
   // The base-shaped gradient of a slice or select built from differentiable ops (zero blocks
   // concatenated around g; for a step > 1, g interleaved with zeros by a reshape), so that a

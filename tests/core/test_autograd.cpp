@@ -575,6 +575,48 @@ TEST(Autograd, PiecesOfOneTensorAccumulateIntoOneBuffer) {
   expect_near(vals(x.grad()), want);
 }
 
+// Pieces along one dim that do not overlap are copied into a region buffer that is never zeroed
+// first; rows no piece wrote are zeroed when the buffer is read, before an overlapping piece or a
+// piece along another dim is added, and before an ordinary gradient is added to it. The
+// buffers' memory is poisoned with NaN first, so a row left unwritten shows. The reference is
+// the same gradient under create_graph, which builds each piece's gradient from zero blocks
+// (views.cpp) instead of the engine's buffer.
+TEST(Autograd, RegionPiecesCopiedIntoUnzeroedBufferMatchZeroFilledPath) {
+  using Loss = std::function<Tensor(const Tensor&)>;
+  auto s = [](const Tensor& t, double k) { return tsr::sum(t * t) * k; };
+  const std::vector<std::pair<const char*, Loss>> cases = {
+      {"chunk into 3 along dim 1, all used",
+       [&](const Tensor& b) {
+         auto c = tsr::chunk(b, 3, 1);
+         return s(c[0], 1) + s(c[1], 2) + s(c[2], 3);
+       }},
+      {"rows 0-1 and 4-5 only (a gap)", [&](const Tensor& b) { return s(b.narrow(0, 0, 2), 1) + s(b.narrow(0, 4, 2), 2); }},
+      {"overlapping narrows", [&](const Tensor& b) { return s(b.narrow(0, 0, 3), 1) + s(b.narrow(0, 2, 3), 2); }},
+      {"pieces along two dims", [&](const Tensor& b) { return s(b.narrow(0, 1, 2), 1) + s(b.narrow(1, 1, 4), 2); }},
+      {"selects of some rows", [&](const Tensor& b) { return s(b.select(0, 5), 1) + s(b.select(0, 1), 2) + s(b.select(0, -3), 3); }},
+      {"a piece and the whole tensor", [&](const Tensor& b) { return s(b.narrow(1, 2, 3), 1) + s(b, 2); }},
+      {"the whole tensor and a piece", [&](const Tensor& b) { return s(b, 2) + s(b.narrow(1, 2, 3), 1); }},
+      {"a stepped slice after pieces",
+       [&](const Tensor& b) { return s(b.narrow(1, 0, 2), 1) + s(b.narrow(1, 5, 1), 2) + s(b.slice(1, 1, 6, 2), 3); }},
+      {"an empty piece and negative bounds",
+       [&](const Tensor& b) { return s(b.narrow(0, 3, 0), 1) + s(b.slice(0, -2, 100), 2) + s(b.slice(0, -6, -4), 3); }},
+  };
+  for (const auto& [name, loss] : cases) {
+    SCOPED_TRACE(name);
+    for (tsr_dtype_t dt : {TSR_F64, TSR_F32}) {
+      Tensor x = rnd({6, 6}, 99, dt);
+      x.requires_grad_();
+      Tensor want = tsr::autograd::grad({loss(x * 3.0)}, {x}, {}, false, true)[0].detach();
+      {
+        std::vector<Tensor> poison;
+        for (int i = 0; i < 16; ++i) poison.push_back(tsr::full({6, 6}, std::nan(""), dt));
+      }
+      Tensor got = tsr::autograd::grad({loss(x * 3.0)}, {x})[0];
+      expect_near(vals(got), vals(want), dt == TSR_F64 ? 1e-12 : 1e-5);
+    }
+  }
+}
+
 // A gradient the engine did not make (a root's, given by the caller) reaches a buffer first; a
 // slice's gradient then goes into the same buffer: the caller's tensor is not written.
 // A gradient that flows out of a slicing view and depends on the input (here 3 v^2 for
