@@ -55,7 +55,7 @@ bool copy_dense_runs(const tsr_iter_t& it, int64_t isz) {
       [isz, ahead, ahead_out](char* const* p, const int64_t*, int64_t n) {
         __builtin_prefetch(p[1] + ahead, 0, 3);
         const int64_t bytes = n * isz;
-        if (bytes <= 512) prefetch_bytes<true>(p[0] + ahead_out, bytes);
+        if (bytes <= 512) prefetch_row<true>(p[0] + ahead_out, bytes);
         copy_run(p[0], p[1], bytes);
       },
       std::max<int64_t>(1, (int64_t(1) << 20) / isz));

@@ -67,7 +67,7 @@ inline void prefetch_head(const Heads<T>& h, int64_t n, int64_t rows, int64_t co
   const char* base = reinterpret_cast<const char*>(h.head(n));
   const int64_t row_bytes = cols * int64_t(sizeof(T)), ld_bytes = h.ld * int64_t(sizeof(T));
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(base + r * ld_bytes + b, 0, 3);
+    prefetch_row(base + r * ld_bytes, row_bytes);
 }
 
 // out[a, 0, Cp) = (or +=) sum_{b < B} w[a * wa + b * wb] * x[b * xs, 0, Cp) for a < A, Cp a

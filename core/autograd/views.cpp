@@ -28,21 +28,26 @@ struct ViewNode : Node {
     tsr::Tensor region = region_of(full);
     tsr::call_multi(add, {region, g}, {region});
   }
-  bool region_rows(int64_t* dim, int64_t* begin, int64_t* end) const override {
+  // The region of the input a slice or select reads: dim, [begin, end) and step, normalized as
+  // the slice op does (a select is one row).
+  struct Bounds {
+    int64_t dim, begin, end, step;
+  };
+  Bounds bounds() const {
     const InputMeta& m = input_meta[0];
-    const int64_t nd = m.ndim;
-    const int64_t d = p.a < 0 ? p.a + nd : p.a;
-    if (d < 0 || d >= nd || (kind == ViewKind::Slice && p.d != 1)) return false;
+    const int64_t d = p.a < 0 ? p.a + m.ndim : p.a;
     const int64_t n = m.sizes[d];
-    int64_t b = p.b < 0 ? p.b + n : p.b, e = b + 1;
-    if (kind == ViewKind::Slice) {  // normalized as the slice op does
-      e = p.c < 0 ? p.c + n : p.c;
-      b = std::clamp<int64_t>(b, 0, n);
-      e = std::clamp<int64_t>(e, b, n);
-    }
-    *dim = d;
-    *begin = b;
-    *end = e;
+    const int64_t b = p.b < 0 ? p.b + n : p.b;
+    if (kind == ViewKind::Select) return {d, b, b + 1, 1};
+    const int64_t begin = std::clamp<int64_t>(b, 0, n);
+    return {d, begin, std::clamp<int64_t>(p.c < 0 ? p.c + n : p.c, begin, n), p.d};
+  }
+  bool region_rows(int64_t* dim, int64_t* begin, int64_t* end) const override {
+    const Bounds r = bounds();
+    if (r.step != 1) return false;
+    *dim = r.dim;
+    *begin = r.begin;
+    *end = r.end;
     return true;
   }
   void copy_into_region(const tsr::Tensor& g, tsr::Tensor& full) const override {
@@ -55,16 +60,9 @@ struct ViewNode : Node {
   // create_graph backward records it. The plain path copies g into a zero tensor instead, which
   // is cheaper but leaves no history.
   tsr::Tensor region_grad_recorded(tsr::Tensor g, const std::vector<int64_t>& in_sizes) const {
-    const int64_t nd = static_cast<int64_t>(in_sizes.size());
-    const int64_t d = p.a < 0 ? p.a + nd : p.a;
-    const int64_t len = in_sizes[static_cast<size_t>(d)];
-    int64_t start = p.b < 0 ? p.b + len : p.b, step = 1;
-    if (kind == ViewKind::Select) {
-      g = g.unsqueeze(d);
-    } else {  // the slice's start as the view op normalized it
-      start = std::min(std::max<int64_t>(start, 0), len);
-      step = p.d;
-    }
+    const Bounds r = bounds();
+    const int64_t d = r.dim, len = in_sizes[static_cast<size_t>(d)], start = r.begin, step = r.step;
+    if (kind == ViewKind::Select) g = g.unsqueeze(d);
     auto zeros_along = [&](const tsr::Tensor& like, int64_t dim, int64_t k) {
       std::vector<int64_t> shape = like.sizes();
       shape[static_cast<size_t>(dim)] = k;
