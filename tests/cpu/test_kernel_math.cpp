@@ -1,6 +1,6 @@
 // sdk/tessera/kernels/math.hpp: the float exps of the row kernels (softmax, log-sum-exp, cross
 // entropy), checked against double-precision exp over a stride through every float of their
-// range, plus the special values; GELU (erf form) and its gradient with their tails. No core
+// range, plus the special values; erfc; GELU (erf form) and its gradient with their tails. No core
 // needed.
 #include <gtest/gtest.h>
 
@@ -56,8 +56,8 @@ TEST(KernelMath, ExpNoOverflowOverItsRange) {
   EXPECT_TRUE(std::isnan(tsr::kernels::exp_f32_no_overflow(-std::numeric_limits<float>::quiet_NaN())));
 }
 
-// GELU (erf form) and its gradient in float against double, over [-20, 20]: relative 2e-5 where
-// the value is normal and not in the documented tail, the tail past |x| = 12.5 exactly (0 and x,
+// GELU (erf form) and its gradient in float against double, over [-20, 20]: relative 1e-5 (GELU)
+// and 2e-5 (gradient) where the value is normal and not in the documented tail, the tail past |x| = 12.5 exactly (0 and x,
 // gradients 0 and 1), NaN for NaN; and no step denormal in between (every value checked here is
 // 0 or a normal float).
 TEST(KernelMath, GeluErfAndGradientIncludingTheTails) {
@@ -75,12 +75,37 @@ TEST(KernelMath, GeluErfAndGradientIncludingTheTails) {
       ASSERT_EQ(d, 0.0f) << x;
     } else {
       const double gy = gelu(double(x)), gd = grad(double(x));
-      ASSERT_LE(std::fabs(double(y) - gy), 2e-5 * std::fabs(gy) + 1e-37) << x;
+      ASSERT_LE(std::fabs(double(y) - gy), 1e-5 * std::fabs(gy) + 1e-37) << x;
       ASSERT_LE(std::fabs(double(d) - gd), 2e-5 * std::fabs(gd) + 1e-7) << x;
     }
   }
   EXPECT_TRUE(std::isnan(tsr::kernels::gelu_erf_f32(std::numeric_limits<float>::quiet_NaN())));
   EXPECT_TRUE(std::isnan(tsr::kernels::gelu_erf_grad_f32(std::numeric_limits<float>::quiet_NaN())));
+}
+
+// erfc in float (the erfc op's CPU kernel, and GELU's through its erfcx fit) against double
+// erfc over [-11, 11]: relative 1e-5 where the result is a normal float, below FLT_MIN and not
+// negative in the denormal tail, exactly 0 past z = 10.2, 2 - erfc(|x|) for x < 0, 1 at 0, and the
+// special values.
+TEST(KernelMath, ErfcOverItsRangeAndTail) {
+  double worst = 0;
+  for (int i = -1100000; i <= 1100000; ++i) {
+    const float x = float(i) * 1e-5f;
+    const float y = tsr::kernels::erfc_f32(x);
+    const double ref = std::erfc(double(x));
+    if (ref >= std::numeric_limits<float>::min()) {
+      worst = std::max(worst, std::fabs(double(y) - ref) / ref);
+    } else {
+      ASSERT_GE(y, 0.0f) << x;
+      ASSERT_LT(y, std::numeric_limits<float>::min()) << x;
+      if (x > 10.2f) ASSERT_EQ(y, 0.0f) << x;
+    }
+  }
+  EXPECT_LE(worst, 1e-5);
+  EXPECT_EQ(tsr::kernels::erfc_f32(0.0f), 1.0f);
+  EXPECT_EQ(tsr::kernels::erfc_f32(std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_EQ(tsr::kernels::erfc_f32(-std::numeric_limits<float>::infinity()), 2.0f);
+  EXPECT_TRUE(std::isnan(tsr::kernels::erfc_f32(std::numeric_limits<float>::quiet_NaN())));
 }
 
 }  // namespace

@@ -230,18 +230,25 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float exp_f32(float x) {
 // absolute error under 1.2e-38, invisible in a sum that holds e^0 = 1. The flush lets 2^n be one
 // factor, made from t's bits and applied by one multiply-add: 18 vector operations against
 // exp_f32's 27, 1.45x faster in softmax's row loop.
+namespace detail {
+// e^x for x in [-87.33, 88.3], where the result is a normal float: no flush, no overflow
+// handling (outside that range the exponent bits wrap into garbage). NaN stays NaN. For callers
+// whose argument is bounded by construction (GELU's -x^2/2 with |x| <= 12.5).
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float exp_f32_normal(float x) {
+  float q;
+  const float t = exp_f32_reduce(x, &q);
+  // (n + 127) << 23 from t's bits: n sits in the low bits, and 1.5*2^23's bits shift out.
+  const float s = ::tsr::detail::bits_to_f32((::tsr::detail::f32_to_bits(t) << 23) + (127u << 23));
+  return q * s + s;
+}
+}  // namespace detail
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float exp_f32_no_overflow(float x) {
   // Arguments below the flush point are computed as 0 (any value whose steps stay normal; the
   // flush point itself would give a result just below FLT_MIN) and then replaced by 0: left as
   // they are, n < -126 wraps the exponent bits of 2^n into a denormal or garbage scale, and
   // denormal operands cost a microcode assist per vector on x86 (GELU over values of magnitude
   // 8-16, whose erfc arguments go far below: 2-2.3x slower). NaN stays NaN.
-  const float xc = x < -87.3365478515625f ? 0.0f : x;
-  float q;
-  const float t = detail::exp_f32_reduce(xc, &q);
-  // (n + 127) << 23 from t's bits: n sits in the low bits, and 1.5*2^23's bits shift out.
-  const float s = ::tsr::detail::bits_to_f32((::tsr::detail::f32_to_bits(t) << 23) + (127u << 23));
-  const float y = q * s + s;
+  const float y = detail::exp_f32_normal(x < -87.3365478515625f ? 0.0f : x);
   return x < -87.3365478515625f ? 0.0f : y;  // false for NaN: it stays NaN
 }
 
@@ -352,43 +359,58 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float sincos_full_f32(float x) {
   return COS ? libm::cos(x) : libm::sin(x);
 }
 
-// erfc for z >= 0 in float (Numerical Recipes' erfcc Chebyshev fit, fractional error 1.2e-7 in
-// exact arithmetic; float rounding of the exponent adds ~|z|^2 * 6e-8 relative: 1.2e-6 on [0, 3], 8e-6 at 9).
-// FLUSH takes the cheaper exp_f32_no_overflow (its argument is <= 0 here): results below FLT_MIN
-// (z > 9.2) become 0. GELU and its gradient take it (and cut their tail before that, at
-// |x| = 12.5: gelu_tail_h); the erfc op keeps exp_f32 and its denormal tail.
-template <bool FLUSH = false>
+namespace detail {
+// erfcx(z) / t = erfc(z) e^{z^2} / t for z >= 0 with t = 1 / (1 + z/2), as a polynomial in t:
+// a degree-8 Chebyshev-node fit on t in [0.15, 1] (z <= 11.3), relative error 5.5e-8 in exact
+// arithmetic. erfc(z) is then t * erfcx_over_t(t) * e^{-z^2}, and e^{-z^2} is the same factor
+// GELU's gradient needs for its density term, so that gradient takes one exp (Numerical
+// Recipes' erfcc, t e^{P(t) - z^2}, which this replaces, would need two). Beyond t = 0.15 the
+// polynomial stays between 0.28 and 0.29 (erfcx(z)/t tends to 1/(2 sqrt(pi)) = 0.282), so erfc's
+// tail, where e^{-z^2} is 0, stays 0.
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float erfcx_over_t(float t) {
+  float p = -0.06037032f;
+  p = p * t + 0.29081213f;
+  p = p * t - 0.4998137f;
+  p = p * t + 0.29206085f;
+  p = p * t - 0.03589141f;
+  p = p * t + 0.20641503f;
+  p = p * t + 0.24221882f;
+  p = p * t + 0.28248808f;  // 2 ulp above the fit: erfc(0) = t p(t) at t = 1 is then exactly 1
+  p = p * t + 0.28208053f;
+  return p;
+}
+// Phi(-a) = erfc(a / sqrt2) / 2 for a in [0, 12.5], and e^{-a^2/2} in *e (>= e^{-78.125}, a
+// normal float, so exp_f32_normal needs no flush). Relative error about 3.5e-7 from the fit and
+// the float steps, plus |a|^2/2 * 6e-8 from rounding the exponent (4.7e-6 at a = 12.5).
+TSR_HOST_DEVICE TSR_ALWAYS_INLINE float gelu_lower_tail(float a, float* e) {
+  const float t = 1.0f / (1.0f + 0.35355339059327376f * a);  // z/2 = a / (2 sqrt2)
+  *e = exp_f32_normal(-0.5f * a * a);
+  return 0.5f * t * erfcx_over_t(t) * *e;
+}
+}  // namespace detail
+
+// erfc for z >= 0 in float: t * erfcx_over_t(t) * e^{-z^2}. Relative error 3.5e-7 on [0, 9]
+// (about Numerical Recipes' erfcc in float) plus ~|z|^2 * 6e-8 from rounding the exponent;
+// results below FLT_MIN come out denormal (exp_f32), 0 past z = 10.2.
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float erfc_pos_f32(float z) {
   const float t = 1.0f / (1.0f + 0.5f * z);
-  float p = 0.17087277f;
-  p = p * t - 0.82215223f;
-  p = p * t + 1.48851587f;
-  p = p * t - 1.13520398f;
-  p = p * t + 0.27886807f;
-  p = p * t - 0.18628806f;
-  p = p * t + 0.09678418f;
-  p = p * t + 0.37409196f;
-  p = p * t + 1.00002368f;
-  p = p * t - 1.26551223f;
-  return t * (FLUSH ? exp_f32_no_overflow(p - z * z) : exp_f32(p - z * z));
+  return t * detail::erfcx_over_t(t) * exp_f32(-z * z);
 }
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float erfc_f32(float x) {
   const float e = erfc_pos_f32(libm::fabs(x));
   const float r = x < 0.0f ? 2.0f - e : e;
   return x != x ? x : r;
 }
-// GELU (erf form) without cancellation in the negative tail: Phi(x) = erfc(-x/sqrt2)/2.
+// GELU (erf form) without cancellation in the negative tail: Phi(x) = 1 - Phi(-x) for x >= 0.
 // Beyond |x| = 12.5 the tail Phi(-|x|) is under 4e-36 and taken as 0: those lanes compute at
 // |x| = 12.5 (all steps normal) and are replaced, because the exact tail's products go
 // denormal near |x| = 13, and a denormal costs x86 a microcode assist for its whole vector
-// (GELU over values of magnitude 8-16 ran 1.4-2x slower). NaN stays NaN.
-TSR_HOST_DEVICE TSR_ALWAYS_INLINE float gelu_tail_h(float ax) {
-  const bool tail = ax > 12.5f;
-  const float h = 0.5f * erfc_pos_f32<true>((tail ? 12.5f : ax) * 0.70710678118654752f);
-  return tail ? 0.0f : h;
-}
+// (GELU over values of magnitude 8-16 ran 1.4-2x slower). NaN stays NaN (the clamp keeps it).
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float gelu_erf_f32(float x) {
-  const float h = gelu_tail_h(libm::fabs(x));
+  const float ax = libm::fabs(x);
+  float e;
+  float h = detail::gelu_lower_tail(ax > 12.5f ? 12.5f : ax, &e);
+  h = ax > 12.5f ? 0.0f : h;
   return x * (x < 0.0f ? h : 1.0f - h);
 }
 // GELU (tanh form): 0.5 * (1 + tanh(u)) = sigmoid(2u), no cancellation.
@@ -422,16 +444,15 @@ TSR_HOST_DEVICE TSR_ALWAYS_INLINE float expm1_f32(float x) {
   return x == 0.0f ? x : (libm::fabs(x) < 0.5f ? small : big);
 }
 
-// d/dx GELU (erf form) = Phi(x) + x * phi(x), Phi as in gelu_erf_f32 (no cancellation).
-// x phi(x) is under 1e-32 past |x| = 12.5 and taken as 0 there, as gelu_tail_h's tail.
+// d/dx GELU (erf form) = Phi(x) + x * phi(x), Phi as in gelu_erf_f32 (no cancellation), and
+// phi(x) = e^{-x^2/2} / sqrt(2 pi) from the same exp that Phi's erfc took. Past |x| = 12.5 the
+// gradient is taken as 0 (x < 0) or 1, as gelu_erf_f32's tail; those lanes compute at 12.5.
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float gelu_erf_grad_f32(float x) {
   const float ax = libm::fabs(x);
-  const bool tail = ax > 12.5f;
-  const float h = gelu_tail_h(ax);
-  const float cdf = x < 0.0f ? h : 1.0f - h;
-  const float xc = tail ? 12.5f : x;
-  const float xpdf = x * (0.39894228040143267794f * exp_f32_no_overflow(-0.5f * xc * xc));
-  return cdf + (tail ? 0.0f : xpdf);
+  float e;
+  const float h = detail::gelu_lower_tail(ax > 12.5f ? 12.5f : ax, &e);
+  const float g = (x < 0.0f ? h : 1.0f - h) + x * (0.39894228040143267794f * e);
+  return ax > 12.5f ? (x < 0.0f ? 0.0f : 1.0f) : g;
 }
 // d/dx GELU (tanh form) with s = sigmoid(2u) = (1 + tanh(u)) / 2, so 1 - tanh(u)^2 = 4 s (1 - s):
 // s + 2 x s (1 - s) k (1 + 3 a x^2), u = k (x + a x^3).
