@@ -10,16 +10,8 @@
 
 namespace tsr::core {
 
-namespace {
-thread_local bool t_grad_mode = true;
-thread_local bool t_inference_mode = false;
-}  // namespace
-
-bool grad_mode() { return t_grad_mode && !t_inference_mode; }
-void set_grad_mode(bool on) { t_grad_mode = on; }
-bool inference_mode() { return t_inference_mode; }
-void set_inference_mode(bool on) { t_inference_mode = on; }
-bool GradModeGuard::grad_mode_raw() { return t_grad_mode; }
+TSR_TLS_HOT bool t_grad_mode = true;
+TSR_TLS_HOT bool t_inference_mode = false;
 
 namespace {
 

@@ -4,14 +4,18 @@
 #pragma once
 
 #include "ops/op_impl.hpp"
+#include "runtime/thread_local.hpp"
 
 namespace tsr::core {
 
-// Per-thread modes (API: set_grad_mode / set_inference_mode).
-bool grad_mode();
-void set_grad_mode(bool on);
-bool inference_mode();
-void set_inference_mode(bool on);
+// Per-thread modes (API: set_grad_mode / set_inference_mode), read and set on every recorded
+// call: inline, initial-exec TLS (engine.cpp defines them).
+extern TSR_TLS_HOT bool t_grad_mode;
+extern TSR_TLS_HOT bool t_inference_mode;
+inline bool grad_mode() { return t_grad_mode && !t_inference_mode; }
+inline void set_grad_mode(bool on) { t_grad_mode = on; }
+inline bool inference_mode() { return t_inference_mode; }
+inline void set_inference_mode(bool on) { t_inference_mode = on; }
 
 // Whether a call with these arguments must be recorded (grad mode on and any floating tensor
 // argument requires grad). Cheap: the dispatcher calls it on every op call.
@@ -40,7 +44,7 @@ class GradModeGuard {
   ~GradModeGuard() { set_grad_mode(prev_); }
   GradModeGuard(const GradModeGuard&) = delete;
   GradModeGuard& operator=(const GradModeGuard&) = delete;
-  static bool grad_mode_raw();
+  static bool grad_mode_raw() { return t_grad_mode; }
 
  private:
   bool prev_;

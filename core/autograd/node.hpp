@@ -52,6 +52,7 @@ struct AutogradMeta {
   std::mutex grad_mu;
   Tensor* grad = nullptr;        // owned; accumulated by backward (leaves), under grad_mu
   TensorHooks* hooks = nullptr;  // owned reference; created on demand
+  bool in_block = false;         // built in its tensor's TensorBlock (destroyed, not deleted)
 };
 
 // Where a gradient goes: into node's input buffer slot input_nr, or into a leaf's .grad.
@@ -131,11 +132,32 @@ struct Node {
 
 // Next creation sequence number.
 uint64_t next_node_seq();
-// Edge for a tensor input: its grad_fn output, its leaf accumulation, or none.
-Edge gradient_edge(Tensor* t);
-// Gives t (which has no grad_fn yet) the history (node, output_nr): t then requires grad.
-void set_history(Tensor* t, Node* node, uint32_t output_nr);
-AutogradMeta* ensure_meta(Tensor* t);
 inline bool requires_grad(const Tensor* t) { return t->autograd && t->autograd->requires_grad; }
+// Fills e (an empty Edge) for a tensor input: its grad_fn output, its leaf accumulation, or
+// none. Inline and in place: recording builds one per input, and an Edge returned by a call
+// through memory was read back as one 16-byte load from two 8-byte stores (a store-forwarding
+// stall on every recorded input).
+inline void set_gradient_edge(Tensor* t, Edge& e) {
+  if (!requires_grad(t)) return;
+  AutogradMeta* m = t->autograd;
+  if (m->grad_fn) {
+    m->grad_fn->retain();
+    e.node = m->grad_fn;
+    e.input_nr = m->output_nr;
+  } else {
+    t->retain();
+    e.leaf = t;
+  }
+}
+inline Edge gradient_edge(Tensor* t) {
+  Edge e;
+  set_gradient_edge(t, e);
+  return e;
+}
+// Gives t (which has no grad_fn yet) the history (node, output_nr): t then requires grad.
+// set_history takes a new reference to node; adopt_history takes over one the caller holds.
+void set_history(Tensor* t, Node* node, uint32_t output_nr);
+void adopt_history(Tensor* t, Node* node, uint32_t output_nr);
+AutogradMeta* ensure_meta(Tensor* t);
 
 }  // namespace tsr::core

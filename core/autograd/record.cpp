@@ -9,6 +9,7 @@
 #include "tensor/dtype.hpp"
 #include "ops/op_impl.hpp"
 #include "ops/op_table.hpp"
+#include "runtime/thread_local.hpp"
 
 namespace tsr::core {
 
@@ -202,18 +203,23 @@ constexpr size_t kNodePool = 0;
 #else
 constexpr size_t kNodePool = 512;
 #endif
-thread_local std::vector<OpNode*>* t_node_pool = nullptr;
+// The owner is created on the thread's first recorded call, off the path of every later one.
+TSR_TLS_HOT std::vector<OpNode*>* t_node_pool = nullptr;
+TSR_TLS_HOT bool t_node_pool_gone = false;
 struct NodePoolOwner {
   std::vector<OpNode*> v;
   NodePoolOwner() { t_node_pool = &v; }
   ~NodePoolOwner() {
     t_node_pool = nullptr;
+    t_node_pool_gone = true;
     for (OpNode* n : v) delete n;
   }
 };
 
 OpNode* new_op_node() {
-  static thread_local NodePoolOwner owner;
+  if (!t_node_pool && !t_node_pool_gone) {
+    static thread_local NodePoolOwner owner;
+  }
   if (t_node_pool && !t_node_pool->empty()) {
     OpNode* n = t_node_pool->back();
     t_node_pool->pop_back();
@@ -367,7 +373,8 @@ tsr_status_t call_recorded(CallCtx& ctx) {
         if (save & kSaveInputs) opn->saved_inputs[i] = save_tensor(t, false, 0);
         opn->args[i].u.tensor = nullptr;  // formulas read tensors through GradCtx only
       }
-      node->next.push_back(is_differentiable_dtype(t->dtype) ? gradient_edge(t) : Edge{});
+      Edge& e = node->next.emplace_back();
+      if (is_differentiable_dtype(t->dtype)) set_gradient_edge(t, e);
       node->input_meta.emplace_back(t);
     } else if (v.tag == TSR_VALUE_TENSOR_LIST) {
       if (opn) opn->first_slot[i] = static_cast<int>(node->next.size());
@@ -408,10 +415,19 @@ tsr_status_t call_recorded(CallCtx& ctx) {
   if (opn && (save & kSaveOutputs))
     for (size_t i = 0; i < nout; ++i)
       opn->saved_outputs.push_back(save_tensor(ctx.outs[i], true, static_cast<uint32_t>(i)));
-  for (size_t i = 0; i < nout; ++i)
-    if (ctx.outs[i] && is_differentiable_dtype(ctx.outs[i]->dtype))
+  // The first output takes over the node's creation reference, the others take their own (two
+  // atomic updates fewer per recorded call than a retain per output and a release here).
+  bool adopted = false;
+  for (size_t i = 0; i < nout; ++i) {
+    if (!ctx.outs[i] || !is_differentiable_dtype(ctx.outs[i]->dtype)) continue;
+    if (adopted) {
       set_history(ctx.outs[i], node, static_cast<uint32_t>(i));
-  node->release();  // the outputs hold it now
+    } else {
+      adopt_history(ctx.outs[i], node, static_cast<uint32_t>(i));
+      adopted = true;
+    }
+  }
+  if (!adopted) node->release();
   return nullptr;
 }
 

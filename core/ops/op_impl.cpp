@@ -37,6 +37,13 @@ static tsr_status_t call_op_body(tsr_op_s* op, const tsr_value_t* args, size_t n
       return make_status(TSR_INVALID_ARGUMENT,
                          s.name + ": missing required argument '" + a.name + "' (schema: " + op->schema_text + ")");
     }
+    // The common cases (a tensor of this runtime, a number where a scalar is expected) pass
+    // here without the call; check_arg sees the rest, and all errors.
+    const tsr_value_t& v = ctx.args[i];
+    if (v.tag == TSR_VALUE_TENSOR ? a.kind == ArgKind::Tensor && v.u.tensor && v.u.tensor->runtime == ctx.rt
+                                  : (a.kind == ArgKind::Scalar || a.kind == ArgKind::Float) &&
+                                        (v.tag == TSR_VALUE_DOUBLE || v.tag == TSR_VALUE_INT))
+      continue;
     TSR_RETURN_IF_ERROR(check_arg(ctx, i));
   }
   bool writes = op->mutates;

@@ -21,6 +21,7 @@
 #include "memory/allocator_util.hpp"
 #include "ops/op_impl.hpp"
 #include "runtime/status.hpp"
+#include "runtime/thread_local.hpp"
 
 namespace tsr::core {
 namespace {
@@ -34,7 +35,7 @@ struct StreamEntry {
 
 constexpr int kInline = 8;
 thread_local StreamEntry t_streams[kInline];
-thread_local int t_nstreams = 0;
+TSR_TLS_HOT int t_nstreams = 0;  // read by every allocation (current_stream)
 thread_local std::vector<StreamEntry> t_overflow;  // touched only when t_streams is full
 
 struct DeviceEntry {

@@ -96,10 +96,12 @@ struct tsr_tensor_s {
 namespace tsr::core {
 
 // A new tensor and its storage in one allocation: one malloc/free per op output instead of
-// two (the 1-element op path is dominated by such costs).
+// two (the 1-element op path is dominated by such costs). The tensor's autograd state, when it
+// gets one (the output of a recorded op), is built in meta_space too (autograd/graph.cpp).
 struct TensorBlock {
   tsr_tensor_s tensor;
   Storage storage;
+  alignas(16) unsigned char meta_space[96];
   static void free_block(Storage* s) {
     delete reinterpret_cast<TensorBlock*>(reinterpret_cast<char*>(s) - offsetof(TensorBlock, storage));
   }

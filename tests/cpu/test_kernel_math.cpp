@@ -98,7 +98,9 @@ TEST(KernelMath, ErfcOverItsRangeAndTail) {
     } else {
       ASSERT_GE(y, 0.0f) << x;
       ASSERT_LT(y, std::numeric_limits<float>::min()) << x;
-      if (x > 10.2f) ASSERT_EQ(y, 0.0f) << x;
+      if (x > 10.2f) {
+        ASSERT_EQ(y, 0.0f) << x;
+      }
     }
   }
   EXPECT_LE(worst, 1e-5);
