@@ -64,23 +64,24 @@ bool blocked_rows(int64_t M) {
 }
 
 // part[r] = sum over row r of f(x vector at j, j) for the block's W rows (rows past nr repeat the
-// last), then the W sums in the lanes of the result.
+// last), then the W sums in the lanes of the result. Columns outside, rows inside: the W sums
+// are independent chains in flight together (row by row, each short row's sum was one chain of
+// dependent adds, and the layer_norm backward of a GPT's 64-wide rows waited on it). Each row's
+// terms are added in the same order either way.
 template <class T, class F>
 inline typename Vec<T>::type block_row_sums(const T* x, int64_t b0, int64_t nr, int64_t M, const F& f) {
   using V = Vec<T>;
   using VT = typename V::type;
   constexpr int64_t W = V::W;
   VT part[W];
-  for (int64_t r = 0; r < W; ++r) {
-    const int64_t row = b0 + std::min(r, nr - 1);
-    VT s = VT{};
-    for (int64_t j = 0; j < M; j += W) {
+  for (int64_t r = 0; r < W; ++r) part[r] = VT{};
+  for (int64_t j = 0; j < M; j += W)
+    for (int64_t r = 0; r < W; ++r) {
+      const int64_t row = b0 + std::min(r, nr - 1);
       VT v;
       V::load(v, x + row * M + j);
-      s += f(v, r, row, j);
+      part[r] += f(v, r, row, j);
     }
-    part[r] = s;
-  }
   fold_rows<T>(part, [](const VT& a, const VT& b) { return a + b; });
   return part[0];
 }
@@ -169,18 +170,24 @@ TSR_CPU_MULTIVERSION void layer_norm_backward_rows_blocked(const T* x, const T* 
       return dxhat(row, j) * xhat(r, row, j);
     });
     const VT ma = sa * inv_m, mb = sb * inv_m;
-    for (int64_t r = 0; r < nr; ++r) {
-      const int64_t row = b0 + r;
-      for (int64_t j = 0; j < M; j += W) {
-        VT gv, pw, pb;
+    // Columns outside: dweight's and dbias's partial sums stay in registers over the block's
+    // rows (row by row they went through memory, a store-to-load chain per row), added in the
+    // same row order.
+    for (int64_t j = 0; j < M; j += W) {
+      VT pw, pb;
+      V::load(pw, part + j);
+      V::load(pb, part + M + j);
+      for (int64_t r = 0; r < nr; ++r) {
+        const int64_t row = b0 + r;
+        VT gv;
         V::load(gv, g + row * M + j);
         const VT xh = xhat(r, row, j);
-        V::load(pw, part + j);
-        V::load(pb, part + M + j);
-        V::store(part + j, pw + gv * xh);
-        V::store(part + M + j, pb + gv);
+        pw += gv * xh;
+        pb += gv;
         V::store(dx + row * M + j, rstd[r] * (dxhat(row, j) - ma[r] - xh * mb[r]));
       }
+      V::store(part + j, pw);
+      V::store(part + M + j, pb);
     }
   }
 }
