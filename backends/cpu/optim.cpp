@@ -11,6 +11,19 @@ namespace {
 
 // Runs f(i, ptr...) over every element: plain pointers when every operand is contiguous (the
 // loop vectorizes), byte strides otherwise.
+// The dense loop, multiversioned, over local copies of the step (its float coefficients, which
+// the compiler otherwise had to reload after every float store, as those might change them) and
+// of the pointers: it vectorizes. Inside the lambda, on the caller's step, it compiled for
+// baseline x86-64 and ran one element at a time (an AdamW step over a GPT's parameters took 1.3%
+// of its training step).
+template <int NOPS, class T, class F>
+TSR_CPU_MULTIVERSION void dense_step(T* const* ptrs, int64_t n, const F& f) {
+  const F step = f;
+  T* p[NOPS];
+  for (int k = 0; k < NOPS; ++k) p[k] = ptrs[k];
+  for (int64_t i = 0; i < n; ++i) step(p, i);
+}
+
 template <int NOPS, class T, class F>
 void step_loop(const tsr_iter_t& it, const F& f) {
   parallel_for_each_element<NOPS>(it, [&](char* const* ptrs, const int64_t* strides, int64_t n) {
@@ -19,7 +32,7 @@ void step_loop(const tsr_iter_t& it, const F& f) {
     if (dense) {
       T* p[NOPS];
       for (int k = 0; k < NOPS; ++k) p[k] = reinterpret_cast<T*>(ptrs[k]);
-      for (int64_t i = 0; i < n; ++i) f(p, i);
+      dense_step<NOPS, T>(p, n, f);
     } else {
       for (int64_t i = 0; i < n; ++i) {
         T* p[NOPS];
