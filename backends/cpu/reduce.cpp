@@ -226,58 +226,47 @@ struct has_vertical_f32 : std::false_type {};
 template <class R>
 struct has_vertical_f32<R, std::enable_if_t<R::kVerticalF32>> : std::true_type {};
 
-// The vertical reduction's rows (n rows `stride` bytes apart, `len` columns), in their own
-// multiversioned functions: inside reduce_vertical's lambda they compiled for baseline x86-64
-// only, 4 floats per SSE step (the bias gradients of a GPT step, 2% of it, ran that way).
-// Float sums of four rows at a time into facc, flushed into acc every kVerticalFlush rows
-// (*rows counts them across calls).
-template <class T, class A>
-TSR_CPU_MULTIVERSION void vertical_rows_f32(const char* p, int64_t n, int64_t stride, int64_t len, float* facc,
-                                            A* acc, int64_t* rows) {
-  int64_t i = 0;
-  // Four rows per pass: four memory streams in flight, a quarter of the accumulator traffic.
-  for (; i + 4 <= n; i += 4) {
-    const T* r0 = reinterpret_cast<const T*>(p + i * stride);
-    const T* r1 = reinterpret_cast<const T*>(p + (i + 1) * stride);
-    const T* r2 = reinterpret_cast<const T*>(p + (i + 2) * stride);
-    const T* r3 = reinterpret_cast<const T*>(p + (i + 3) * stride);
-    for (int64_t j = 0; j < len; ++j) facc[j] += (float(r0[j]) + float(r1[j])) + (float(r2[j]) + float(r3[j]));
-    *rows += 4;
-    if (*rows >= kVerticalFlush) {
-      for (int64_t j = 0; j < len; ++j) {
-        acc[j] += double(facc[j]);
-        facc[j] = 0.0f;
-      }
-      *rows = 0;
-    }
+// Adds the float partial sums into acc and clears them (every kVerticalFlush rows).
+template <class A>
+inline void flush_vertical(float* facc, A* acc, int64_t len, int64_t* rows) {
+  for (int64_t j = 0; j < len; ++j) {
+    acc[j] += double(facc[j]);
+    facc[j] = 0.0f;
   }
-  for (; i < n; ++i) {
-    const T* row = reinterpret_cast<const T*>(p + i * stride);
-    for (int64_t j = 0; j < len; ++j) facc[j] += float(row[j]);
-    if (++*rows >= kVerticalFlush) {
-      for (int64_t j = 0; j < len; ++j) {
-        acc[j] += double(facc[j]);
-        facc[j] = 0.0f;
-      }
-      *rows = 0;
-    }
-  }
+  *rows = 0;
 }
-// Any other reducer: its step per element, four rows per pass.
-template <class T, class R>
-TSR_CPU_MULTIVERSION void vertical_rows(const char* p, int64_t n, int64_t stride, int64_t len,
-                                        typename R::acc_t* acc, const R& r) {
+
+// The vertical reduction's rows (n rows `stride` bytes apart, `len` columns) in their own
+// multiversioned function: inside reduce_vertical's lambda they compiled for baseline x86-64
+// only, 4 floats per SSE step (the bias gradients of a GPT step, 2% of it, ran that way). Four
+// rows per pass: four memory streams in flight, a quarter of the accumulator traffic. F32: float
+// sums into facc, flushed into acc every kVerticalFlush rows (*rows counts them across calls);
+// otherwise the reducer's step per element into acc.
+template <class T, bool F32, class R>
+TSR_CPU_MULTIVERSION void vertical_rows(const char* p, int64_t n, int64_t stride, int64_t len, float* facc,
+                                        typename R::acc_t* acc, int64_t* rows, const R& r) {
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
     const T* r0 = reinterpret_cast<const T*>(p + i * stride);
     const T* r1 = reinterpret_cast<const T*>(p + (i + 1) * stride);
     const T* r2 = reinterpret_cast<const T*>(p + (i + 2) * stride);
     const T* r3 = reinterpret_cast<const T*>(p + (i + 3) * stride);
-    for (int64_t j = 0; j < len; ++j) acc[j] = r.step(r.step(r.step(r.step(acc[j], r0[j]), r1[j]), r2[j]), r3[j]);
+    if constexpr (F32) {
+      for (int64_t j = 0; j < len; ++j) facc[j] += (float(r0[j]) + float(r1[j])) + (float(r2[j]) + float(r3[j]));
+      *rows += 4;
+      if (*rows >= kVerticalFlush) flush_vertical(facc, acc, len, rows);
+    } else {
+      for (int64_t j = 0; j < len; ++j) acc[j] = r.step(r.step(r.step(r.step(acc[j], r0[j]), r1[j]), r2[j]), r3[j]);
+    }
   }
   for (; i < n; ++i) {
     const T* row = reinterpret_cast<const T*>(p + i * stride);
-    for (int64_t j = 0; j < len; ++j) acc[j] = r.step(acc[j], row[j]);
+    if constexpr (F32) {
+      for (int64_t j = 0; j < len; ++j) facc[j] += float(row[j]);
+      if (++*rows >= kVerticalFlush) flush_vertical(facc, acc, len, rows);
+    } else {
+      for (int64_t j = 0; j < len; ++j) acc[j] = r.step(acc[j], row[j]);
+    }
   }
 }
 
@@ -330,12 +319,13 @@ void reduce_vertical(const tsr_iter_t& it, const R& r) {
         for (int64_t j = 0; j < len; ++j) facc[j] = 0.0f;
         int64_t rows = 0;
         blk_local.for_each_run([&](const char* p, int64_t n, int64_t stride) {
-          vertical_rows_f32<T>(p, n, stride, len, facc, acc, &rows);
+          vertical_rows<T, true>(p, n, stride, len, facc, acc, &rows, r);
         });
         for (int64_t j = 0; j < len; ++j) acc[j] += double(facc[j]);
       } else {
+        int64_t rows = 0;
         blk_local.for_each_run([&](const char* p, int64_t n, int64_t stride) {
-          vertical_rows<T, R>(p, n, stride, len, acc, r);
+          vertical_rows<T, false>(p, n, stride, len, nullptr, acc, &rows, r);
         });
       }
       for (int64_t j = 0; j < len; ++j) out[j] = r.finish(acc[j], blk);
