@@ -9,8 +9,6 @@
 namespace tsr::cpu {
 namespace {
 
-// Runs f(i, ptr...) over every element: plain pointers when every operand is contiguous (the
-// loop vectorizes), byte strides otherwise.
 // The dense loop, multiversioned, over local copies of the step (its float coefficients, which
 // the compiler otherwise had to reload after every float store, as those might change them) and
 // of the pointers: it vectorizes. Inside the lambda, on the caller's step, it compiled for
@@ -24,6 +22,8 @@ TSR_CPU_MULTIVERSION void dense_step(T* const* ptrs, int64_t n, const F& f) {
   for (int64_t i = 0; i < n; ++i) step(p, i);
 }
 
+// Runs f(ptrs, i) over every element: plain pointers when every operand is contiguous (the
+// loop vectorizes), byte strides otherwise.
 template <int NOPS, class T, class F>
 void step_loop(const tsr_iter_t& it, const F& f) {
   parallel_for_each_element<NOPS>(it, [&](char* const* ptrs, const int64_t* strides, int64_t n) {

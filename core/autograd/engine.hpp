@@ -9,7 +9,7 @@
 namespace tsr::core {
 
 // Per-thread modes (API: set_grad_mode / set_inference_mode), read and set on every recorded
-// call: inline, initial-exec TLS (engine.cpp defines them).
+// call: inline, on `__thread` state (runtime/thread_local.hpp; engine.cpp defines them).
 extern TSR_TLS_HOT bool t_grad_mode;
 extern TSR_TLS_HOT bool t_inference_mode;
 inline bool grad_mode() { return t_grad_mode && !t_inference_mode; }

@@ -364,9 +364,9 @@ namespace detail {
 // a degree-8 Chebyshev-node fit on t in [0.15, 1] (z <= 11.3), relative error 5.5e-8 in exact
 // arithmetic. erfc(z) is then t * erfcx_over_t(t) * e^{-z^2}, and e^{-z^2} is the same factor
 // GELU's gradient needs for its density term, so that gradient takes one exp (Numerical
-// Recipes' erfcc, t e^{P(t) - z^2}, which this replaces, would need two). Beyond t = 0.15 the
-// polynomial stays between 0.28 and 0.29 (erfcx(z)/t tends to 1/(2 sqrt(pi)) = 0.282), so erfc's
-// tail, where e^{-z^2} is 0, stays 0.
+// Recipes' erfcc, t e^{P(t) - z^2}, which this replaces, would need two). Below t = 0.15
+// (z > 11.3, where e^{-z^2} is 0 in float) the polynomial stays between 0.28 and 0.34 (erfcx(z)/t
+// tends to 1/(2 sqrt(pi)) = 0.282 there), so erfc's tail stays 0.
 TSR_HOST_DEVICE TSR_ALWAYS_INLINE float erfcx_over_t(float t) {
   float p = -0.06037032f;
   p = p * t + 0.29081213f;
