@@ -15,10 +15,10 @@ namespace {
 // baseline x86-64 and ran one element at a time (an AdamW step over a GPT's parameters took 1.3%
 // of its training step).
 template <int NOPS, class T, class F>
-TSR_CPU_MULTIVERSION void dense_step(T* const* ptrs, int64_t n, const F& f) {
+TSR_CPU_MULTIVERSION void dense_step(char* const* ptrs, int64_t n, const F& f) {
   const F step = f;
   T* p[NOPS];
-  for (int k = 0; k < NOPS; ++k) p[k] = ptrs[k];
+  for (int k = 0; k < NOPS; ++k) p[k] = reinterpret_cast<T*>(ptrs[k]);
   for (int64_t i = 0; i < n; ++i) step(p, i);
 }
 
@@ -30,9 +30,7 @@ void step_loop(const tsr_iter_t& it, const F& f) {
     bool dense = true;
     for (int k = 0; k < NOPS; ++k) dense = dense && strides[k] == int64_t(sizeof(T));
     if (dense) {
-      T* p[NOPS];
-      for (int k = 0; k < NOPS; ++k) p[k] = reinterpret_cast<T*>(ptrs[k]);
-      dense_step<NOPS, T>(p, n, f);
+      dense_step<NOPS, T>(ptrs, n, f);
     } else {
       for (int64_t i = 0; i < n; ++i) {
         T* p[NOPS];

@@ -16,17 +16,14 @@ TSR_TLS_HOT std::vector<Node*>* t_pending_deletes = nullptr;
 // The queue's storage, kept for the thread's life so that freeing a node allocates nothing.
 // t_queue is a plain pointer (valid until the thread ends): a node freed after the owner's
 // destruction (by another thread-local's destructor) uses a queue of its own.
-// The owner is created on the thread's first free (the check of its guard stays off the path of
-// every later one).
+// The owner is created on the thread's first free, behind the pointer test (its guard check
+// stays off the path of every later free; after its destruction the guard keeps it from being
+// made again).
 TSR_TLS_HOT std::vector<Node*>* t_queue = nullptr;
-TSR_TLS_HOT bool t_queue_gone = false;
 struct QueueOwner {
   std::vector<Node*> v;
   QueueOwner() { t_queue = &v; }
-  ~QueueOwner() {
-    t_queue = nullptr;
-    t_queue_gone = true;
-  }
+  ~QueueOwner() { t_queue = nullptr; }
 };
 }  // namespace
 
@@ -52,7 +49,7 @@ void delete_node(Node* n) {
     t_pending_deletes->push_back(n);
     return;
   }
-  if (!t_queue && !t_queue_gone) {
+  if (!t_queue) {
     static thread_local QueueOwner owner;
   }
   std::vector<Node*> own;

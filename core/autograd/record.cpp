@@ -203,21 +203,20 @@ constexpr size_t kNodePool = 0;
 #else
 constexpr size_t kNodePool = 512;
 #endif
-// The owner is created on the thread's first recorded call, off the path of every later one.
+// The owner is created on the thread's first recorded call, behind the pointer test (off the
+// path of every later call; after its destruction its guard keeps it from being made again).
 TSR_TLS_HOT std::vector<OpNode*>* t_node_pool = nullptr;
-TSR_TLS_HOT bool t_node_pool_gone = false;
 struct NodePoolOwner {
   std::vector<OpNode*> v;
   NodePoolOwner() { t_node_pool = &v; }
   ~NodePoolOwner() {
     t_node_pool = nullptr;
-    t_node_pool_gone = true;
     for (OpNode* n : v) delete n;
   }
 };
 
 OpNode* new_op_node() {
-  if (!t_node_pool && !t_node_pool_gone) {
+  if (!t_node_pool) {
     static thread_local NodePoolOwner owner;
   }
   if (t_node_pool && !t_node_pool->empty()) {
@@ -381,7 +380,8 @@ tsr_status_t call_recorded(CallCtx& ctx) {
       for (int64_t k = 0; k < v.u.tensors.len; ++k) {
         Tensor* t = v.u.tensors.data[k];
         if (opn && (save & kSaveInputs)) opn->saved_lists[i].push_back(save_tensor(t, false, 0));
-        node->next.push_back(is_differentiable_dtype(t->dtype) ? gradient_edge(t) : Edge{});
+        Edge& e = node->next.emplace_back();
+        if (is_differentiable_dtype(t->dtype)) set_gradient_edge(t, e);
         node->input_meta.emplace_back(t);
       }
       if (opn) {
