@@ -12,7 +12,10 @@
 extern "C" {
 #endif
 
-/* Allocator statistics of one device (bytes unless noted). Since 1.0. */
+/* Allocator statistics of one device (bytes unless noted). Since 1.0.
+ * CPU tensors of at most 16 bytes (scalars, losses, step counts) keep their data in the host
+ * block of their tensor handle, unless guard_bytes is set: they are not in these statistics,
+ * in the snapshot or under the limit. */
 typedef struct tsr_memory_stats_t {
   size_t struct_size;
   int64_t allocated_bytes; /* in live tensors' blocks */

@@ -191,18 +191,8 @@ struct OpNode : Node {
 // Recorded nodes are reused: each thread keeps up to kNodePool freed OpNodes, whose vectors keep
 // their capacity, so recording an op allocates no node and no edge storage in the steady state.
 // t_node_pool is a plain pointer, valid until the thread ends; after the pool's owner is gone
-// (thread exit) nodes are deleted. Sanitizer builds do not pool, so that a use after free is
-// still caught.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define TSR_NO_NODE_POOL 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(TSR_NO_NODE_POOL)
-constexpr size_t kNodePool = 0;
-#else
-constexpr size_t kNodePool = 512;
-#endif
+// (thread exit) nodes are deleted. Sanitizer builds do not pool (TSR_OBJECT_POOLS).
+constexpr size_t kNodePool = TSR_OBJECT_POOLS ? 512 : 0;
 // The owner is created on the thread's first recorded call, behind the pointer test (off the
 // path of every later call; after its destruction its guard keeps it from being made again).
 TSR_TLS_HOT std::vector<OpNode*>* t_node_pool = nullptr;

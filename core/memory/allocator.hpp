@@ -58,6 +58,11 @@ std::vector<std::string> alloc_conf_device_prefixes(const std::string& text);
 class DeviceAllocator {
  public:
   virtual ~DeviceAllocator() = default;
+  // Set once by the runtime before any allocation (plugins/registrar.cpp), for plain host
+  // memory that no debugging mode watches (the CPU device without guard_bytes): tensors of at
+  // most TensorBlock::kInlineBytes then keep their data in their own block and never reach
+  // allocate() (runtime/runtime.cpp new_tensor_trusted).
+  bool small_tensors_inline = false;
   // nbytes may be 0 (returns nullptr with OK). On failure returns a status; *out untouched.
   virtual tsr_status_t allocate(size_t nbytes, tsr_stream_t* stream, void** out) = 0;
   tsr_status_t allocate(size_t nbytes, void** out) { return allocate(nbytes, nullptr, out); }

@@ -98,10 +98,12 @@ tsr_status_t common_device(const CallCtx& ctx, Tensor* const* ts, int n, tsr_dev
 
 tsr_status_t broadcast_shapes(const CallCtx& ctx, Tensor* const* ts, int n, int* ndim_out, int64_t* sizes) {
   // Fast path: identical shapes (the common case) need no per-dim rules.
+  // (A loop over the few dims, not memcmp: the library call cost more than the compare.)
   bool same = n > 0 && ts[0];
-  for (int i = 1; i < n && same; ++i)
-    same = ts[i] && ts[i]->ndim == ts[0]->ndim &&
-           std::memcmp(ts[i]->sizes, ts[0]->sizes, sizeof(int64_t) * static_cast<size_t>(ts[0]->ndim)) == 0;
+  for (int i = 1; i < n && same; ++i) {
+    same = ts[i] && ts[i]->ndim == ts[0]->ndim;
+    for (int d = 0; d < ts[0]->ndim && same; ++d) same = ts[i]->sizes[d] == ts[0]->sizes[d];
+  }
   if (same) {
     *ndim_out = ts[0]->ndim;
     std::memcpy(sizes, ts[0]->sizes, sizeof(int64_t) * static_cast<size_t>(ts[0]->ndim));

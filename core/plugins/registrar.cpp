@@ -238,6 +238,7 @@ tsr_status_t finalize_allocators(Runtime* rt) {
             });
         rt->guard_mode = true;
       }
+      dt.allocators[i]->small_tensors_inline = t == TSR_DEVICE_TYPE_CPU && conf.guard_bytes == 0;
       if (conf.memory_fraction > 0.0) {
         size_t limit = 0;
         std::string why;

@@ -67,20 +67,22 @@ tsr_status_t new_tensor(Runtime* rt, int ndim, const int64_t* sizes, tsr_dtype_t
 tsr_status_t new_tensor_trusted(Runtime* rt, int ndim, const int64_t* sizes, int64_t numel, tsr_dtype_t dtype,
                                 tsr_device_t device, DeviceAllocator* alloc, const char* op, Tensor** out) {
   size_t nbytes = static_cast<size_t>(numel) * dtype_size(dtype);
-  void* data = nullptr;
   tsr_stream_t* stream = current_stream(rt, device);
-  if (tsr_status_t st = alloc->allocate(nbytes, stream, &data)) return prefix_status(st, op);
+  const bool in_block = nbytes <= TensorBlock::kInlineBytes && alloc->small_tensors_inline;
+  void* data = nullptr;
+  if (!in_block)
+    if (tsr_status_t st = alloc->allocate(nbytes, stream, &data)) return prefix_status(st, op);
   TensorBlock* block;
   try {
-    block = new TensorBlock;
+    block = new_tensor_block();
   } catch (const std::bad_alloc&) {
     alloc->deallocate(data);
     return make_status(TSR_RESOURCE_EXHAUSTED, std::string(op) + ": out of host memory");
   }
   Storage* storage = &block->storage;
-  storage->data = data;
+  storage->data = in_block ? (nbytes ? block->inline_data : nullptr) : data;
   storage->nbytes = nbytes;
-  storage->allocator = alloc;
+  storage->allocator = in_block ? nullptr : alloc;
   storage->device = device;
   storage->stream = stream;
   storage->free_block = &TensorBlock::free_block;

@@ -22,3 +22,19 @@
 #else
 #define TSR_TLS_HOT thread_local
 #endif
+
+// Per-thread pools of freed objects (recorded nodes, tensor blocks) are off in sanitizer
+// builds, so that a use after free is still caught there.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TSR_NO_OBJECT_POOLS 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TSR_NO_OBJECT_POOLS 1
+#endif
+#ifdef TSR_NO_OBJECT_POOLS
+#define TSR_OBJECT_POOLS 0
+#else
+#define TSR_OBJECT_POOLS 1
+#endif

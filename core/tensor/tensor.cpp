@@ -1,11 +1,81 @@
 #include "tensor/tensor.hpp"
 
+#include <new>
 #include <string>
 
 #include "runtime/status.hpp"
+#include "runtime/thread_local.hpp"
 #include "tessera/checked_math.hpp"
 
 namespace tsr::core {
+
+// ---- tensor blocks -------------------------------------------------------------------------
+// Each thread keeps up to kBlockPool freed blocks in a list threaded through their memory,
+// whichever thread allocated them: glibc's malloc and free of the block were 11 ns of a
+// 250 ns recorded 1-element add, the pool's pop and push about 2. After the pool's owner is
+// gone (thread exit) blocks are deleted. Sanitizer builds do not pool (TSR_OBJECT_POOLS).
+namespace {
+
+constexpr size_t kBlockPool = TSR_OBJECT_POOLS ? 256 : 0;
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+static_assert(sizeof(FreeBlock) <= sizeof(TensorBlock), "a freed block holds the list link");
+
+// One thread-local struct: one TLS address computation per call, not one per field.
+struct BlockPool {
+  FreeBlock* head;
+  size_t count;
+  bool live;  // the owner exists: freed blocks may be kept
+};
+TSR_TLS_HOT BlockPool t_blocks = {nullptr, 0, false};
+
+// Created on a thread's first block, behind the flag test; its destructor returns the pool to
+// the heap (after that, the guard of its static keeps it from being made again).
+struct BlockPoolOwner {
+  BlockPoolOwner() { t_blocks.live = true; }
+  ~BlockPoolOwner() {
+    BlockPool& p = t_blocks;
+    p.live = false;
+    while (FreeBlock* b = p.head) {
+      p.head = b->next;
+      ::operator delete(static_cast<void*>(b), sizeof(TensorBlock));
+    }
+    p.count = 0;
+  }
+};
+
+}  // namespace
+
+TensorBlock* new_tensor_block() {
+  BlockPool& p = t_blocks;
+  if (FreeBlock* b = p.head) {
+    p.head = b->next;
+    --p.count;
+    return new (static_cast<void*>(b)) TensorBlock;
+  }
+  if (!p.live) {
+    static thread_local BlockPoolOwner owner;
+  }
+  return new TensorBlock;
+}
+
+void TensorBlock::free_block(Storage* s) {
+  auto* block = reinterpret_cast<TensorBlock*>(reinterpret_cast<char*>(s) - offsetof(TensorBlock, storage));
+  BlockPool& p = t_blocks;
+  if (!p.live || p.count >= kBlockPool) {
+    delete block;
+    return;
+  }
+  block->~TensorBlock();
+  auto* b = reinterpret_cast<FreeBlock*>(block);
+  b->next = p.head;
+  p.head = b;
+  ++p.count;
+}
+
+// ---- layout --------------------------------------------------------------------------------
 
 void refresh_layout(Tensor* t) {
   int64_t n = 1;
@@ -25,11 +95,12 @@ void refresh_layout(Tensor* t) {
 }
 
 int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) {
+  // Every new tensor comes through here: the overflow test is a multiply's flag, not a
+  // division per dim (about 5 ns of a 1-element op).
   int64_t s = 1;
   for (int i = ndim - 1; i >= 0; --i) {
     strides[i] = s;
-    if (sizes[i] != 0 && s > INT64_MAX / (sizes[i] > 0 ? sizes[i] : 1)) return -1;
-    s *= sizes[i] > 0 ? sizes[i] : 1;
+    if (__builtin_mul_overflow(s, sizes[i] > 0 ? sizes[i] : 1, &s)) return -1;
   }
   int64_t n = 1;
   for (int i = 0; i < ndim; ++i) n *= sizes[i];

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tessera/ext_dispatch_trace.h"
@@ -30,6 +31,62 @@ TEST(Memory, StatsTrackLiveTensorsAndCacheReuse) {
   tsr_memory_stats_t again = stats();
   EXPECT_GT(again.num_cache_hits, after.num_cache_hits);
   EXPECT_EQ(again.num_raw_allocs, after.num_raw_allocs);
+}
+
+// CPU tensors of at most 16 bytes keep their data in their own host block (TensorBlock): they
+// never reach the device allocator, so its statistics do not move; 17 bytes and more do.
+TEST(Memory, SmallCpuTensorsLiveInTheirBlock) {
+  tsr_memory_stats_t before = stats();
+  {
+    tsr::Tensor scalar = tsr::full({}, 2.5, TSR_F64);
+    tsr::Tensor four = tsr::randn({4});                      // 16 bytes
+    tsr::Tensor two_longs = tsr::empty({2}, TSR_I64);        // 16 bytes
+    tsr::Tensor sum = tsr::sum(four);                        // an op output
+    tsr_memory_stats_t during = stats();
+    EXPECT_EQ(during.num_allocs, before.num_allocs);
+    EXPECT_EQ(during.allocated_bytes, before.allocated_bytes);
+    EXPECT_EQ(scalar.item<double>(), 2.5);
+    std::vector<float> v = four.to_vector<float>();
+    EXPECT_FLOAT_EQ(sum.item<float>(), v[0] + v[1] + v[2] + v[3]);
+    EXPECT_NE(two_longs.data_ptr(), nullptr);
+    tsr::Tensor five = tsr::randn({5});  // 20 bytes: the allocator's
+    EXPECT_EQ(stats().num_allocs, before.num_allocs + 1);
+  }
+  EXPECT_EQ(stats().allocated_bytes, before.allocated_bytes);
+}
+
+// A view keeps a small tensor's block (its storage) alive after the tensor itself is gone, and
+// blocks reused by later tensors do not disturb it.
+TEST(Memory, ViewsOfSmallTensorsOutliveThem) {
+  tsr::Tensor view;
+  std::vector<float> want;
+  {
+    tsr::Tensor base = tsr::from_vector(std::vector<float>{1.5f, -2.0f, 3.25f, 4.0f}, {2, 2});
+    view = base.t();  // non-contiguous, same storage
+    want = {1.5f, 3.25f, -2.0f, 4.0f};
+  }
+  std::vector<tsr::Tensor> churn;
+  for (int i = 0; i < 64; ++i) churn.push_back(tsr::full({4}, static_cast<double>(i)));
+  EXPECT_EQ(view.contiguous().to_vector<float>(), want);
+  churn.clear();
+  EXPECT_EQ((view * 2.0).contiguous().to_vector<float>(), (std::vector<float>{3.0f, 6.5f, -4.0f, 8.0f}));
+}
+
+// Tensor blocks freed on another thread than the one that made them go to that thread's pool
+// (or to the heap once it is full, or after the thread has ended); their data stays intact.
+TEST(Memory, TensorsMadeOnOneThreadFreedOnAnother) {
+  for (int round = 0; round < 3; ++round) {
+    std::vector<tsr::Tensor> made;
+    std::thread producer([&] {
+      for (int i = 0; i < 600; ++i) made.push_back(tsr::full({i % 2 ? 1 : 64}, static_cast<double>(i)));
+    });
+    producer.join();  // its pool is gone: blocks freed from now on go to this thread's pool
+    for (int i = 0; i < 600; i += 97) EXPECT_EQ(made[static_cast<size_t>(i)].to_vector<float>()[0], static_cast<float>(i));
+    std::thread consumer([&] { made.clear(); });
+    consumer.join();
+    tsr::Tensor after = tsr::full({1}, 7.0) + 1.0;
+    EXPECT_EQ(after.item<float>(), 8.0f);
+  }
 }
 
 TEST(Memory, SnapshotIsJsonWithSegments) {
