@@ -490,10 +490,11 @@ inline tsr_value_t tensor_value(const Tensor& t) {
   return v;
 }
 // A Scalar from a double: integral values pass as int so that integer tensors keep their
-// dtype (alpha=2 on an int tensor), others as float.
+// dtype (alpha=2 on an int tensor), others as float (NaN, infinities and values outside int64
+// too: their conversion to int64 would be undefined).
 inline tsr_value_t scalar_value(double d) {
   tsr_value_t v{};
-  if (d == static_cast<double>(static_cast<int64_t>(d))) {
+  if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == static_cast<double>(static_cast<int64_t>(d))) {
     v.tag = TSR_VALUE_INT;
     v.u.i = static_cast<int64_t>(d);
   } else {

@@ -167,6 +167,23 @@ TEST(BinaryOps, IntegerPow) {
                     {3}, 1e-12, 0));
 }
 
+// The SDK's add/sub pass alpha as an int when it is integral (an int tensor stays int) and as
+// a float otherwise, including NaN, infinity and values no int64 holds.
+TEST(BinaryOps, SdkAlphaKeepsIntegerTensorsIntegral) {
+  Tensor a = from_vector<int64_t>({1, -2, 3}), b = from_vector<int64_t>({10, 20, -30});
+  EXPECT_EQ(add(a, b, 2).dtype(), TSR_I64);
+  EXPECT_EQ(add(a, b, 2).to_vector<int64_t>(), (std::vector<int64_t>{21, 38, -57}));
+  EXPECT_EQ(sub(a, b, -3).to_vector<int64_t>(), (std::vector<int64_t>{31, 58, -87}));
+  Tensor x = from_vector<float>({1.5f, -2.0f}), y = from_vector<float>({0.5f, 4.0f});
+  EXPECT_EQ(add(x, y, 2.5).to_vector<float>(), (std::vector<float>{2.75f, 8.0f}));
+  EXPECT_TRUE(std::isnan(add(x, y, std::nan("")).to_vector<float>()[0]));
+  EXPECT_TRUE(std::isinf(add(x, y, std::numeric_limits<double>::infinity()).to_vector<float>()[0]));
+  // A float alpha on integer tensors is refused, as in PyTorch: 2^63 and -1e300 are floats
+  // (converting them to int64 would be undefined, and was INT64_MIN on x86).
+  for (double f : {2.5, 9223372036854775808.0, -1e300, std::numeric_limits<double>::infinity()})
+    EXPECT_TRUE(throws_with([&] { add(a, b, f); }, {"alpha must not be a floating point number"})) << f;
+}
+
 TEST(BinaryOps, BitwiseOps) {
   uint64_t seed = 70;
   for (tsr_dtype_t dt : kInts) {
