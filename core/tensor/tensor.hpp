@@ -106,7 +106,7 @@ namespace tsr::core {
 // a 250 ns recorded 1-element add. Such storage has no allocator: it is not in the device's
 // memory statistics, snapshot or limit.
 struct TensorBlock {
-  static constexpr size_t kInlineBytes = 16;  // a complex128, the largest element
+  static constexpr size_t kInlineBytes = 16;  // the largest element size (kMaxNumel)
   tsr_tensor_s tensor;
   Storage storage;
   alignas(16) unsigned char meta_space[96];

@@ -1,7 +1,8 @@
 // Tessera SDK, host side: a header-only C++ API over the C ABI (tsr_api_t).
 //
 //   tsr::Tensor   RAII handle (one reference) with views, conversions and operators.
-//   factories     tsr::empty/zeros/ones/full/arange/rand/randn/from_vector/scalar_tensor.
+//   factories     tsr::empty/zeros/ones/full/arange/rand/randn/from_vector (tessera/factories.hpp),
+//                 tsr::scalar_tensor.
 //   ops           tsr::add, tsr::matmul, ... and tsr::call("name", {args}) for any op.
 // Errors from the core become tsr::Error exceptions (code + message) on this side only.
 //
@@ -509,6 +510,14 @@ inline Arg scalar_arg(double v) {
   const tsr_value_t s = scalar_value(v);
   return s.tag == TSR_VALUE_INT ? Arg(s.u.i) : Arg(s.u.d);
 }
+// The values of `args` into vals (kMaxArgs of them at most); returns how many.
+constexpr size_t kMaxArgs = 16;
+inline size_t unbox(std::initializer_list<Arg> args, tsr_value_t* vals, const char* op) {
+  if (args.size() > kMaxArgs) throw Error(TSR_INVALID_ARGUMENT, std::string(op) + ": too many arguments");
+  size_t n = 0;
+  for (const Arg& a : args) vals[n++] = a.value();
+  return n;
+}
 // An optional tensor argument (Tensor?): None when absent or undefined.
 inline Arg opt_tensor_arg(const std::optional<Tensor>& t) {
   if (!t || !t->defined()) return Arg(none);
@@ -518,12 +527,8 @@ inline Arg opt_tensor_arg(const std::optional<Tensor>& t) {
 
 // Calls an op with `args` in schema order; returns its outputs. `outs` may pass out= tensors.
 inline std::vector<Tensor> call_multi(const Op& op, std::initializer_list<Arg> args, std::vector<Tensor> outs = {}) {
-  tsr_value_t vals[16];
-  size_t n = 0;
-  for (const Arg& a : args) {
-    if (n == 16) throw Error(TSR_INVALID_ARGUMENT, std::string(op.name()) + ": too many arguments");
-    vals[n++] = a.value();
-  }
+  tsr_value_t vals[detail::kMaxArgs];
+  const size_t n = detail::unbox(args, vals, op.name());
   tsr_op_t* h = op.get(detail::runtime_of(vals, n));
   size_t nout = api()->op_num_outputs(h);
   tsr_tensor_t* raw[8] = {};
@@ -537,22 +542,14 @@ inline std::vector<Tensor> call_multi(const Op& op, std::initializer_list<Arg> a
 }
 
 inline Tensor call(const Op& op, std::initializer_list<Arg> args) {
-  tsr_value_t vals[16];
-  size_t n = 0;
-  for (const Arg& a : args) {
-    if (n == 16) throw Error(TSR_INVALID_ARGUMENT, std::string(op.name()) + ": too many arguments");
-    vals[n++] = a.value();
-  }
+  tsr_value_t vals[detail::kMaxArgs];
+  const size_t n = detail::unbox(args, vals, op.name());
   return detail::call_values(op, vals, n);
 }
 // By name (looked up on every call; prefer a static tsr::Op on hot paths).
 inline Tensor call(const char* name, std::initializer_list<Arg> args) {
-  tsr_value_t vals[16];
-  size_t n = 0;
-  for (const Arg& a : args) {
-    if (n == 16) throw Error(TSR_INVALID_ARGUMENT, std::string(name) + ": too many arguments");
-    vals[n++] = a.value();
-  }
+  tsr_value_t vals[detail::kMaxArgs];
+  const size_t n = detail::unbox(args, vals, name);
   tsr_op_t* h = nullptr;
   check(api()->op_find(detail::runtime_of(vals, n), name, &h));
   tsr_tensor_t* out = nullptr;
@@ -566,66 +563,6 @@ inline Tensor& call_out(const Op& op, Tensor& out, std::initializer_list<Arg> ar
 }
 
 #define TSR_SDK_OP(name) static const ::tsr::Op op_##name(#name)
-
-// ---- factories -------------------------------------------------------------------------------
-
-inline Tensor empty(std::vector<int64_t> sizes, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
-  tsr_tensor_t* out = nullptr;
-  check(api()->tensor_empty(runtime(), static_cast<int32_t>(sizes.size()), sizes.data(), dt, dev.d, &out));
-  return Tensor::adopt(out);
-}
-inline Tensor full(std::vector<int64_t> sizes, double value, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
-  static const Op op("full");
-  return call(op, {std::move(sizes), value, dt, dev});
-}
-inline Tensor zeros(std::vector<int64_t> sizes, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
-  return full(std::move(sizes), 0.0, dt, dev);
-}
-inline Tensor ones(std::vector<int64_t> sizes, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
-  return full(std::move(sizes), 1.0, dt, dev);
-}
-inline Tensor arange(double start, double end, double step = 1, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
-  static const Op op("arange");
-  return call(op, {start, end, step, dt, dev});
-}
-inline Tensor arange(int64_t end, tsr_dtype_t dt = TSR_I64, Device dev = {}) {
-  static const Op op("arange");
-  return call(op, {int64_t{0}, end, int64_t{1}, dt, dev});
-}
-inline Tensor rand(std::vector<int64_t> sizes, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
-  static const Op op("rand");
-  return call(op, {std::move(sizes), dt, dev});
-}
-inline Tensor randn(std::vector<int64_t> sizes, tsr_dtype_t dt = TSR_F32, Device dev = {}) {
-  static const Op op("randn");
-  return call(op, {std::move(sizes), dt, dev});
-}
-template <class T>
-Tensor from_vector(const std::vector<T>& data, std::vector<int64_t> sizes, Device dev = {}) {
-  static_assert(dtype_of<T> != TSR_DTYPE_UNDEFINED, "from_vector: unsupported element type");
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  if (n != static_cast<int64_t>(data.size()))
-    throw Error(TSR_INVALID_ARGUMENT, "from_vector: " + std::to_string(data.size()) +
-                                          " values do not fill the requested shape (" + std::to_string(n) +
-                                          " elements)");
-  tsr_tensor_t* out = nullptr;
-  check(api()->tensor_from_host(runtime(), data.data(), static_cast<int32_t>(sizes.size()), sizes.data(), dtype_of<T>,
-                                dev.d, &out));
-  return Tensor::adopt(out);
-}
-template <class T>
-Tensor from_vector(const std::vector<T>& data) {
-  return from_vector(data, {static_cast<int64_t>(data.size())});
-}
-// std::vector<bool> is not contiguous: use uint8 storage.
-inline Tensor from_bools(const std::vector<bool>& data, std::vector<int64_t> sizes, Device dev = {}) {
-  std::vector<uint8_t> bytes(data.begin(), data.end());
-  tsr_tensor_t* out = nullptr;
-  check(api()->tensor_from_host(runtime(), bytes.data(), static_cast<int32_t>(sizes.size()), sizes.data(), TSR_BOOL,
-                                dev.d, &out));
-  return Tensor::adopt(out);
-}
 
 inline Tensor& Tensor::fill_(double v) {
   static const Op op("_fill");
@@ -791,7 +728,8 @@ inline std::string describe(const Tensor& t) {
 
 }  // namespace tsr
 
-// Autograd (requires_grad, backward, guards) and the op families' wrappers.
+// Factories, autograd (requires_grad, backward, guards) and the op families' wrappers.
+#include "tessera/factories.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/ops/unary.hpp"
 #include "tessera/ops/binary.hpp"
