@@ -40,7 +40,8 @@ struct BlockPoolOwner {
     p.live = false;
     while (FreeBlock* b = p.head) {
       p.head = b->next;
-      ::operator delete(static_cast<void*>(b), sizeof(TensorBlock));
+      // Unsized: clang declares the sized form only with -fsized-deallocation.
+      ::operator delete(static_cast<void*>(b));
     }
     p.count = 0;
   }
